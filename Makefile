@@ -1,0 +1,145 @@
+# zellige — one command builds everything: `make` (library per module, CLIs, tests).
+# `make test` runs the whole suite; `make asan` builds and tests with sanitizers.
+#
+# Layout: src/<module>/*.c -> build/lib/libzg_<module>.a; each module lists the modules it
+# uses (transitively, link order) in src/<module>/deps. tests/<module>/test_*.c link against
+# their module, so a broken module does not block another module's tests.
+# Optional parts are detected and printed: MPI, CBC, CUDA/NCCL, OpenMP.
+
+BUILD    ?= build
+CC       ?= cc
+OPT      ?= -O2 -g
+SAN      ?=
+CSTD     := -std=c11 -D_GNU_SOURCE
+WARN     := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
+CFLAGS   := $(CSTD) $(OPT) $(WARN) $(SAN) -Isrc -MMD -MP
+LDLIBS   := -lm
+
+# --- required: cJSON, OpenBLAS -------------------------------------------------------------
+CJSON_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null)
+CJSON_LIBS   := $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
+BLAS_CFLAGS  := $(shell pkg-config --cflags openblas 2>/dev/null)
+BLAS_LIBS    := $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
+CFLAGS += $(CJSON_CFLAGS) $(BLAS_CFLAGS)
+LDLIBS += $(CJSON_LIBS) $(BLAS_LIBS)
+
+# --- OpenMP ----------------------------------------------------------------------------------
+HAVE_OPENMP := $(shell echo 'int main(void){return 0;}' | $(CC) -fopenmp -x c - -o /dev/null 2>/dev/null && echo 1)
+ifeq ($(HAVE_OPENMP),1)
+CFLAGS += -fopenmp -DZG_HAVE_OPENMP=1
+LDLIBS += -fopenmp
+endif
+
+# --- MPI (optional; NO_MPI=1 to skip) ---------------------------------------------------------
+ifneq ($(NO_MPI),1)
+MPI_CFLAGS := $(shell mpicc --showme:compile 2>/dev/null)
+MPI_LIBS   := $(shell mpicc --showme:link 2>/dev/null)
+endif
+ifneq ($(strip $(MPI_LIBS)),)
+HAVE_MPI := 1
+CFLAGS += $(MPI_CFLAGS) -DZG_HAVE_MPI=1
+LDLIBS += $(MPI_LIBS)
+endif
+
+# --- COIN-OR CBC (optional; NO_CBC=1 to skip) -------------------------------------------------
+ifneq ($(NO_CBC),1)
+CBC_LIBS := $(shell pkg-config --libs cbc 2>/dev/null)
+endif
+ifneq ($(strip $(CBC_LIBS)),)
+HAVE_CBC := 1
+CFLAGS += $(shell pkg-config --cflags cbc) -DZG_HAVE_CBC=1
+LDLIBS += $(CBC_LIBS)
+endif
+
+# --- CUDA (optional; compiled only, run on a GPU machine) -------------------------------------
+NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+ifneq ($(NO_CUDA),1)
+ifneq ($(strip $(NVCC)),)
+HAVE_CUDA := 1
+endif
+endif
+
+MODULES := $(sort $(notdir $(patsubst %/,%,$(dir $(wildcard src/*/*.c)))))
+LIBDIR  := $(BUILD)/lib
+OBJDIR  := $(BUILD)/obj
+BINDIR  := $(BUILD)/bin
+TESTDIR := $(BUILD)/tests
+
+# deps of module m (transitive, in link order), from src/m/deps
+deps_of = $(shell cat src/$(1)/deps 2>/dev/null)
+libs_of = $(foreach m,$(1) $(call deps_of,$(1)),$(LIBDIR)/libzg_$(m).a)
+ALL_LIBS := $(foreach m,$(MODULES),$(LIBDIR)/libzg_$(m).a)
+
+# link order for CLIs: most dependent first
+LINK_ORDER := aoizora profile engine comm kernels report plan cost topo workload model core
+CLI_LIBS := $(foreach m,$(LINK_ORDER),$(if $(filter $(m),$(MODULES)),$(LIBDIR)/libzg_$(m).a))
+
+TOOLS      := $(notdir $(wildcard tools/*))
+TOOL_BINS  := $(foreach t,$(TOOLS),$(BINDIR)/$(t))
+TEST_SRCS  := $(wildcard tests/*/test_*.c) $(wildcard tests/*/mpitest_*.c)
+TEST_BINS  := $(foreach s,$(TEST_SRCS),$(TESTDIR)/$(notdir $(patsubst %/,%,$(dir $(s))))_$(notdir $(basename $(s))))
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_BINS := $(foreach s,$(BENCH_SRCS),$(BINDIR)/bench_$(notdir $(basename $(s))))
+
+.PHONY: all test asan clean found format format-check fuzz
+all: found $(TOOL_BINS) $(TEST_BINS) $(BENCH_BINS)
+
+found:
+	@printf 'zellige build: modules [%s]\n' "$(MODULES)"
+	@printf '  OpenMP %s  MPI %s  CBC %s  CUDA %s\n' \
+	  "$(if $(HAVE_OPENMP),yes,no)" "$(if $(HAVE_MPI),yes,no)" \
+	  "$(if $(HAVE_CBC),yes,no)" "$(if $(HAVE_CUDA),yes (compile only here),no)"
+
+# --- per-module static libraries ---------------------------------------------------------------
+define MODULE_RULES
+$(1)_SRCS := $$(wildcard src/$(1)/*.c)
+$(1)_OBJS := $$(patsubst src/%.c,$$(OBJDIR)/%.o,$$($(1)_SRCS))
+$$(LIBDIR)/libzg_$(1).a: $$($(1)_OBJS)
+	@mkdir -p $$(dir $$@)
+	@rm -f $$@
+	ar rcs $$@ $$^
+endef
+$(foreach m,$(MODULES),$(eval $(call MODULE_RULES,$(m))))
+
+$(OBJDIR)/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+# --- CLIs: tools/<name>/*.c ----------------------------------------------------------------------
+define TOOL_RULES
+$$(BINDIR)/$(1): $$(wildcard tools/$(1)/*.c) $$(CLI_LIBS)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS) -Itools/$(1) $$(wildcard tools/$(1)/*.c) $$(CLI_LIBS) $$(LDLIBS) -o $$@
+endef
+$(foreach t,$(TOOLS),$(eval $(call TOOL_RULES,$(t))))
+
+# --- tests: tests/<module>/test_*.c -> build/tests/<module>_test_* -----------------------------
+define TEST_RULES
+$$(TESTDIR)/$(2)_$(3): tests/$(2)/$(3).c tests/zgtest.h $$(call libs_of,$(2))
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS) -Itests $$< $$(call libs_of,$(2)) $$(LDLIBS) -o $$@
+endef
+$(foreach s,$(TEST_SRCS),$(eval $(call TEST_RULES,$(s),$(notdir $(patsubst %/,%,$(dir $(s)))),$(notdir $(basename $(s))))))
+
+# --- benchmarks: bench/<name>.c ------------------------------------------------------------------
+$(BINDIR)/bench_%: bench/%.c $(CLI_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(CLI_LIBS) $(LDLIBS) -o $@
+
+test: all
+	@scripts/run-tests.sh $(BUILD)
+
+asan:
+	$(MAKE) BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
+	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" test
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h' '*.cu')
+
+format-check:
+	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h' '*.cu')
+
+clean:
+	rm -rf build build-asan build-*
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# install-deps.sh — installs what zellige needs on Debian 12 (idempotent; quiet when present).
+set -e
+PKGS="build-essential pkg-config libcjson-dev libopenblas-dev openmpi-bin libopenmpi-dev coinor-libcbc-dev python3-pytest"
+missing=""
+for p in $PKGS; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO=sudo
+    echo "installing:$missing"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+fi
+# Python test tools (cross-checks against OR-Tools CP-SAT / HiGHS); optional, best effort.
+if ! python3 -c 'import pytest' 2>/dev/null; then
+    python3 -m pip install -q pytest || echo "note: pytest not installed; Python tests skipped"
+fi

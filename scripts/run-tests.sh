@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# run-tests.sh BUILD_DIR — runs every test program and ends with "N passed, N failed".
+#   build/tests/<module>_test_*      run once
+#   build/tests/<module>_mpitest_*   run under mpirun with P = 1..4 ranks (if MPI was built)
+#   tests/py/test_*.py               run with pytest (if present), counted case by case
+set -u
+BUILD=${1:-build}
+passed=0
+failed=0
+failed_names=()
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+count() {  # count PASS/FAIL lines of a finished program; a crash with no lines counts as 1 fail
+    local name=$1 rc=$2
+    local p f
+    p=$(grep -c '^PASS ' "$log")
+    f=$(grep -c '^FAIL ' "$log")
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+    passed=$((passed + p))
+    failed=$((failed + f))
+    if [ "$f" -ne 0 ]; then
+        failed_names+=("$name")
+        echo "---- $name (exit $rc)"
+        cat "$log"
+    else
+        echo "ok   $name ($p cases)"
+    fi
+}
+
+for t in "$BUILD"/tests/*_test_*; do
+    [ -x "$t" ] || continue
+    timeout 600 "$t" >"$log" 2>&1
+    count "$(basename "$t")" $?
+done
+
+MPIRUN=(mpirun --allow-run-as-root --oversubscribe)
+if command -v mpirun >/dev/null 2>&1; then
+    for t in "$BUILD"/tests/*_mpitest_*; do
+        [ -x "$t" ] || continue
+        for np in 1 2 3 4; do
+            timeout 600 "${MPIRUN[@]}" -np "$np" "$t" >"$log" 2>&1
+            rc=$?
+            # every rank prints PASS/FAIL; count rank 0's lines only (they carry a "[0]" tag)
+            sed -n 's/^\[0\] //p' "$log" > "$log.r0"
+            grep -v '^\[' "$log" >> "$log.r0" || true
+            mv "$log.r0" "$log"
+            count "$(basename "$t") -np $np" $rc
+        done
+    done
+fi
+
+if ls tests/py/test_*.py >/dev/null 2>&1 && python3 -c 'import pytest' 2>/dev/null; then
+    ZG_BUILD="$BUILD" python3 -m pytest -q tests/py >"$log" 2>&1
+    rc=$?
+    p=$(grep -oE '[0-9]+ passed' "$log" | tail -1 | grep -oE '[0-9]+' || echo 0)
+    f=$(grep -oE '[0-9]+ (failed|error)' "$log" | awk '{s+=$1} END {print s+0}')
+    if [ "$rc" -ne 0 ] && [ "$rc" -ne 5 ] && [ "$f" -eq 0 ]; then f=1; fi
+    passed=$((passed + ${p:-0}))
+    failed=$((failed + f))
+    if [ "$f" -ne 0 ]; then failed_names+=("pytest"); cat "$log"; else echo "ok   pytest tests/py ($p cases)"; fi
+fi
+
+if [ ${#failed_names[@]} -ne 0 ]; then echo "failed: ${failed_names[*]}"; fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

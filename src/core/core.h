@@ -1,0 +1,149 @@
+// core — errors, logging, RNG, timers, JSON I/O, atomic files, progress bar, arena.
+// No dependencies beyond libc and cJSON. Every other module builds on this one.
+#ifndef ZG_CORE_H
+#define ZG_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cJSON.h>  // defines: cJSON (the JSON tree type used by every reader/writer)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// Errors: every fallible library call returns a zg_status and, when err != NULL, fills
+// err->msg with one line that names the bad value and says what to do. The library never exits.
+
+typedef enum {
+    ZG_OK = 0,
+    ZG_ERR_INVALID,      // bad argument or input value
+    ZG_ERR_IO,           // file could not be read or written
+    ZG_ERR_PARSE,        // malformed JSON / HLO / spec string
+    ZG_ERR_INFEASIBLE,   // no plan exists under the constraints (e.g. memory cap)
+    ZG_ERR_NOMEM,        // allocation failed
+    ZG_ERR_UNSUPPORTED,  // valid but not implemented / not built in
+    ZG_ERR_COMM,         // communication backend failure
+    ZG_ERR_TIMEOUT,      // a time limit ran out before a result
+    ZG_ERR_INTERNAL,     // a bug: an invariant did not hold
+} zg_status;
+
+typedef struct zg_error {
+    zg_status status;
+    char msg[1024];
+} zg_error;
+
+// Sets err (if non-NULL) and returns st, so callers can write `return zg_error_set(...)`.
+zg_status zg_error_set(zg_error *err, zg_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+// Prefixes the existing message with context ("reading plan.json: " + old message).
+zg_status zg_error_prefix(zg_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void zg_error_clear(zg_error *err);
+const char *zg_status_name(zg_status st);
+// Process exit code a CLI should use for a status (1 for input errors, 2 infeasible, 3 io...).
+int zg_status_exit_code(zg_status st);
+
+// Allocation helpers that fill err on failure (nmemb*size overflow checked).
+void *zg_calloc(size_t nmemb, size_t size, zg_error *err);
+void *zg_realloc_array(void *ptr, size_t nmemb, size_t size, zg_error *err);
+
+// ---------------------------------------------------------------------------------------------
+// Logging: level from ZG_LOG (error|warn|info|debug), default warn; messages go to stderr.
+
+typedef enum { ZG_LOG_ERROR = 0, ZG_LOG_WARN, ZG_LOG_INFO, ZG_LOG_DEBUG } zg_log_level;
+void zg_log_set_level(zg_log_level lvl);
+zg_log_level zg_log_get_level(void);
+void zg_log(zg_log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// ---------------------------------------------------------------------------------------------
+// RNG: xoshiro256** seeded through splitmix64. Deterministic across platforms.
+
+typedef struct zg_rng {
+    uint64_t s[4];
+} zg_rng;
+void zg_rng_init(zg_rng *rng, uint64_t seed);
+uint64_t zg_rng_next(zg_rng *rng);
+double zg_rng_uniform(zg_rng *rng);                         // [0, 1)
+double zg_rng_range(zg_rng *rng, double lo, double hi);     // [lo, hi)
+int64_t zg_rng_int(zg_rng *rng, int64_t lo, int64_t hi);    // [lo, hi] inclusive, unbiased
+double zg_rng_normal(zg_rng *rng);                          // N(0,1), Box-Muller
+// Derives an independent stream (e.g. per rank / per step) from a seed and an index.
+uint64_t zg_rng_derive(uint64_t seed, uint64_t index);
+
+// ---------------------------------------------------------------------------------------------
+// Time
+
+double zg_time_now(void);  // monotonic seconds
+
+// ---------------------------------------------------------------------------------------------
+// Files: whole-file read; atomic write (temp file in the same folder, fsync, rename) so a
+// failed run never leaves a partial output.
+
+zg_status zg_file_read(const char *path, char **data, size_t *len, zg_error *err);
+zg_status zg_file_write_atomic(const char *path, const void *data, size_t len, zg_error *err);
+
+// ---------------------------------------------------------------------------------------------
+// JSON (cJSON underneath). Readers report the file, the key and the bad value.
+
+zg_status zg_json_parse(const char *text, const char *what, cJSON **out, zg_error *err);
+zg_status zg_json_read_file(const char *path, cJSON **out, zg_error *err);
+// Writes compactly (pretty=0) or indented; atomic.
+zg_status zg_json_write_file(const char *path, const cJSON *json, int pretty, zg_error *err);
+
+// Typed getters. `ctx` names the object in messages (e.g. "sequence 3"). When the key is
+// absent: required -> error; optional -> *out keeps its default and ZG_OK is returned.
+zg_status zg_json_get_int(const cJSON *obj, const char *key, int required, int64_t *out,
+                          const char *ctx, zg_error *err);
+zg_status zg_json_get_num(const cJSON *obj, const char *key, int required, double *out,
+                          const char *ctx, zg_error *err);
+zg_status zg_json_get_str(const cJSON *obj, const char *key, int required, char *out,
+                          size_t outsz, const char *ctx, zg_error *err);
+
+// ---------------------------------------------------------------------------------------------
+// Progress bar on stderr, drawn only when stderr is a terminal (or ZG_PROGRESS=1).
+
+typedef struct zg_progress {
+    const char *label;
+    int64_t total;
+    int64_t done;
+    double start;
+    double last_draw;
+    int enabled;
+} zg_progress;
+void zg_progress_init(zg_progress *p, const char *label, int64_t total);
+void zg_progress_update(zg_progress *p, int64_t done);
+void zg_progress_finish(zg_progress *p);
+
+// ---------------------------------------------------------------------------------------------
+// Arena: bump allocator for per-call scratch (planners); one free for everything.
+
+typedef struct zg_arena_block zg_arena_block;
+typedef struct zg_arena {
+    zg_arena_block *head;
+    size_t block_size;
+    size_t used_total;
+} zg_arena;
+void zg_arena_init(zg_arena *a, size_t block_size);
+void *zg_arena_alloc(zg_arena *a, size_t size);  // 16-byte aligned, zeroed; NULL on OOM
+void zg_arena_reset(zg_arena *a);                // keeps the first block
+void zg_arena_free(zg_arena *a);
+
+// ---------------------------------------------------------------------------------------------
+// Small helpers
+
+// Parses a positive integer with an optional K/M suffix ("350K" -> 350000). -1 on error.
+int64_t zg_parse_count(const char *s);
+// Formats bytes as "12.3 GiB" into buf.
+const char *zg_fmt_bytes(double bytes, char *buf, size_t bufsz);
+// Stable sort (merge sort) of n elements of `size` bytes; cmp like qsort's.
+zg_status zg_sort_stable(void *base, size_t n, size_t size,
+                         int (*cmp)(const void *, const void *, void *), void *ctx,
+                         zg_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

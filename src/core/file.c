@@ -1,0 +1,86 @@
+// file.c — whole-file reads and atomic writes (temp file + fsync + rename).
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/core.h"
+
+zg_status zg_file_read(const char *path, char **data, size_t *len, zg_error *err) {
+    *data = NULL;
+    if (len) *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return zg_error_set(err, ZG_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    if (!buf) {
+        fclose(f);
+        return zg_error_set(err, ZG_ERR_NOMEM, "out of memory reading '%s'", path);
+    }
+    for (;;) {
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (n < cap) break;
+        char *nb = realloc(buf, cap * 2 + 1);
+        if (!nb) {
+            free(buf);
+            fclose(f);
+            return zg_error_set(err, ZG_ERR_NOMEM, "out of memory reading '%s'", path);
+        }
+        buf = nb;
+        cap *= 2;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return zg_error_set(err, ZG_ERR_IO, "error reading '%s'", path);
+    }
+    buf[n] = '\0';
+    *data = buf;
+    if (len) *len = n;
+    return ZG_OK;
+}
+
+zg_status zg_file_write_atomic(const char *path, const void *data, size_t len, zg_error *err) {
+    if (!path || !*path) return zg_error_set(err, ZG_ERR_INVALID, "empty output path");
+    size_t plen = strlen(path);
+    char *tmp = malloc(plen + 32);
+    if (!tmp) return zg_error_set(err, ZG_ERR_NOMEM, "out of memory");
+    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        zg_status st = zg_error_set(err, ZG_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+        free(tmp);
+        return st;
+    }
+    const char *p = data;
+    size_t left = len;
+    while (left > 0) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            zg_status st =
+                zg_error_set(err, ZG_ERR_IO, "writing '%s' failed: %s", path, strerror(errno));
+            close(fd);
+            unlink(tmp);
+            free(tmp);
+            return st;
+        }
+        p += w;
+        left -= (size_t)w;
+    }
+    if (fsync(fd) != 0 && errno != EINVAL) { /* not fatal on pipes/special files */
+    }
+    if (close(fd) != 0 || rename(tmp, path) != 0) {
+        zg_status st = zg_error_set(err, ZG_ERR_IO, "cannot finish '%s': %s", path, strerror(errno));
+        unlink(tmp);
+        free(tmp);
+        return st;
+    }
+    free(tmp);
+    return ZG_OK;
+}

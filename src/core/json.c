@@ -1,0 +1,103 @@
+// json.c — thin, error-reporting wrappers over cJSON.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+
+zg_status zg_json_parse(const char *text, const char *what, cJSON **out, zg_error *err) {
+    *out = NULL;
+    const char *end = NULL;
+    cJSON *j = cJSON_ParseWithOpts(text, &end, 1);
+    if (!j) {
+        // report line and column of the failure
+        const char *at = end ? end : cJSON_GetErrorPtr();
+        int line = 1, col = 1;
+        if (at) {
+            for (const char *p = text; p < at && *p; p++) {
+                if (*p == '\n') {
+                    line++;
+                    col = 1;
+                } else
+                    col++;
+            }
+        }
+        return zg_error_set(err, ZG_ERR_PARSE, "%s: malformed JSON at line %d, column %d", what,
+                            line, col);
+    }
+    *out = j;
+    return ZG_OK;
+}
+
+zg_status zg_json_read_file(const char *path, cJSON **out, zg_error *err) {
+    char *text = NULL;
+    zg_status st = zg_file_read(path, &text, NULL, err);
+    if (st) return st;
+    st = zg_json_parse(text, path, out, err);
+    free(text);
+    return st;
+}
+
+zg_status zg_json_write_file(const char *path, const cJSON *json, int pretty, zg_error *err) {
+    char *s = pretty ? cJSON_Print(json) : cJSON_PrintUnformatted(json);
+    if (!s) return zg_error_set(err, ZG_ERR_NOMEM, "out of memory printing JSON for '%s'", path);
+    size_t n = strlen(s);
+    char *buf = malloc(n + 2);
+    if (!buf) {
+        cJSON_free(s);
+        return zg_error_set(err, ZG_ERR_NOMEM, "out of memory");
+    }
+    memcpy(buf, s, n);
+    buf[n] = '\n';
+    cJSON_free(s);
+    zg_status st = zg_file_write_atomic(path, buf, n + 1, err);
+    free(buf);
+    return st;
+}
+
+zg_status zg_json_get_num(const cJSON *obj, const char *key, int required, double *out,
+                          const char *ctx, zg_error *err) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v || cJSON_IsNull(v)) {
+        if (required) return zg_error_set(err, ZG_ERR_INVALID, "%s: missing \"%s\"", ctx, key);
+        return ZG_OK;
+    }
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+        return zg_error_set(err, ZG_ERR_INVALID, "%s: \"%s\" must be a number", ctx, key);
+    *out = v->valuedouble;
+    return ZG_OK;
+}
+
+zg_status zg_json_get_int(const cJSON *obj, const char *key, int required, int64_t *out,
+                          const char *ctx, zg_error *err) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v || cJSON_IsNull(v)) {
+        if (required) return zg_error_set(err, ZG_ERR_INVALID, "%s: missing \"%s\"", ctx, key);
+        return ZG_OK;
+    }
+    if (!cJSON_IsNumber(v))
+        return zg_error_set(err, ZG_ERR_INVALID, "%s: \"%s\" must be an integer", ctx, key);
+    double d = v->valuedouble;
+    if (!isfinite(d) || d != floor(d) || fabs(d) > 9007199254740992.0)
+        return zg_error_set(err, ZG_ERR_INVALID, "%s: \"%s\" = %g is not an integer", ctx, key,
+                            d);
+    *out = (int64_t)d;
+    return ZG_OK;
+}
+
+zg_status zg_json_get_str(const cJSON *obj, const char *key, int required, char *out,
+                          size_t outsz, const char *ctx, zg_error *err) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v || cJSON_IsNull(v)) {
+        if (required) return zg_error_set(err, ZG_ERR_INVALID, "%s: missing \"%s\"", ctx, key);
+        return ZG_OK;
+    }
+    if (!cJSON_IsString(v))
+        return zg_error_set(err, ZG_ERR_INVALID, "%s: \"%s\" must be a string", ctx, key);
+    size_t n = strlen(v->valuestring);
+    if (n >= outsz)
+        return zg_error_set(err, ZG_ERR_INVALID, "%s: \"%s\" is too long (%zu chars, max %zu)",
+                            ctx, key, n, outsz - 1);
+    memcpy(out, v->valuestring, n + 1);
+    return ZG_OK;
+}

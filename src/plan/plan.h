@@ -1,0 +1,207 @@
+// plan — placement options, the planner problem (with the Exact Compact Formulation's groups),
+// plans (JSON, validator, evaluator), and the planners: zellige (two-stage), joint (exact
+// reference), dp, adaptive, usp, static, knapformer.
+//
+// Plan JSON (docs/formats.md): {"version":1,"policy":"zellige","world_size":16,"makespan":..,
+//   "plan_time_ms":..,"sequences":[{"id":0,"tokens":..,"config":{"q":1,"h":4,"k":2},
+//   "ranks":[...],"shards":[{"rank":r,"start":a,"end":b}]}],
+//   "ranks":[{"rank":0,"time":..,"memory":..,"tokens":..}]}
+// Token ranges are half-open, cover each sequence exactly once, and are all the engine needs.
+#ifndef ZG_PLAN_H
+#define ZG_PLAN_H
+
+#include "cost/cost.h"
+
+// ---------------------------------------------------------------------------------------------
+// Rank-set families for options. An option's rank set is a contiguous block of ranks
+// [start, start + degree). Which blocks are legal:
+//   ALIGNED: start % degree == 0 (blocks tile the ranks; non-dividing degrees use the tiles that
+//            fit, e.g. degree 3 on 8 ranks -> starts 0, 3)
+//   NODE:    ALIGNED, plus blocks that stay inside one node at any start when degree <
+//            ranks_per_node; blocks larger than a node must start on a node boundary
+//   SLIDING: every start 0 .. world-degree (largest family; small clusters / tests)
+typedef enum { ZG_RANKSETS_ALIGNED = 0, ZG_RANKSETS_NODE, ZG_RANKSETS_SLIDING } zg_rankset_family;
+const char *zg_rankset_family_name(zg_rankset_family f);
+zg_status zg_rankset_family_parse(const char *s, zg_rankset_family *f, zg_error *err);
+
+typedef struct zg_option {
+    zg_config config;
+    int32_t start;  // rank set = [start, start + degree)
+    double time;    // per participating rank (seconds)
+    double mem;     // per participating rank (bytes)
+} zg_option;
+
+static inline int32_t zg_option_degree(const zg_option *o) { return zg_config_degree(o->config); }
+
+// ---------------------------------------------------------------------------------------------
+// Planner options and context.
+
+typedef struct zg_planner_opts {
+    zg_rankset_family family;  // default ZG_RANKSETS_NODE
+    int32_t max_degree;        // 0 = world size
+    double eps;                // stage-1 slack for split minimisation (default 1e-3)
+    double time_limit_s;       // exact solvers (joint); 0 = default 60 s
+    double anchor_cut_s;       // >0: override the catalog cut (whole price threshold, seconds)
+    char fallback[32];         // policy to use when this one finds no plan ("" = fail)
+    // knapformer
+    char bags[128];            // bag spec "g1n2+g2n1+g4n1"; "" = choose the best layout
+    double gamma;              // attention weight in w(L) (default 1.0)
+    int32_t d_model;           // 0 = model dim
+    int32_t world_size;        // 0 = cluster world size
+    uint64_t seed;             // for randomised tie-breaks / local search (deterministic)
+} zg_planner_opts;
+void zg_planner_opts_default(zg_planner_opts *o);
+
+typedef struct zg_plan_ctx {
+    const zg_model *model;
+    const zg_cluster *cluster;
+    const zg_pricer *pricer;
+    const zg_catalog *catalog;  // may be NULL: the anchor cut then uses the batch's prices
+    zg_planner_opts opts;
+} zg_plan_ctx;
+
+// ---------------------------------------------------------------------------------------------
+// Plans.
+
+typedef struct zg_shard {
+    int32_t rank;
+    int64_t start, end;  // half-open token range of the sequence
+} zg_shard;
+
+typedef struct zg_placement {
+    int64_t seq;        // index in the batch
+    int64_t id;         // sequence id (copied from the batch)
+    int64_t tokens;
+    zg_config config;
+    int32_t n_ranks;    // = degree
+    int32_t *ranks;     // rank list; position i holds shards[i] (see zg_config for the order)
+    zg_shard *shards;   // n_ranks shards, consecutive token chunks in position order
+    double time;        // per participating rank price (seconds)
+    double mem;         // per participating rank price (bytes)
+} zg_placement;
+
+typedef struct zg_rank_load {
+    double time;    // seconds: sum of prices of everything placed on the rank
+    double mem;     // bytes: mem_base + sum of memory prices
+    int64_t tokens; // tokens held (sum of shard lengths)
+} zg_rank_load;
+
+typedef struct zg_plan {
+    int32_t version;           // 1
+    char policy[32];
+    char fallback_from[32];    // non-empty: this plan came from --fallback after `policy` failed
+    int32_t world_size;
+    int64_t n;                 // placements, one per batch sequence, in batch order
+    zg_placement *p;
+    zg_rank_load *ranks;       // world_size entries (filled by zg_plan_evaluate)
+    double makespan;           // max rank time
+    double plan_time_ms;       // planner wall time
+    double mem_base, mem_cap;
+    double lower_bound;        // exact solvers: proven lower bound on the makespan (0 unknown)
+    int32_t optimal;           // exact solvers: 1 if proven optimal
+    zg_arena arena;            // owns ranks/shards arrays of placements
+} zg_plan;
+
+void zg_plan_init(zg_plan *p);
+void zg_plan_free(zg_plan *p);
+// Allocates n placements for world_size ranks.
+zg_status zg_plan_alloc(zg_plan *p, int64_t n, int32_t world_size, zg_error *err);
+// Sets placement i to a contiguous option: ranks start..start+degree-1, even chunks (the first
+// tokens % degree positions get one extra token), prices from the option.
+zg_status zg_plan_set_option(zg_plan *p, int64_t i, const zg_seq *s, int64_t seq_index,
+                             const zg_option *o, zg_error *err);
+// Sets placement i to an explicit rank list and chunk lengths (used by knapformer, tests).
+zg_status zg_plan_set_ranks(zg_plan *p, int64_t i, const zg_seq *s, int64_t seq_index,
+                            zg_config c, const int32_t *ranks, const int64_t *chunk_lens,
+                            int32_t n, zg_error *err);
+
+// Validator: each sequence placed once, token ranges cover it exactly once in order, configs
+// legal, ranks distinct and in range, shard ranks match the rank list, memory <= cap.
+zg_status zg_plan_validate(const zg_plan *p, const zg_batch *b, const zg_model *m,
+                           zg_error *err);
+
+// Evaluator: re-prices every placement with `pricer` (if non-NULL, else keeps stored prices) and
+// fills per-rank time/memory/tokens and the makespan.
+typedef struct zg_plan_stats {
+    double makespan, mean_time, balance;  // balance = max/mean rank time
+    double peak_mem;                      // max rank memory (bytes, base included)
+    int64_t n_split;                      // placements with degree > 1
+    zg_comm_bytes comm;                   // summed over all ranks
+} zg_plan_stats;
+zg_status zg_plan_evaluate(zg_plan *p, const zg_batch *b, const zg_pricer *pricer,
+                           zg_plan_stats *stats, zg_error *err);
+
+cJSON *zg_plan_to_json(const zg_plan *p);
+zg_status zg_plan_from_json(const cJSON *j, zg_plan *p, zg_error *err);
+zg_status zg_plan_write_file(const char *path, const zg_plan *p, zg_error *err);
+zg_status zg_plan_read_file(const char *path, zg_plan *p, zg_error *err);
+
+// ---------------------------------------------------------------------------------------------
+// Options and the planner problem.
+
+// All legal options of one sequence under the context (configs x rank sets of the family),
+// priced; options whose memory exceeds the cap are dropped. *n may be 0 (sequence fits
+// nowhere). Caller frees *out.
+zg_status zg_options_enumerate(const zg_plan_ctx *ctx, const zg_seq *s, zg_option **out,
+                               int32_t *n, zg_error *err);
+
+// A group of solver-equivalent sequences (Exact Compact Formulation): same tokens, same bucket,
+// same options with the same coefficients. Sequences in a group are interchangeable.
+typedef struct zg_group {
+    int64_t count;
+    int64_t *members;    // batch indices, ascending
+    int64_t tokens;
+    char bucket[ZG_BUCKET_NAME_MAX];
+    int32_t n_opts;
+    zg_option *opts;
+    double whole_time;   // price of the (1,1,1) option (same on every rank)
+    double whole_mem;
+} zg_group;
+
+typedef struct zg_problem {
+    int32_t world_size;
+    double mem_cap;
+    int32_t n_groups;
+    zg_group *groups;    // sorted by whole_time descending, ties by tokens then first member
+    int64_t n_seqs;
+    zg_arena arena;
+} zg_problem;
+
+// Builds the grouped problem; fails with ZG_ERR_INFEASIBLE naming the first sequence that fits
+// no option (its tokens, the smallest memory over its options, the cap, the largest degree).
+zg_status zg_problem_build(const zg_plan_ctx *ctx, const zg_batch *b, zg_problem *pr,
+                           zg_error *err);
+void zg_problem_free(zg_problem *pr);
+// --export-problem: {"version":1,"world_size","mem_cap","groups":[{"count","members","tokens",
+//   "bucket","options":[{"q","h","k","ranks":[..],"time","mem"}]}]}
+cJSON *zg_problem_to_json(const zg_problem *pr);
+
+// ---------------------------------------------------------------------------------------------
+// Planners. A planner is an object because some keep state across steps (knapformer's
+// persistent fallback order, zellige's warm start).
+
+typedef struct zg_planner zg_planner;
+typedef struct zg_planner_vtable {
+    const char *name;
+    const char *summary;  // one line for --help
+    zg_status (*init)(zg_planner *pl, zg_error *err);
+    zg_status (*plan)(zg_planner *pl, const zg_batch *b, zg_plan *out, zg_error *err);
+    void (*free)(zg_planner *pl);
+} zg_planner_vtable;
+
+struct zg_planner {
+    const zg_planner_vtable *vt;
+    zg_plan_ctx ctx;
+    void *state;
+};
+
+// Policies: zellige, joint, dp, adaptive, usp, static, knapformer.
+const zg_planner_vtable *const *zg_planner_policies(void);  // NULL-terminated
+zg_status zg_planner_init(zg_planner *pl, const char *policy, const zg_plan_ctx *ctx,
+                          zg_error *err);
+// Plans a batch: runs the policy, sets plan_time_ms, evaluates and validates the result; on
+// ZG_ERR_INFEASIBLE with opts.fallback set, runs the fallback policy and marks the plan.
+zg_status zg_planner_plan(zg_planner *pl, const zg_batch *b, zg_plan *out, zg_error *err);
+void zg_planner_free(zg_planner *pl);
+
+#endif

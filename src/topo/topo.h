@@ -1,0 +1,47 @@
+// topo — devices, nodes, links: GPU clusters for Zellige's cost model, and (section 2) the
+// link-level network model (TPU tori, GPU nodes, routing, link loads) shared with AoiZora.
+#ifndef ZG_TOPO_H
+#define ZG_TOPO_H
+
+#include "core/core.h"
+
+// =============================================================================================
+// 1. Clusters: ranks grouped in nodes, alpha-beta links inside and across nodes.
+
+typedef struct zg_cluster {
+    char name[64];            // "16xA800", "cpu:4", or the JSON file's "name"
+    char device[32];          // "A800", "A6000", "H100", "H200", "cpu"
+    int32_t world_size;       // ranks (one rank per device)
+    int32_t ranks_per_node;   // consecutive ranks share a node: node(r) = r / ranks_per_node
+    double mem_bytes;         // device memory per rank
+    double mem_usable_frac;   // fraction usable by the framework (allocator, context excluded)
+    double peak_flops;        // dense bf16 FLOP/s per rank (fp32 for cpu)
+    double intra_bw;          // bytes/s per rank per direction inside a node
+    double intra_lat;         // seconds per message inside a node
+    double inter_bw;          // bytes/s per rank per direction across nodes
+    double inter_lat;         // seconds per message across nodes
+} zg_cluster;
+
+// Presets: 8xA800, 16xA800, 32xA6000, 8xH100, 8xH200, 64xH100, 256xH100, 1024xH100, cpu:N.
+zg_status zg_cluster_preset(const char *name, zg_cluster *c, zg_error *err);
+const char *const *zg_cluster_preset_names(void);
+// A preset name or a .json file path.
+zg_status zg_cluster_load(const char *name_or_path, zg_cluster *c, zg_error *err);
+zg_status zg_cluster_from_json(const cJSON *j, zg_cluster *c, zg_error *err);
+cJSON *zg_cluster_to_json(const zg_cluster *c);
+zg_status zg_cluster_validate(const zg_cluster *c, zg_error *err);
+
+static inline int32_t zg_cluster_node_of(const zg_cluster *c, int32_t rank) {
+    return rank / c->ranks_per_node;
+}
+static inline int32_t zg_cluster_n_nodes(const zg_cluster *c) {
+    return (c->world_size + c->ranks_per_node - 1) / c->ranks_per_node;
+}
+// Number of distinct nodes a rank list spans (1 = stays inside a node).
+int32_t zg_cluster_nodes_spanned(const zg_cluster *c, const int32_t *ranks, int32_t n);
+
+// =============================================================================================
+// 2. Link-level network model (AoiZora; also usable for Zellige's node-aware prices).
+//    Declared in topo/network.h to keep this header short; see that file.
+
+#endif
