@@ -1,0 +1,63 @@
+// kernels — attention forward/backward over slice lists (the coalesced engine's kernel
+// contract), partial-result merge, and GEMM via BLAS. A plain fp32 reference (attn_ref.c)
+// and a fast version (tiled online softmax, SIMD with runtime dispatch, OpenMP) that tests
+// check against it.
+//
+// Layout: packed token-major buffers. Q is (Tq, H, D), K and V are (Tk, H, D), O is (Tq, H, D),
+// LSE is (Tq, H), all fp32 and contiguous. A slice (q_start, q_len, k_start, k_len) means rows
+// q_start..q_start+q_len-1 of Q attend, bidirectionally (no mask), to rows
+// k_start..k_start+k_len-1 of K/V, for every head. LSE is the natural-log sum of exp of the
+// scaled scores (so partial results over disjoint key sets merge exactly).
+#ifndef ZG_KERNELS_H
+#define ZG_KERNELS_H
+
+#include "core/core.h"
+
+typedef struct zg_attn_slice {
+    int64_t q_start, q_len;
+    int64_t k_start, k_len;
+} zg_attn_slice;
+
+typedef struct zg_attn_shape {
+    int32_t n_heads;  // H
+    int32_t head_dim; // D (any 1..256; 64 and 128 are the fast paths)
+    float scale;      // usually 1/sqrt(D)
+} zg_attn_shape;
+
+// Forward over a slice list. The q ranges of different slices must not overlap (each output row
+// is written by exactly one slice); k ranges may overlap (slices may share keys). Rows of O/LSE
+// not covered by any slice are left untouched. An empty key range (k_len 0) yields O = 0 and
+// LSE = -inf for its rows.
+zg_status zg_attn_forward(const zg_attn_slice *slices, int32_t n_slices, zg_attn_shape shape,
+                          const float *q, const float *k, const float *v, float *o, float *lse,
+                          zg_error *err);
+
+// Backward (FlashAttention-2 style recompute from O and LSE). ACCUMULATES into dq, dk, dv
+// (callers zero them first), so slices sharing keys, and ring steps over the same queries,
+// add up. `o` and `lse` must be the final (merged) forward outputs for the rows' full key set;
+// `dout` is dL/dO, shaped like O.
+zg_status zg_attn_backward(const zg_attn_slice *slices, int32_t n_slices, zg_attn_shape shape,
+                           const float *q, const float *k, const float *v, const float *o,
+                           const float *lse, const float *dout, float *dq, float *dk, float *dv,
+                           zg_error *err);
+
+// Merge a partial result (o2, lse2) over more keys into (o1, lse1), in place, for `rows` rows
+// of H heads: lse = log(exp(lse1)+exp(lse2)), o = o1*exp(lse1-lse) + o2*exp(lse2-lse).
+// Handles -inf (empty) partials exactly.
+void zg_attn_merge(int64_t rows, zg_attn_shape shape, float *o1, float *lse1, const float *o2,
+                   const float *lse2);
+
+// The plain fp32 reference versions (same contracts); double-accumulating, readable, slow.
+zg_status zg_attn_forward_ref(const zg_attn_slice *slices, int32_t n_slices,
+                              zg_attn_shape shape, const float *q, const float *k,
+                              const float *v, float *o, float *lse, zg_error *err);
+zg_status zg_attn_backward_ref(const zg_attn_slice *slices, int32_t n_slices,
+                               zg_attn_shape shape, const float *q, const float *k,
+                               const float *v, const float *o, const float *lse,
+                               const float *dout, float *dq, float *dk, float *dv,
+                               zg_error *err);
+
+// Which SIMD path the fast kernels use on this CPU ("avx512", "avx2", "scalar").
+const char *zg_attn_isa(void);
+
+#endif
