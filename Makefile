@@ -143,3 +143,14 @@ clean:
 	rm -rf build build-asan build-*
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# --- fuzzing (clang libFuzzer): fuzz/fuzz_<name>.c -> build-fuzz/fuzz_<name> ---------------------
+# Run: make fuzz && build-fuzz/fuzz_batch -max_total_time=60 fuzz/corpus/batch
+# Crashes found are kept as regression inputs in tests/<module>/fuzz-crashes/ and replayed by tests.
+FUZZ_SRCS := $(wildcard fuzz/fuzz_*.c)
+fuzz:
+	@mkdir -p build-fuzz
+	@for s in $(FUZZ_SRCS); do n=$$(basename $$s .c); \
+	  echo "clang $$s -> build-fuzz/$$n"; \
+	  clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -Isrc $(CJSON_CFLAGS) \
+	    $$s $$(cat fuzz/$$n.srcs 2>/dev/null) -o build-fuzz/$$n $(CJSON_LIBS) -lm || exit 1; done

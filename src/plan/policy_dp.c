@@ -1,0 +1,9 @@
+// policy_dp.c — PLACEHOLDER during development: replaced by the real 'dp' planner.
+#include "plan/plan.h"
+
+static zg_status plan_dp(zg_planner *pl, const zg_batch *b, zg_plan *out, zg_error *err) {
+    (void)pl, (void)b, (void)out;
+    return zg_error_set(err, ZG_ERR_UNSUPPORTED, "policy 'dp' is not implemented yet");
+}
+
+const zg_planner_vtable zg_policy_dp = {"dp", "(not implemented yet)", NULL, plan_dp, NULL};
