@@ -76,7 +76,10 @@ CLI_LIBS := $(foreach m,$(LINK_ORDER),$(if $(filter $(m),$(MODULES)),$(LIBDIR)/l
 
 TOOLS      := $(notdir $(wildcard tools/*))
 TOOL_BINS  := $(foreach t,$(TOOLS),$(BINDIR)/$(t))
-TEST_SRCS  := $(wildcard tests/*/test_*.c) $(wildcard tests/*/mpitest_*.c)
+# a test is built only when its module and every module it depends on have sources
+test_mod   = $(notdir $(patsubst %/,%,$(dir $(1))))
+test_ready = $(if $(filter-out $(MODULES),$(call test_mod,$(1)) $(call deps_of,$(call test_mod,$(1)))),,$(1))
+TEST_SRCS  := $(foreach s,$(wildcard tests/*/test_*.c) $(wildcard tests/*/mpitest_*.c),$(call test_ready,$(s)))
 TEST_BINS  := $(foreach s,$(TEST_SRCS),$(TESTDIR)/$(notdir $(patsubst %/,%,$(dir $(s))))_$(notdir $(basename $(s))))
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(foreach s,$(BENCH_SRCS),$(BINDIR)/bench_$(notdir $(basename $(s))))

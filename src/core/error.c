@@ -24,7 +24,7 @@ zg_status zg_error_prefix(zg_error *err, const char *fmt, ...) {
     vsnprintf(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
     memcpy(old, err->msg, sizeof old);
-    snprintf(err->msg, sizeof err->msg, "%s%s", prefix, old);
+    snprintf(err->msg, sizeof err->msg, "%s%.*s", prefix, (int)(sizeof err->msg - 1 - strlen(prefix)), old);
     return err->status;
 }
 
