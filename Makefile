@@ -12,7 +12,8 @@ OPT      ?= -O2 -g
 SAN      ?=
 CSTD     := -std=c11 -D_GNU_SOURCE
 WARN     := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
-CFLAGS   := $(CSTD) $(OPT) $(WARN) $(SAN) -Isrc -MMD -MP
+CFLAGS   := $(CSTD) $(OPT) $(WARN) $(SAN) -Isrc
+DEPFLAGS := -MMD -MP
 LDLIBS   := -lm
 
 # --- required: cJSON, OpenBLAS -------------------------------------------------------------
@@ -71,7 +72,7 @@ libs_of = $(foreach m,$(1) $(call deps_of,$(1)),$(LIBDIR)/libzg_$(m).a)
 ALL_LIBS := $(foreach m,$(MODULES),$(LIBDIR)/libzg_$(m).a)
 
 # link order for CLIs: most dependent first
-LINK_ORDER := aoizora profile engine comm kernels report plan cost topo workload model core
+LINK_ORDER := aoizora profile engine dit comm kernels report plan cost topo workload model core
 CLI_LIBS := $(foreach m,$(LINK_ORDER),$(if $(filter $(m),$(MODULES)),$(LIBDIR)/libzg_$(m).a))
 
 TOOLS      := $(notdir $(wildcard tools/*))
@@ -106,7 +107,7 @@ $(foreach m,$(MODULES),$(eval $(call MODULE_RULES,$(m))))
 
 $(OBJDIR)/%.o: src/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 # --- CLIs: tools/<name>/*.c ----------------------------------------------------------------------
 define TOOL_RULES

@@ -70,16 +70,115 @@ static inline zg_status zg_pricer_price(const zg_pricer *p, const zg_seq *s, zg_
 }
 void zg_pricer_free(zg_pricer *p);
 
+// Per-device row of the analytic model (docs/cost-model.md, "Efficiency"). Achieved FLOP/s of a
+// kernel family on n local tokens: peak_flops * eff * n / (n + half): efficiency falls for short
+// sequences and small GEMMs (too few tiles to fill the device).
+typedef struct zg_cost_device {
+    double attn_fwd_eff;     // attention forward (FlashAttention-class), long sequences
+    double attn_bwd_eff;     // attention backward, long sequences
+    double gemm_eff;         // GEMMs incl. the memory-bound elementwise ops between them
+    double attn_half;        // local tokens at which attention reaches half its efficiency
+    double gemm_half;        // local tokens at which GEMMs reach half their efficiency
+    double framework_bytes;  // per-rank constant: gathered weights, workspaces, allocator slack
+} zg_cost_device;
+// The built-in row for a device name (A800/A100, A6000, H100, H200, cpu; case-insensitive).
+// Unknown devices get a generic row and the function returns 0 (1 when the device is known).
+int zg_cost_device_row(const char *device, zg_cost_device *d);
+
 // Analytic model options.
 typedef struct zg_cost_opts {
     int32_t act_ckpt;        // 1: activation checkpointing per block (recompute in backward)
     int32_t shard_weights;   // 1: weights/grads/optimizer sharded over all ranks (FSDP/ZeRO-3)
     int32_t param_bytes;     // bytes per parameter of weights (2 bf16)
     int32_t act_bytes;       // bytes per activation element (2 bf16)
+    zg_cost_device dev;      // overrides of the device row; fields <= 0 take the built-in row
 } zg_cost_opts;
-void zg_cost_opts_default(zg_cost_opts *o);  // act_ckpt 1, shard_weights 1, bf16
+void zg_cost_opts_default(zg_cost_opts *o);  // act_ckpt 1, shard_weights 1, bf16, dev all 0
 
 zg_status zg_cost_analytic_init(zg_pricer *p, const zg_model *m, const zg_cluster *c,
                                 const zg_cost_opts *o, zg_error *err);
+
+// The analytic price split into the terms of docs/cost-model.md (per participating rank).
+// time = linear + text + attn + cross + alltoall + allgather + ring; mem = act + kv + buf + text.
+typedef struct zg_cost_terms {
+    double time, linear, text_linear, attn, cross;  // seconds; attn: self-attention compute
+    double alltoall, allgather;  // seconds of Ulysses / all-gather CP communication (exposed)
+    double ring;       // seconds the ring adds over its compute (exposed comm after overlap)
+    double mem, mem_act, mem_kv, mem_buf, mem_text;  // bytes
+    double local_tokens;  // tokens this rank holds (visual + joint text), ceil(L'/λ)
+} zg_cost_terms;
+// Only for pricers made by zg_cost_analytic_init (ZG_ERR_INVALID otherwise). ranks may be NULL:
+// positions 0..λ-1 are used as ranks.
+zg_status zg_cost_analytic_terms(const zg_pricer *p, const zg_seq *s, zg_config c,
+                                 const int32_t *ranks, int32_t n, zg_cost_terms *out,
+                                 zg_error *err);
+
+// ---------------------------------------------------------------------------------------------
+// Measured price table (table.c): the profiler's output (`zellige profile`, docs/profiler.md)
+// as a pricer. Time: per (bucket or token count, configuration) the measured
+// per-participating-rank price, host overhead removed; between measured token counts of the
+// same configuration it interpolates linearly in tokens (details at zg_cost_table_time).
+// Memory: the calibrated linear model
+//   M(s, c, r) = per_token * ceil(L / degree) + per_text * text_rows(s) + per_sample
+// with text_rows(s) = s->text_tokens if > 0, else the model's text_len (at least 1), and
+// mem_base = the fitted constant (weights, gradients, AdamW moments, workspaces).
+
+typedef struct zg_cost_table_entry {
+    char bucket[ZG_BUCKET_NAME_MAX];  // catalog bucket measured ("" = by token count only)
+    int64_t tokens;                   // tokens of the measured sequence
+    int32_t text_tokens;              // its text rows
+    zg_config config;
+    double time;             // median per-participating-rank price (s), host overhead removed
+    double time_lo, time_hi; // min / max over the repetitions (same correction)
+    int32_t reps;
+    double peak;             // measured peak bytes of the busiest rank in that run
+} zg_cost_table_entry;
+
+typedef struct zg_cost_table {
+    int32_t version;          // 1
+    char model[64];           // model name measured
+    char cluster[64];         // cluster name measured ("cpu:2")
+    int32_t world_size;       // ranks of the measuring run
+    double overhead_s;        // placement-independent host time per step (s), see docs
+    double mem_base;          // bytes per rank independent of placement (fitted)
+    double mem_per_token;     // bytes per local token (fitted)
+    double mem_per_text;      // bytes per text row of a local sample (fitted)
+    double mem_per_sample;    // bytes per local sample or shard (fitted)
+    double mem_fit_max_err;   // largest |fit - measured| / measured over the calibration runs
+    int32_t n;
+    zg_cost_table_entry *e;
+    cJSON *extra;             // other top-level keys (machine, settings), kept on round trip
+} zg_cost_table;
+
+void zg_cost_table_init_empty(zg_cost_table *t);
+void zg_cost_table_free(zg_cost_table *t);
+zg_status zg_cost_table_push(zg_cost_table *t, const zg_cost_table_entry *e, zg_error *err);
+// Profile JSON (docs/profiler.md) <-> table. from_json validates (configs legal, times >= 0,
+// memory coefficients finite); t is overwritten (free it first if it holds entries).
+zg_status zg_cost_table_from_json(const cJSON *j, zg_cost_table *t, zg_error *err);
+cJSON *zg_cost_table_to_json(const zg_cost_table *t);  // NULL on OOM
+zg_status zg_cost_table_load(const char *path, zg_cost_table *t, zg_error *err);
+zg_status zg_cost_table_write(const char *path, const zg_cost_table *t, zg_error *err);
+
+// Time of sequence s under config c from the table: an entry of the same bucket name and token
+// count if there is one; otherwise linear interpolation in tokens between the two measured
+// token counts of c that bracket s->tokens (entries of equal tokens averaged); outside the
+// measured range, linear extrapolation along the nearest segment, never below
+// time(smallest) * tokens / smallest tokens; one measured point: proportional to tokens.
+// A config with no entry is ZG_ERR_UNSUPPORTED naming it and the measured configs.
+zg_status zg_cost_table_time(const zg_cost_table *t, const zg_seq *s, zg_config c, double *time,
+                             zg_error *err);
+// Memory of s under c on one participating rank (the linear model above), bytes.
+double zg_cost_table_mem(const zg_cost_table *t, const zg_model *m, const zg_seq *s,
+                         zg_config c);
+
+// A pricer over a copy of the table. Communication bytes come from the analytic model (they
+// are volumes, not times). mem_cap = cluster memory * usable fraction - mem_base.
+zg_status zg_cost_table_init(zg_pricer *p, const zg_cost_table *t, const zg_model *m,
+                             const zg_cluster *c, zg_error *err);
+// Reads a profile file and makes its pricer; errors if the profile's model name differs from
+// m->name (prices of another model would be silently wrong).
+zg_status zg_cost_table_pricer_load(zg_pricer *p, const char *path, const zg_model *m,
+                                    const zg_cluster *c, zg_error *err);
 
 #endif

@@ -57,7 +57,39 @@ zg_status zg_attn_backward_ref(const zg_attn_slice *slices, int32_t n_slices,
                                const float *dout, float *dq, float *dk, float *dv,
                                zg_error *err);
 
-// Which SIMD path the fast kernels use on this CPU ("avx512", "avx2", "scalar").
+// Which SIMD path the fast kernels use on this CPU ("avx512", "avx2", "scalar"). Head dims that
+// are not a multiple of 8 always take the scalar path. (No AVX-512 path exists yet: the
+// development machines expose AVX2+FMA only, so it could not be tested.)
 const char *zg_attn_isa(void);
+
+// Options for the fast kernels (the plain calls above use the defaults: all zero).
+typedef enum {
+    ZG_ATTN_ISA_AUTO = 0,  // the best path this CPU supports
+    ZG_ATTN_ISA_SCALAR,    // plain C tiles (for tests and comparisons)
+    ZG_ATTN_ISA_AVX2,      // AVX2+FMA; ZG_ERR_UNSUPPORTED if the CPU lacks it or D % 8 != 0
+} zg_attn_isa_choice;
+
+typedef struct zg_attn_opts {
+    int32_t isa;        // a zg_attn_isa_choice
+    int32_t n_threads;  // OpenMP threads; 0 = the OpenMP default. Results are bit-identical
+                        // for every thread count (fixed work items, fixed reduction order).
+    int32_t bwd_plan;   // a zg_attn_bwd_plan: how backward splits its work (tests force each)
+} zg_attn_opts;
+
+typedef enum {
+    ZG_ATTN_BWD_AUTO = 0,  // ONE_PASS when the list has >= 8 balanced (component, head) items
+    ZG_ATTN_BWD_ONE_PASS,  // items = (slices linked by shared rows, head): 5 GEMMs per tile
+    ZG_ATTN_BWD_TWO_PASS,  // key blocks for dK/dV, then query blocks for dQ: 7 GEMMs per tile
+} zg_attn_bwd_plan;
+
+zg_status zg_attn_forward_opts(const zg_attn_slice *slices, int32_t n_slices,
+                               zg_attn_shape shape, const float *q, const float *k,
+                               const float *v, float *o, float *lse, const zg_attn_opts *opts,
+                               zg_error *err);
+zg_status zg_attn_backward_opts(const zg_attn_slice *slices, int32_t n_slices,
+                                zg_attn_shape shape, const float *q, const float *k,
+                                const float *v, const float *o, const float *lse,
+                                const float *dout, float *dq, float *dk, float *dv,
+                                const zg_attn_opts *opts, zg_error *err);
 
 #endif

@@ -17,12 +17,18 @@
 // [start, start + degree). Which blocks are legal:
 //   ALIGNED: start % degree == 0 (blocks tile the ranks; non-dividing degrees use the tiles that
 //            fit, e.g. degree 3 on 8 ranks -> starts 0, 3)
-//   NODE:    ALIGNED, plus blocks that stay inside one node at any start when degree <
-//            ranks_per_node; blocks larger than a node must start on a node boundary
+//   NODE:    ALIGNED, plus: when degree < ranks_per_node, every block inside one node (any
+//            start); when degree >= ranks_per_node, every block that starts on a node boundary
+//            (so NODE is a superset of ALIGNED)
 //   SLIDING: every start 0 .. world-degree (largest family; small clusters / tests)
+// Starts are listed in ascending order; the world size is the cluster's.
 typedef enum { ZG_RANKSETS_ALIGNED = 0, ZG_RANKSETS_NODE, ZG_RANKSETS_SLIDING } zg_rankset_family;
 const char *zg_rankset_family_name(zg_rankset_family f);
 zg_status zg_rankset_family_parse(const char *s, zg_rankset_family *f, zg_error *err);
+// Legal starts of blocks of `degree` ranks on cluster c under family f, ascending, into
+// starts[] (room for c->world_size entries). Returns the count (0 if degree > world size).
+int32_t zg_rankset_starts(const zg_cluster *c, zg_rankset_family f, int32_t degree,
+                          int32_t *starts);
 
 typedef struct zg_option {
     zg_config config;
@@ -100,28 +106,35 @@ typedef struct zg_plan {
     double lower_bound;        // exact solvers: proven lower bound on the makespan (0 unknown)
     int32_t optimal;           // exact solvers: 1 if proven optimal
     zg_arena arena;            // owns ranks/shards arrays of placements
+    char summary[256];         // policy's one-line note (static: chosen layout; "" if none)
 } zg_plan;
 
 void zg_plan_init(zg_plan *p);
 void zg_plan_free(zg_plan *p);
-// Allocates n placements for world_size ranks.
+// Allocates n placements for world_size ranks. p must be initialized (zg_plan_init) or hold a
+// plan, which is freed first (nothing is kept).
 zg_status zg_plan_alloc(zg_plan *p, int64_t n, int32_t world_size, zg_error *err);
 // Sets placement i to a contiguous option: ranks start..start+degree-1, even chunks (the first
 // tokens % degree positions get one extra token), prices from the option.
 zg_status zg_plan_set_option(zg_plan *p, int64_t i, const zg_seq *s, int64_t seq_index,
                              const zg_option *o, zg_error *err);
 // Sets placement i to an explicit rank list and chunk lengths (used by knapformer, tests).
+// Its prices are left 0: zg_plan_evaluate with a pricer fills them.
 zg_status zg_plan_set_ranks(zg_plan *p, int64_t i, const zg_seq *s, int64_t seq_index,
                             zg_config c, const int32_t *ranks, const int64_t *chunk_lens,
                             int32_t n, zg_error *err);
 
 // Validator: each sequence placed once, token ranges cover it exactly once in order, configs
 // legal, ranks distinct and in range, shard ranks match the rank list, memory <= cap.
+// Memory is summed from the placements' stored prices (run zg_plan_evaluate first to re-price);
+// p->mem_cap <= 0 means the cap is unknown and memory is not checked.
 zg_status zg_plan_validate(const zg_plan *p, const zg_batch *b, const zg_model *m,
                            zg_error *err);
 
 // Evaluator: re-prices every placement with `pricer` (if non-NULL, else keeps stored prices) and
-// fills per-rank time/memory/tokens and the makespan.
+// fills per-rank time/memory/tokens and the makespan; with a pricer it also sets mem_base and
+// mem_cap from it and fills stats->comm (bytes sent, summed over every participating rank).
+// b may be NULL when pricer is NULL. stats may be NULL.
 typedef struct zg_plan_stats {
     double makespan, mean_time, balance;  // balance = max/mean rank time
     double peak_mem;                      // max rank memory (bytes, base included)
@@ -131,6 +144,8 @@ typedef struct zg_plan_stats {
 zg_status zg_plan_evaluate(zg_plan *p, const zg_batch *b, const zg_pricer *pricer,
                            zg_plan_stats *stats, zg_error *err);
 
+// JSON (docs/formats.md). from_json/read_file treat p as uninitialized output (free it with
+// zg_plan_free afterwards, also on failure); they check structure, zg_plan_validate semantics.
 cJSON *zg_plan_to_json(const zg_plan *p);
 zg_status zg_plan_from_json(const cJSON *j, zg_plan *p, zg_error *err);
 zg_status zg_plan_write_file(const char *path, const zg_plan *p, zg_error *err);
@@ -141,9 +156,35 @@ zg_status zg_plan_read_file(const char *path, zg_plan *p, zg_error *err);
 
 // All legal options of one sequence under the context (configs x rank sets of the family),
 // priced; options whose memory exceeds the cap are dropped. *n may be 0 (sequence fits
-// nowhere). Caller frees *out.
+// nowhere). Caller frees *out. Order: configs as zg_config_enumerate lists them (degree, then
+// q, k, h), then start ascending. Degrees up to opts.max_degree (0 = the cluster's world size).
+// The pricer is assumed to depend only on a sequence's tokens, kind, frames, height, width,
+// text_tokens and bucket (not on id / origin_rank): zg_problem_build prices each distinct
+// combination once.
 zg_status zg_options_enumerate(const zg_plan_ctx *ctx, const zg_seq *s, zg_option **out,
                                int32_t *n, zg_error *err);
+// Same, keeping options over the cap when keep_over_cap != 0.
+zg_status zg_options_enumerate_all(const zg_plan_ctx *ctx, const zg_seq *s, int keep_over_cap,
+                                   zg_option **out, int32_t *n, zg_error *err);
+// Fills err with ZG_ERR_INFEASIBLE naming sequence s (by id) that fits no option:
+// its tokens, the smallest per-rank memory over its options, the cap and the largest legal
+// degree ("sequence 17 (497760 tokens) fits no option: needs 91.2 GiB on one rank with the
+// best option, cap 76.0 GiB, and degree 12 is the largest legal"). `who` prefixes the message
+// (e.g. "usp: "; may be NULL). Returns ZG_ERR_INFEASIBLE (or the pricer's error).
+zg_status zg_options_infeasible(const zg_plan_ctx *ctx, const zg_seq *s, const char *who,
+                                zg_error *err);
+// Price classes: sequences the pricer cannot tell apart (same tokens, kind, frames, height,
+// width, text_tokens and bucket). class_of[b->n] gets each sequence's class, numbered 0.. in
+// order of first appearance in the batch; *n_classes the count. Planners price one member per
+// class.
+zg_status zg_batch_price_classes(const zg_batch *b, int32_t *class_of, int32_t *n_classes,
+                                 zg_error *err);
+// The largest degree the context allows (opts.max_degree capped by the world size).
+int32_t zg_plan_ctx_max_degree(const zg_plan_ctx *ctx);
+// Whole-sequence (1,1,1) price of every batch sequence (priced on rank 0: a whole sequence is
+// assumed to cost the same on any rank) into out[b->n].
+zg_status zg_plan_whole_prices(const zg_plan_ctx *ctx, const zg_batch *b, zg_price *out,
+                               zg_error *err);
 
 // A group of solver-equivalent sequences (Exact Compact Formulation): same tokens, same bucket,
 // same options with the same coefficients. Sequences in a group are interchangeable.
@@ -165,10 +206,14 @@ typedef struct zg_problem {
     zg_group *groups;    // sorted by whole_time descending, ties by tokens then first member
     int64_t n_seqs;
     zg_arena arena;
+    int32_t *group_of;   // n_seqs entries: the group index of each batch index
+    double mem_base;     // pricer's per-rank base memory (bytes)
 } zg_problem;
 
-// Builds the grouped problem; fails with ZG_ERR_INFEASIBLE naming the first sequence that fits
-// no option (its tokens, the smallest memory over its options, the cap, the largest degree).
+// Builds the grouped problem; fails with ZG_ERR_INFEASIBLE naming the first sequence (in batch
+// order) that fits no option (its tokens, the smallest memory over its options, the cap, the
+// largest degree). Group keys: tokens, bucket and the option list (every config, start, time
+// and mem bit-identical). zg_problem_free releases everything; pr may then be rebuilt.
 zg_status zg_problem_build(const zg_plan_ctx *ctx, const zg_batch *b, zg_problem *pr,
                            zg_error *err);
 void zg_problem_free(zg_problem *pr);
@@ -200,7 +245,9 @@ const zg_planner_vtable *const *zg_planner_policies(void);  // NULL-terminated
 zg_status zg_planner_init(zg_planner *pl, const char *policy, const zg_plan_ctx *ctx,
                           zg_error *err);
 // Plans a batch: runs the policy, sets plan_time_ms, evaluates and validates the result; on
-// ZG_ERR_INFEASIBLE with opts.fallback set, runs the fallback policy and marks the plan.
+// ZG_ERR_INFEASIBLE with opts.fallback set, runs the fallback policy and marks the plan
+// (policy = the fallback, fallback_from = the policy that failed). out must be initialized
+// (zg_plan_init) or hold a previous plan. A plan that fails validation is ZG_ERR_INTERNAL.
 zg_status zg_planner_plan(zg_planner *pl, const zg_batch *b, zg_plan *out, zg_error *err);
 void zg_planner_free(zg_planner *pl);
 

@@ -23,10 +23,14 @@ typedef struct zg_cluster {
 } zg_cluster;
 
 // Presets: 8xA800, 16xA800, 32xA6000, 8xH100, 8xH200, 64xH100, 256xH100, 1024xH100, cpu:N.
+// Values and sources: docs/cost-model.md §1. cpu:N (N = 1..4096) describes N ranks on this
+// machine (memory from its RAM, so it is machine-dependent); the profiler replaces its numbers.
 zg_status zg_cluster_preset(const char *name, zg_cluster *c, zg_error *err);
+// NULL-terminated; the entry "cpu:N" stands for the cpu:<ranks> family.
 const char *const *zg_cluster_preset_names(void);
 // A preset name or a .json file path.
 zg_status zg_cluster_load(const char *name_or_path, zg_cluster *c, zg_error *err);
+// {"preset":"16xA800", ...overrides} or a full description (docs/cost-model.md §1); validated.
 zg_status zg_cluster_from_json(const cJSON *j, zg_cluster *c, zg_error *err);
 cJSON *zg_cluster_to_json(const zg_cluster *c);
 zg_status zg_cluster_validate(const zg_cluster *c, zg_error *err);

@@ -1,0 +1,141 @@
+// planner_latency.c — Zellige planner latency per batch (p50/p99) on the paper's V35..V60
+// mixes at high and low load, per cluster size, with the anchor stage's share.
+//
+//   build/bin/bench_planner_latency [--clusters 8xA800,16xA800,32xA6000,64xH100,256xH100,1024xH100]
+//       [--mixes V35,V40,V45,V50,V55,V60] [--loads high,low] [--steps N] [--steps-large N]
+//       [--family node|aligned|sliding]
+// Times: build = zg_problem_build (enumerating and pricing options), solve = cut + anchor
+// stage + filler stage, decode = plan construction; total = all three, which is what
+// `--policy zellige` costs per step. --steps batches per (mix, load) up to 64 ranks,
+// --steps-large beyond. Prints a table and one JSON line per setting.
+#include "zel_bench.h"
+
+static const char *usage =
+    "usage: bench_planner_latency [--clusters LIST] [--mixes LIST] [--loads high,low]\n"
+    "                             [--steps N] [--steps-large N] [--family F]\n";
+
+int main(int argc, char **argv) {
+    char clusters[256] = "8xA800,16xA800,32xA6000,64xH100,256xH100,1024xH100";
+    char mixes[128] = "V35,V40,V45,V50,V55,V60", loads[32] = "high,low", family[16] = "node";
+    int steps = 10, steps_large = 2;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help")) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (v && !strcmp(a, "--clusters")) {
+            snprintf(clusters, sizeof clusters, "%s", v), i++;
+        } else if (v && !strcmp(a, "--mixes")) {
+            snprintf(mixes, sizeof mixes, "%s", v), i++;
+        } else if (v && !strcmp(a, "--loads")) {
+            snprintf(loads, sizeof loads, "%s", v), i++;
+        } else if (v && !strcmp(a, "--steps")) {
+            steps = atoi(v), i++;
+        } else if (v && !strcmp(a, "--steps-large")) {
+            steps_large = atoi(v), i++;
+        } else if (v && !strcmp(a, "--family")) {
+            snprintf(family, sizeof family, "%s", v), i++;
+        } else {
+            fprintf(stderr, "bench_planner_latency: bad argument '%s'\n%s", a, usage);
+            return 1;
+        }
+    }
+    char *cl[16], *mx[16], *ld[4];
+    int ncl = zb_split(clusters, cl, 16), nmx = zb_split(mixes, mx, 16), nld = zb_split(loads, ld, 4);
+    printf("%-10s %5s %-4s %6s %6s %7s %9s %9s %9s %9s %9s %7s %6s %6s\n", "cluster", "ranks", "load",
+           "mix", "seqs", "anchors", "build_p50", "solve_p50", "solve_p99", "total_p50",
+           "total_p99", "anchor%", "opt%", "infeas");
+    zg_error err;
+    for (int c = 0; c < ncl; c++) {
+        zb_env e;
+        if (zb_env_init(&e, cl[c], &err)) {
+            fprintf(stderr, "bench_planner_latency: %s\n", err.msg);
+            return 1;
+        }
+        if (zg_rankset_family_parse(family, &e.ctx.opts.family, &err)) {
+            fprintf(stderr, "bench_planner_latency: %s\n", err.msg);
+            return 1;
+        }
+        int n_steps = e.cluster.world_size > 64 ? steps_large : steps;
+        for (int l = 0; l < nld; l++) {
+            int64_t tpr = !strcmp(ld[l], "low") ? e.low : e.high;
+            for (int x = 0; x < nmx; x++) {
+                double share = zg_mix_share_from_name(mx[x]);
+                if (share < 0) {
+                    fprintf(stderr, "bench_planner_latency: bad mix '%s'\n", mx[x]);
+                    return 1;
+                }
+                double *tb = calloc((size_t)n_steps, sizeof(double) * 4);
+                double *ts = tb + n_steps, *tt = ts + n_steps, *ta = tt + n_steps;
+                double seqs = 0, anchors = 0, sum_a = 0, sum_t = 0;
+                int optimal = 0, infeasible = 0, n_ok = 0;
+                zel_warm *warm = zel_warm_new();
+                for (int s = 0; s < n_steps; s++) {
+                    zg_mix_spec spec = {share, tpr, e.video_seconds, e.cluster.world_size, 1};
+                    zg_batch b;
+                    zg_batch_init(&b);
+                    if (zg_workload_mix(&e.model, &spec, s, &b, &err)) {
+                        fprintf(stderr, "bench_planner_latency: %s\n", err.msg);
+                        return 1;
+                    }
+                    double t0 = zg_time_now();
+                    zg_problem pr;
+                    zel_result res;
+                    zg_plan plan;
+                    zg_plan_init(&plan);
+                    zg_status st = zg_problem_build(&e.ctx, &b, &pr, &err);
+                    int built = st == ZG_OK;
+                    double t1 = zg_time_now();
+                    if (!st) st = zel_two_stage(&e.ctx, &pr, &b, warm, &res, &err);
+                    double t2 = zg_time_now();
+                    if (!st) st = zel_decode(&pr, &b, res.choice, "zellige", &plan, &err);
+                    double t3 = zg_time_now();
+                    if (st == ZG_ERR_INFEASIBLE) {  // memory-tight batch: counted, not timed
+                        infeasible++;
+                        zg_plan_free(&plan);
+                        zg_batch_free(&b);
+                        if (built) zg_problem_free(&pr);
+                        continue;
+                    }
+                    if (st) {
+                        fprintf(stderr, "bench_planner_latency: %s %s step %d: %s\n", cl[c],
+                                mx[x], s, err.msg);
+                        return 1;
+                    }
+                    int k = n_ok++;
+                    tb[k] = (t1 - t0) * 1e3, ts[k] = (t2 - t1) * 1e3, tt[k] = (t3 - t0) * 1e3;
+                    ta[k] = res.anchor_ms;
+                    sum_a += res.anchor_ms, sum_t += tt[s];
+                    seqs += (double)b.n, anchors += (double)res.n_anchors;
+                    optimal += res.st1.optimal;
+                    free(res.choice);
+                    zg_plan_free(&plan);
+                    zg_problem_free(&pr);
+                    zg_batch_free(&b);
+                }
+                zel_warm_free(warm);
+                double bp50 = zb_quantile(tb, n_ok, 0.5), sp50 = zb_quantile(ts, n_ok, 0.5);
+                double sp99 = zb_quantile(ts, n_ok, 0.99), tp50 = zb_quantile(tt, n_ok, 0.5);
+                double tp99 = zb_quantile(tt, n_ok, 0.99), ap50 = zb_quantile(ta, n_ok, 0.5);
+                int div = n_ok > 0 ? n_ok : 1;
+                printf("%-10s %5d %-4s %6s %6.0f %7.1f %9.3f %9.3f %9.3f %9.3f %9.3f %6.1f%% %5.0f%% %5d\n",
+                       cl[c], e.cluster.world_size, ld[l], mx[x], seqs / div,
+                       anchors / div, bp50, sp50, sp99, tp50, tp99,
+                       sum_t > 0 ? 100 * sum_a / sum_t : 0, 100.0 * optimal / div, infeasible);
+                printf("{\"bench\":\"planner_latency\",\"cluster\":\"%s\",\"ranks\":%d,\"load\":\"%s\","
+                       "\"tokens_per_rank\":%lld,\"mix\":\"%s\",\"steps\":%d,\"seqs\":%.1f,"
+                       "\"anchors\":%.1f,\"build_p50_ms\":%.4f,\"solve_p50_ms\":%.4f,"
+                       "\"solve_p99_ms\":%.4f,\"anchor_p50_ms\":%.4f,\"total_p50_ms\":%.4f,"
+                       "\"total_p99_ms\":%.4f,\"anchor_share\":%.4f,\"anchor_optimal\":%.3f,"
+                       "\"infeasible\":%d}\n",
+                       cl[c], e.cluster.world_size, ld[l], (long long)tpr, mx[x], n_ok,
+                       seqs / div, anchors / div, bp50, sp50, sp99, ap50, tp50, tp99,
+                       sum_t > 0 ? sum_a / sum_t : 0, (double)optimal / div, infeasible);
+                fflush(stdout);
+                free(tb);
+            }
+        }
+        zb_env_free(&e);
+    }
+    return 0;
+}

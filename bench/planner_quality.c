@@ -1,0 +1,197 @@
+// planner_quality.c — how far `zellige` lands above the exact joint optimum: for every batch,
+// the two-stage plan vs `joint` (the ECF branch-and-bound over all sequences, warm-started from
+// the two-stage plan, under --time-limit). Where joint proves optimality the gap is exact;
+// elsewhere the gap is reported against joint's best plan and against its proven lower bound
+// (an upper bound on the true gap).
+//
+//   build/bin/bench_planner_quality [--settings 8xA800:high,8xA800:low,...] [--batches N]
+//       [--time-limit S] [--mixes V35,...]
+//   build/bin/bench_planner_quality --export DIR [--export-count K]
+// --export writes K small anchor-stage problems (8xA800, low load, anchors only) with our
+// proven optimum to DIR/anchor_<i>.json, for tests/py/test_cpsat_crosscheck.py.
+#include <math.h>
+
+#include "zel_bench.h"
+
+static const char *usage =
+    "usage: bench_planner_quality [--settings CLUSTER:LOAD,...] [--batches N] [--time-limit S]\n"
+    "                             [--mixes LIST] | --export DIR [--export-count K]\n";
+
+static int export_anchor_problems(const char *dir, int count) {
+    zb_env e;
+    zg_error err;
+    if (zb_env_init(&e, "8xA800", &err)) {
+        fprintf(stderr, "bench_planner_quality: %s\n", err.msg);
+        return 1;
+    }
+    int written = 0;
+    for (int step = 0; written < count && step < 10 * count; step++) {
+        zg_mix_spec spec = {0.35 + 0.05 * (step % 6), e.low, e.video_seconds, 8, 7};
+        zg_batch b;
+        zg_batch_init(&b);
+        zg_problem pr;
+        if (zg_workload_mix(&e.model, &spec, step, &b, &err) ||
+            zg_problem_build(&e.ctx, &b, &pr, &err)) {
+            fprintf(stderr, "bench_planner_quality: %s\n", err.msg);
+            return 1;
+        }
+        double cut;
+        zel_cut_threshold(&e.ctx, &pr, &cut, &err);
+        int32_t anc[64];
+        int32_t na = 0;
+        for (int32_t g = 0; g < pr.n_groups && na < 64; g++)
+            if (cut < 0 || pr.groups[g].whole_time > cut) anc[na++] = g;
+        zel_model m;
+        zel_sol s;
+        zel_model_build(&pr, anc, na, NULL, NULL, &m, &err);
+        zel_sol_alloc(&m, &s, &err);
+        zel_heuristic(&m, zel_model_lower_bound(&m), &s);
+        zel_limits lim = {2000000, 0};
+        zel_stats st;
+        if (zel_solve_minmax(&m, &s, &lim, &st, &err) == ZG_OK && st.complete && m.n_units >= 2) {
+            cJSON *j = cJSON_CreateObject();
+            cJSON_AddNumberToObject(j, "world_size", pr.world_size);
+            cJSON_AddNumberToObject(j, "mem_cap", pr.mem_cap);
+            cJSON_AddNumberToObject(j, "optimum", s.T);
+            cJSON_AddNumberToObject(j, "nodes", (double)st.nodes);
+            cJSON *gs = cJSON_AddArrayToObject(j, "groups");
+            for (int32_t i = 0; i < na; i++) {
+                const zg_group *G = &pr.groups[anc[i]];
+                cJSON *g = cJSON_CreateObject();
+                cJSON_AddNumberToObject(g, "count", (double)G->count);
+                cJSON_AddStringToObject(g, "bucket", G->bucket);
+                cJSON *os = cJSON_AddArrayToObject(g, "options");
+                for (int32_t k = 0; k < G->n_opts; k++) {
+                    cJSON *o = cJSON_CreateObject();
+                    cJSON_AddNumberToObject(o, "start", G->opts[k].start);
+                    cJSON_AddNumberToObject(o, "degree", zg_option_degree(&G->opts[k]));
+                    cJSON_AddNumberToObject(o, "time", G->opts[k].time);
+                    cJSON_AddNumberToObject(o, "mem", G->opts[k].mem);
+                    cJSON_AddItemToArray(os, o);
+                }
+                cJSON_AddItemToArray(gs, g);
+            }
+            char path[512];
+            snprintf(path, sizeof path, "%s/anchor_%d.json", dir, written);
+            if (zg_json_write_file(path, j, 0, &err)) {
+                fprintf(stderr, "bench_planner_quality: %s\n", err.msg);
+                return 1;
+            }
+            cJSON_Delete(j);
+            written++;
+        }
+        zel_sol_free(&s);
+        zel_model_free(&m);
+        zg_problem_free(&pr);
+        zg_batch_free(&b);
+    }
+    printf("wrote %d anchor problems to %s\n", written, dir);
+    zb_env_free(&e);
+    return written == count ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+    char settings[256] = "8xA800:high,8xA800:low", mixes[128] = "V35,V40,V45,V50,V55,V60";
+    int batches = 100, export_count = 5;
+    double limit = 0.2;
+    const char *export_dir = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help")) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (v && !strcmp(a, "--settings")) {
+            snprintf(settings, sizeof settings, "%s", v), i++;
+        } else if (v && !strcmp(a, "--mixes")) {
+            snprintf(mixes, sizeof mixes, "%s", v), i++;
+        } else if (v && !strcmp(a, "--batches")) {
+            batches = atoi(v), i++;
+        } else if (v && !strcmp(a, "--time-limit")) {
+            limit = atof(v), i++;
+        } else if (v && !strcmp(a, "--export")) {
+            export_dir = v, i++;
+        } else if (v && !strcmp(a, "--export-count")) {
+            export_count = atoi(v), i++;
+        } else {
+            fprintf(stderr, "bench_planner_quality: bad argument '%s'\n%s", a, usage);
+            return 1;
+        }
+    }
+    if (export_dir) return export_anchor_problems(export_dir, export_count);
+    char *st[16], *mx[16];
+    int nst = zb_split(settings, st, 16), nmx = zb_split(mixes, mx, 16);
+    printf("%-10s %-4s %7s %7s %9s %9s %9s %9s %9s %8s\n", "cluster", "load", "batches",
+           "proven", "gap_mean%", "gap_max%", "lbgap_mn%", "lbgap_mx%", "zel_p50ms", "infeas");
+    zg_error err;
+    for (int s = 0; s < nst; s++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s", st[s]);
+        char *colon = strchr(name, ':');
+        const char *load = colon ? colon + 1 : "high";
+        if (colon) *colon = '\0';
+        zb_env e;
+        if (zb_env_init(&e, name, &err)) {
+            fprintf(stderr, "bench_planner_quality: %s\n", err.msg);
+            return 1;
+        }
+        e.ctx.opts.time_limit_s = limit;
+        int64_t tpr = !strcmp(load, "low") ? e.low : e.high;
+        double gsum = 0, gmax = 0, lsum = 0, lmax = 0;
+        int n = 0, proven = 0, infeasible = 0;
+        double *zt = calloc((size_t)batches + 1, sizeof(double));
+        zg_planner zp, jp;
+        if (zg_planner_init(&zp, "zellige", &e.ctx, &err) ||
+            zg_planner_init(&jp, "joint", &e.ctx, &err)) {
+            fprintf(stderr, "bench_planner_quality: %s\n", err.msg);
+            return 1;
+        }
+        for (int k = 0; k < batches; k++) {
+            zg_mix_spec spec = {zg_mix_share_from_name(mx[k % nmx]), tpr, e.video_seconds,
+                                e.cluster.world_size, 3};
+            zg_batch b;
+            zg_batch_init(&b);
+            if (zg_workload_mix(&e.model, &spec, k / nmx, &b, &err)) {
+                fprintf(stderr, "bench_planner_quality: %s\n", err.msg);
+                return 1;
+            }
+            zg_plan z, j;
+            zg_plan_init(&z);
+            zg_plan_init(&j);
+            zg_status rz = zg_planner_plan(&zp, &b, &z, &err);
+            zg_status rj = rz ? rz : zg_planner_plan(&jp, &b, &j, &err);
+            if (rz == ZG_ERR_INFEASIBLE || rj == ZG_ERR_INFEASIBLE) {
+                infeasible++;
+            } else if (rz || rj) {
+                fprintf(stderr, "bench_planner_quality: %s\n", err.msg);
+                return 1;
+            } else {
+                double g = z.makespan / j.makespan - 1, lg = z.makespan / j.lower_bound - 1;
+                if (g < 0) g = 0;  // joint starts from the two-stage plan: never above it
+                gsum += g, lsum += lg;
+                if (g > gmax) gmax = g;
+                if (lg > lmax) lmax = lg;
+                proven += j.optimal;
+                zt[n++] = z.plan_time_ms;
+            }
+            zg_plan_free(&z);
+            zg_plan_free(&j);
+            zg_batch_free(&b);
+        }
+        int d = n > 0 ? n : 1;
+        double p50 = zb_quantile(zt, n, 0.5);
+        printf("%-10s %-4s %7d %7d %9.4f %9.4f %9.4f %9.4f %9.3f %8d\n", name, load, n, proven,
+               100 * gsum / d, 100 * gmax, 100 * lsum / d, 100 * lmax, p50, infeasible);
+        printf("{\"bench\":\"planner_quality\",\"cluster\":\"%s\",\"load\":\"%s\","
+               "\"tokens_per_rank\":%lld,\"batches\":%d,\"joint_proven\":%d,"
+               "\"gap_mean\":%.6g,\"gap_max\":%.6g,\"gap_lb_mean\":%.6g,\"gap_lb_max\":%.6g,"
+               "\"zellige_p50_ms\":%.4f,\"joint_time_limit_s\":%g,\"infeasible\":%d}\n",
+               name, load, (long long)tpr, n, proven, gsum / d, gmax, lsum / d, lmax, p50, limit,
+               infeasible);
+        fflush(stdout);
+        free(zt);
+        zg_planner_free(&zp);
+        zg_planner_free(&jp);
+        zb_env_free(&e);
+    }
+    return 0;
+}

@@ -1,0 +1,71 @@
+// zel_bench.h — shared setup for the Zellige planner benchmarks: the paper's settings (cluster
+// preset, video length, load), the analytic pricer, and small statistics helpers.
+#ifndef ZEL_BENCH_H
+#define ZEL_BENCH_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost/cost.h"
+#include "plan/plan.h"
+#include "plan/zel_internal.h"
+
+typedef struct zb_env {
+    zg_model model;
+    zg_cluster cluster;
+    zg_pricer pricer;
+    zg_catalog catalog;
+    zg_plan_ctx ctx;
+    int32_t video_seconds;
+    int64_t high, low;  // tokens per rank
+} zb_env;
+
+// 8xA800: 10 s videos, 350K / 125K; 32xA6000: 15 s, 175K / 125K; others: 15 s, 350K / 125K.
+static int zb_env_init(zb_env *e, const char *cluster, zg_error *err) {
+    memset(e, 0, sizeof *e);
+    if (zg_model_preset("wan2.1-1.3b", &e->model, err)) return 1;
+    if (zg_cluster_preset(cluster, &e->cluster, err)) return 1;
+    zg_cost_opts co;
+    zg_cost_opts_default(&co);
+    if (zg_cost_analytic_init(&e->pricer, &e->model, &e->cluster, &co, err)) return 1;
+    if (zg_catalog_default(&e->model, &e->catalog, err)) return 1;
+    e->ctx.model = &e->model;
+    e->ctx.cluster = &e->cluster;
+    e->ctx.pricer = &e->pricer;
+    e->ctx.catalog = &e->catalog;
+    zg_planner_opts_default(&e->ctx.opts);
+    e->video_seconds = e->cluster.world_size == 8 ? 10 : 15;
+    e->high = strstr(cluster, "A6000") ? 175000 : 350000;
+    e->low = 125000;
+    return 0;
+}
+
+static void zb_env_free(zb_env *e) {
+    zg_pricer_free(&e->pricer);
+    zg_catalog_free(&e->catalog);
+}
+
+static int zb_dcmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+// Quantile q in [0,1] of v[0..n) (sorts v), nearest-rank.
+static double zb_quantile(double *v, int n, double q) {
+    if (n == 0) return 0;
+    qsort(v, (size_t)n, sizeof *v, zb_dcmp);
+    int k = (int)(q * n + 0.999999) - 1;
+    if (k < 0) k = 0;
+    if (k >= n) k = n - 1;
+    return v[k];
+}
+
+// Splits a comma list in place into at most max items.
+static int zb_split(char *s, char **items, int max) {
+    int n = 0;
+    for (char *t = strtok(s, ","); t && n < max; t = strtok(NULL, ",")) items[n++] = t;
+    return n;
+}
+
+#endif

@@ -1,0 +1,247 @@
+// planner.c — the two-stage planner: stage 1 prices every legal candidate placement-
+// obliviously and keeps the top K; stage 2 lowers each survivor once and searches placements
+// priced from its evidence. Baselines (expert configurations in the default device order, and
+// an Alpa-style logical search) are priced with the same network model.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aoizora/aoizora.h"
+
+void zg_aoi_plan_opts_default(zg_aoi_plan_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->top_k = 4;
+    o->search.exhaustive_max = 8;
+    o->search.local_rounds = 8;
+    o->search.seed = 1;
+}
+
+// Stage-1 (overlap, one-link alpha-beta) and Alpa-style (XLA formulas, sum) scores.
+static zg_status logical_scores(const zg_aoi_graph *g, const zg_net *net, const zg_aoi_cand *c,
+                                double *stage1, double *alpa, zg_error *err) {
+    zg_aoi_evidence ev;
+    if (zg_aoi_lower(g, c, &ev, err)) return err->status;
+    zg_aoi_pattern_cost *pc = zg_calloc((size_t)ev.n_patterns + 1, sizeof *pc, err);
+    if (!pc) {
+        zg_aoi_evidence_free(&ev);
+        return err ? err->status : ZG_ERR_NOMEM;
+    }
+    zg_aoi_price p;
+    zg_aoi_pattern_costs_logical(&ev, net, 0, pc);
+    zg_aoi_walk(&ev, net, pc, 1, &p);
+    *stage1 = p.total_s;
+    zg_aoi_pattern_costs_logical(&ev, net, 1, pc);
+    zg_aoi_walk(&ev, net, pc, 0, &p);
+    *alpa = p.total_s;
+    free(pc);
+    zg_aoi_evidence_free(&ev);
+    return ZG_OK;
+}
+
+static zg_status price_default(const zg_aoi_graph *g, const zg_net *net, const zg_aoi_cand *c,
+                               zg_aoi_price *p, zg_error *err) {
+    zg_aoi_evidence ev;
+    if (zg_aoi_lower(g, c, &ev, err)) return err->status;
+    zg_status st = zg_aoi_price_placement(&ev, net, NULL, NULL, p, err);
+    zg_aoi_evidence_free(&ev);
+    return st;
+}
+
+static int32_t host_chips(const zg_net *net) {
+    if (net->kind == ZG_NET_SWITCHED) return net->dims[0] * net->dims[1];
+    return !strcmp(net->device, "tpu-v5p") ? 4 : 8;
+}
+
+// Largest divisor of n that is <= cap and divides `of`.
+static int32_t best_div(int32_t n, int32_t cap, int32_t of) {
+    for (int32_t v = cap < n ? cap : n; v > 1; v--)
+        if (n % v == 0 && of % v == 0) return v;
+    return 1;
+}
+
+// Expert configuration: tp (given), dp (given), the rest sequence parallel: Ulysses as wide as
+// the heads allow, ring for what remains; FSDP only when replicated weights do not fit.
+static void expert(const zg_aoi_graph *g, const zg_net *net, int32_t dp, int32_t tp,
+                   int force_fsdp, zg_aoi_cand *c) {
+    memset(c, 0, sizeof *c);
+    int32_t rest = net->n_devices / (dp * tp);
+    c->dp = dp, c->tp = tp;
+    c->uly = best_div(rest, rest, g->work.model.n_heads / tp);
+    c->ring = rest / c->uly;
+    c->fsdp = force_fsdp;
+    zg_aoi_cand_check(g, net, c);
+    if (!c->legal && !c->fsdp && dp * c->uly * c->ring > 1) {
+        zg_aoi_cand f = *c;
+        f.fsdp = 1;
+        zg_aoi_cand_check(g, net, &f);
+        if (f.legal) *c = f;
+    }
+}
+
+static void add_baseline(const zg_aoi_graph *g, const zg_net *net, zg_aoi_plan *plan,
+                         const char *name, const zg_aoi_cand *c, zg_error *err) {
+    if (plan->n_baselines >= ZG_AOI_MAX_BASELINES) return;
+    zg_aoi_baseline *b = &plan->baselines[plan->n_baselines++];
+    memset(b, 0, sizeof *b);
+    snprintf(b->name, sizeof b->name, "%s", name);
+    zg_aoi_cand_label(c, b->label, sizeof b->label);
+    b->legal = c->legal;
+    if (!c->legal) {
+        snprintf(b->why, sizeof b->why, "%s", c->reject);
+        return;
+    }
+    zg_aoi_price p;
+    if (price_default(g, net, c, &p, err)) {
+        b->legal = 0;
+        snprintf(b->why, sizeof b->why, "%.190s", err ? err->msg : "pricing failed");
+        return;
+    }
+    b->latency_s = p.total_s;
+}
+
+static int cmp_stage1(const void *a, const void *b) {
+    const zg_aoi_cand *x = a, *y = b;
+    if (x->legal != y->legal) return y->legal - x->legal;
+    if (x->stage1_s != y->stage1_s) return (x->stage1_s > y->stage1_s) - (x->stage1_s < y->stage1_s);
+    const int32_t kx[5] = {x->dp, x->ring, x->uly, x->tp, x->fsdp};
+    const int32_t ky[5] = {y->dp, y->ring, y->uly, y->tp, y->fsdp};
+    for (int i = 0; i < 5; i++)
+        if (kx[i] != ky[i]) return (kx[i] > ky[i]) - (kx[i] < ky[i]);
+    return 0;
+}
+
+zg_status zg_aoi_plan_run(const zg_aoi_graph *g, const zg_net *net, const zg_aoi_plan_opts *o,
+                          zg_aoi_plan *plan, zg_error *err) {
+    double t0 = zg_time_now();
+    memset(plan, 0, sizeof *plan);
+    zg_aoi_cand *cs = NULL;
+    int32_t nc = 0;
+    if (zg_aoi_cand_enumerate(g, net, &cs, &nc, err)) return err->status;
+    plan->n_cands = nc;
+    int32_t alpa_i = -1;
+    double alpa_best = INFINITY;
+    for (int32_t i = 0; i < nc; i++) {
+        if (!cs[i].legal) {
+            if (!plan->rejected_example[0])
+                snprintf(plan->rejected_example, sizeof plan->rejected_example, "%s", cs[i].reject);
+            continue;
+        }
+        plan->n_legal++;
+        double alpa = 0;
+        if (logical_scores(g, net, &cs[i], &cs[i].stage1_s, &alpa, err)) {
+            free(cs);
+            return err->status;
+        }
+        if (alpa < alpa_best * (1 - 1e-12)) alpa_best = alpa, alpa_i = i;
+    }
+    if (plan->n_legal == 0) {
+        zg_status st = zg_error_set(err, ZG_ERR_INFEASIBLE,
+                                    "no legal sharding of %s on %s (%d candidates); e.g. %s",
+                                    g->work.model.name, net->name, nc, plan->rejected_example);
+        free(cs);
+        return st;
+    }
+    zg_aoi_cand alpa_c = cs[alpa_i];
+    qsort(cs, (size_t)nc, sizeof *cs, cmp_stage1);  // total order: ties by degrees
+    int32_t K = o->top_k < plan->n_legal ? o->top_k : plan->n_legal;
+    if (K < 1) K = 1;
+    plan->n_survivors = K;
+    plan->price.total_s = INFINITY;
+    zg_status st = ZG_OK;
+    for (int32_t k = 0; k < K && !st; k++) {
+        zg_aoi_evidence ev;
+        if ((st = zg_aoi_lower(g, &cs[k], &ev, err))) break;
+        zg_aoi_search_result r;
+        st = zg_aoi_search(&ev, net, &o->search, &r, err);
+        zg_aoi_price def;
+        if (!st) st = zg_aoi_price_placement(&ev, net, NULL, NULL, &def, err);
+        zg_aoi_evidence_free(&ev);
+        if (st) break;
+        plan->placements_priced += r.priced;
+        if (r.price.total_s < plan->price.total_s * (1 - 1e-12)) {
+            free(plan->perm);
+            plan->perm = r.perm;
+            plan->price = r.price;
+            plan->cand = cs[k];
+            plan->default_order_s = def.total_s;
+        } else {
+            zg_aoi_search_result_free(&r);
+        }
+    }
+    free(cs);
+    if (st) {
+        zg_aoi_plan_free(plan);
+        return st;
+    }
+    // baselines
+    int32_t N = net->n_devices, H = g->work.model.n_heads, host = host_chips(net);
+    zg_aoi_cand c;
+    if (!g->work.training) {
+        expert(g, net, 1, 1, 0, &c);
+        add_baseline(g, net, plan, "expert_ulysses", &c, err);
+        if (g->work.batch % 2 == 0 && N % 2 == 0) {
+            expert(g, net, 2, 1, 0, &c);
+            add_baseline(g, net, plan, "expert_cfg_ulysses", &c, err);
+        }
+        expert(g, net, 1, best_div(N, host, H), 0, &c);
+        add_baseline(g, net, plan, "expert_tp_host_sp", &c, err);
+    } else {
+        expert(g, net, 1, 1, 1, &c);
+        add_baseline(g, net, plan, "expert_fsdp_ulysses", &c, err);
+        int32_t dp = best_div(N, N, g->work.batch);
+        expert(g, net, dp, 1, 1, &c);
+        add_baseline(g, net, plan, "expert_fsdp_dp", &c, err);
+        expert(g, net, 1, best_div(N, host, H), 0, &c);
+        add_baseline(g, net, plan, "expert_tp_host_sp", &c, err);
+    }
+    add_baseline(g, net, plan, "alpa_style", &alpa_c, err);
+    plan->plan_time_s = zg_time_now() - t0;
+    return ZG_OK;
+}
+
+void zg_aoi_plan_free(zg_aoi_plan *plan) {
+    free(plan->perm);
+    plan->perm = NULL;
+}
+
+cJSON *zg_aoi_plan_to_json(const zg_aoi_graph *g, const zg_net *net, const zg_aoi_plan *p) {
+    cJSON *j = cJSON_CreateObject();
+    char lab[64], specs[1024];
+    cJSON_AddStringToObject(j, "model", g->work.model.name);
+    cJSON_AddStringToObject(j, "topology", net->name);
+    cJSON_AddStringToObject(j, "mode", g->work.training ? "training" : "inference");
+    cJSON_AddNumberToObject(j, "tokens", (double)g->tokens);
+    cJSON_AddNumberToObject(j, "batch", g->work.batch);
+    zg_aoi_cand_label(&p->cand, lab, sizeof lab);
+    cJSON_AddStringToObject(j, "sharding", lab);
+    cJSON_AddItemToObject(j, "mesh_shape", cJSON_CreateIntArray((const int *)p->cand.shape, p->cand.n_axes));
+    cJSON *an = cJSON_AddArrayToObject(j, "axis_names");
+    for (int a = 0; a < p->cand.n_axes; a++) cJSON_AddItemToArray(an, cJSON_CreateString(p->cand.names[a]));
+    cJSON_AddItemToObject(j, "device_order", cJSON_CreateIntArray((const int *)p->perm, net->n_devices));
+    cJSON_AddItemToObject(j, "torch_rank_order", cJSON_CreateIntArray((const int *)p->perm, net->n_devices));
+    zg_aoi_partition_specs(&p->cand, specs, sizeof specs);
+    cJSON *ps = cJSON_AddArrayToObject(j, "partition_specs");
+    for (char *save = NULL, *line = strtok_r(specs, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+        cJSON_AddItemToArray(ps, cJSON_CreateString(line));
+    cJSON_AddNumberToObject(j, "predicted_latency_s", p->price.total_s);
+    cJSON_AddNumberToObject(j, "compute_s", p->price.compute_s);
+    cJSON_AddNumberToObject(j, "comm_s", p->price.comm_s);
+    cJSON_AddNumberToObject(j, "exposed_comm_s", p->price.exposed_comm_s);
+    cJSON_AddNumberToObject(j, "default_order_latency_s", p->default_order_s);
+    cJSON_AddNumberToObject(j, "mem_bytes_per_device", p->cand.mem_bytes);
+    cJSON *b = cJSON_AddObjectToObject(j, "baselines");
+    cJSON *bd = cJSON_AddObjectToObject(j, "baseline_configs");
+    for (int i = 0; i < p->n_baselines; i++) {
+        const zg_aoi_baseline *x = &p->baselines[i];
+        if (x->legal) cJSON_AddNumberToObject(b, x->name, x->latency_s);
+        else cJSON_AddNullToObject(b, x->name);
+        cJSON_AddStringToObject(bd, x->name, x->legal ? x->label : x->why);
+    }
+    cJSON_AddNumberToObject(j, "candidates", p->n_cands);
+    cJSON_AddNumberToObject(j, "legal_candidates", p->n_legal);
+    cJSON_AddNumberToObject(j, "stage1_survivors", p->n_survivors);
+    cJSON_AddNumberToObject(j, "placements_priced", (double)p->placements_priced);
+    cJSON_AddNumberToObject(j, "plan_time_s", p->plan_time_s);
+    cJSON_AddStringToObject(j, "note", "latencies are predictions of an uncalibrated network and roofline model");
+    return j;
+}

@@ -1,0 +1,78 @@
+// config.c — parallel configurations θ = (q, h, k): names, legality, enumeration.
+#include <stdlib.h>
+
+#include "cost/cost.h"
+
+const char *zg_config_name(zg_config c, char *buf, size_t bufsz) {
+    if (!buf || bufsz == 0) return "";
+    snprintf(buf, bufsz, "(%d,%d,%d)", c.q, c.h, c.k);
+    return buf;
+}
+
+zg_status zg_config_check(const zg_model *m, int32_t world_size, zg_config c, int64_t tokens,
+                          zg_error *err) {
+    char nb[48];
+    zg_config_name(c, nb, sizeof nb);
+    if (c.q < 1 || c.h < 1 || c.k < 1)
+        return zg_error_set(err, ZG_ERR_INVALID,
+                            "config %s: q, h and k must all be >= 1 (q all-gather, h Ulysses, "
+                            "k ring)",
+                            nb);
+    if (!m || m->n_heads < 1)
+        return zg_error_set(err, ZG_ERR_INVALID, "config %s: model has %d heads; need >= 1", nb,
+                            m ? m->n_heads : 0);
+    if (m->n_heads % c.h != 0)
+        return zg_error_set(err, ZG_ERR_INVALID,
+                            "config %s: Ulysses degree h = %d does not divide the %d heads of "
+                            "model '%s'",
+                            nb, c.h, m->n_heads, m->name);
+    int64_t deg = (int64_t)c.q * c.h * c.k;
+    if (world_size < 1)
+        return zg_error_set(err, ZG_ERR_INVALID, "config %s: world size %d; need >= 1 rank", nb,
+                            world_size);
+    if (deg > world_size)
+        return zg_error_set(err, ZG_ERR_INVALID,
+                            "config %s: degree q*h*k = %lld exceeds the world size %d", nb,
+                            (long long)deg, world_size);
+    if (tokens < deg)
+        return zg_error_set(err, ZG_ERR_INVALID,
+                            "config %s: %lld tokens cannot give each of the %lld ranks at least "
+                            "one token",
+                            nb, (long long)tokens, (long long)deg);
+    return ZG_OK;
+}
+
+zg_status zg_config_enumerate(const zg_model *m, int32_t max_degree, zg_config **out,
+                              int32_t *n, zg_error *err) {
+    *out = NULL;
+    *n = 0;
+    if (!m || m->n_heads < 1)
+        return zg_error_set(err, ZG_ERR_INVALID, "enumerating configs: model has %d heads",
+                            m ? m->n_heads : 0);
+    if (max_degree < 1)
+        return zg_error_set(err, ZG_ERR_INVALID,
+                            "enumerating configs: max degree %d; need >= 1", max_degree);
+    // count first, then fill: degree ascending, then q, then k (h follows)
+    int32_t cnt = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        int32_t i = 0;
+        for (int32_t d = 1; d <= max_degree; d++)
+            for (int32_t q = 1; q <= d; q++) {
+                if (d % q) continue;
+                for (int32_t k = 1; k <= d / q; k++) {
+                    if ((d / q) % k) continue;
+                    int32_t h = d / q / k;
+                    if (m->n_heads % h) continue;
+                    if (pass == 1) (*out)[i] = (zg_config){q, h, k};
+                    i++;
+                }
+            }
+        if (pass == 0) {
+            cnt = i;
+            *out = zg_calloc((size_t)cnt, sizeof **out, err);
+            if (!*out) return ZG_ERR_NOMEM;
+        }
+    }
+    *n = cnt;
+    return ZG_OK;
+}

@@ -1,0 +1,305 @@
+// engine_attn.c — the coalesced attention executor, forward and backward.
+//
+// Forward on each rank: Ulysses all-to-alls (batches in global order) move Q/K/V of every shard
+// group into the head-major work space; all-gathers complete K/V blocks for q > 1; then ONE
+// kernel call (step 0) covers every whole sequence, Ulysses group, all-gather block and the own
+// ring block of every ring sequence, while ring step 1's K/V passes are in flight; each ring
+// step s >= 1 is ONE kernel call over every ring sequence still running, merged in fp32 through
+// the log-sum-exp; inverse all-to-alls bring O and LSE back to the plan layout.
+// Backward mirrors it: dK/dV accumulators travel the ring behind K/V and arrive home after k
+// passes; all-gather backward is a reduce-scatter; Ulysses backward the inverse all-to-alls.
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine_internal.h"
+
+enum { TAG_U_FWD = 1, TAG_G_FWD = 2, TAG_U_INV = 3, TAG_U_BWD = 4, TAG_G_BWD = 5,
+       TAG_G_RED = 6, TAG_U_DINV = 7, TAG_RING = 100 };
+
+static int32_t ring_tag(int32_t s, int kind) { return TAG_RING + 4 * (s % 64) + kind; }
+
+static inline int64_t roff(const zg_engine *e, int32_t s, int64_t j) {
+    return e->roff[(size_t)s * (size_t)e->n_items + (size_t)j];
+}
+
+static inline int64_t blk_rows(const zg_engine *e, const zg_eitem *it, int32_t s) {
+    return (int64_t)it->hs * zg_eng_block_len(&e->plan->p[it->p], zg_eng_ring_block(it, s));
+}
+
+// Slice list for step s (0: own blocks from the work space; s >= 1: ring buffer of step s).
+static zg_status build_slices(zg_engine *e, int32_t s, int32_t *n_out, zg_error *err) {
+    int64_t n = 0;
+    for (int64_t j = 0; j < e->n_items; j++)
+        if (s == 0 || e->items[j].c.k > s) n += e->items[j].hs;
+    if (n > e->cap_slices) {
+        zg_attn_slice *sl = zg_realloc_array(e->slices, (size_t)n, sizeof *sl, err);
+        if (!sl) return err ? err->status : ZG_ERR_NOMEM;
+        e->slices = sl;
+        int64_t *si = zg_realloc_array(e->slice_item, (size_t)n, sizeof *si, err);
+        if (!si) return err ? err->status : ZG_ERR_NOMEM;
+        e->slice_item = si;
+        e->cap_slices = n;
+    }
+    if (n > INT32_MAX)
+        return zg_error_set(err, ZG_ERR_UNSUPPORTED, "engine: %lld slices in one step",
+                            (long long)n);
+    int64_t x = 0;
+    for (int64_t j = 0; j < e->n_items; j++) {
+        const zg_eitem *it = &e->items[j];
+        if (s > 0 && it->c.k <= s) continue;
+        int64_t kl = s == 0 ? it->lkv : blk_rows(e, it, s) / it->hs;
+        int64_t kb = s == 0 ? it->kvrow : roff(e, s, j);
+        for (int32_t jj = 0; jj < it->hs; jj++, x++) {
+            e->slice_item[x] = j;
+            e->slices[x] = (zg_attn_slice){it->qrow + (int64_t)jj * it->lq, it->lq,
+                                           kb + (int64_t)jj * kl, kl};
+        }
+    }
+    *n_out = (int32_t)n;
+    return ZG_OK;
+}
+
+static zg_attn_shape work_shape(const zg_engine *e) {
+    zg_attn_shape s = e->shape;
+    s.n_heads = 1;
+    return s;
+}
+
+// One kernel call over the slice list (or one per sequence shard when not coalescing: slices
+// of one item are consecutive and share its q rows).
+static zg_status run_fwd(zg_engine *e, int32_t ns, const float *k, const float *v, float *o,
+                         float *lse, zg_error *err) {
+    zg_attn_shape sh = work_shape(e);
+    double t0 = zg_time_now();
+    zg_status st = ZG_OK;
+    int32_t a = 0;
+    while (a < ns && !st) {
+        int32_t b = ns;
+        if (!e->opts.coalesce) {
+            b = a + 1;
+            while (b < ns && e->slice_item[b] == e->slice_item[a]) b++;
+        }
+        st = e->opts.use_ref
+                 ? zg_attn_forward_ref(e->slices + a, b - a, sh, e->qw, k, v, o, lse, err)
+                 : zg_attn_forward(e->slices + a, b - a, sh, e->qw, k, v, o, lse, err);
+        e->stats.kernel_calls++;
+        a = b;
+    }
+    e->stats.t_kernel += zg_time_now() - t0;
+    return st;
+}
+
+static zg_status run_bwd(zg_engine *e, int32_t ns, const float *k, const float *v, float *dk,
+                         float *dv, zg_error *err) {
+    zg_attn_shape sh = work_shape(e);
+    double t0 = zg_time_now();
+    zg_status st = ZG_OK;
+    int32_t a = 0;
+    while (a < ns && !st) {
+        int32_t b = ns;
+        if (!e->opts.coalesce) {
+            b = a + 1;
+            while (b < ns && e->slice_item[b] == e->slice_item[a]) b++;
+        }
+        st = e->opts.use_ref
+                 ? zg_attn_backward_ref(e->slices + a, b - a, sh, e->qw, k, v, e->ow, e->lsew,
+                                        e->dow, e->dqw, dk, dv, err)
+                 : zg_attn_backward(e->slices + a, b - a, sh, e->qw, k, v, e->ow, e->lsew,
+                                    e->dow, e->dqw, dk, dv, err);
+        e->stats.kernel_calls++;
+        a = b;
+    }
+    e->stats.t_kernel += zg_time_now() - t0;
+    return st;
+}
+
+typedef struct reqs {
+    zg_comm_req *r;
+    int32_t n, cap;
+} reqs;
+
+static zg_status post(zg_engine *e, reqs *q, int send, float *buf, int64_t rows, int32_t peer,
+                      int32_t tag, zg_error *err) {
+    if (q->n == q->cap) return zg_error_set(err, ZG_ERR_INTERNAL, "engine: request overflow");
+    size_t bytes = (size_t)rows * (size_t)e->shape.head_dim * 4;
+    uint64_t before = e->comm->bytes_sent;
+    zg_status st = send ? zg_comm_isend(e->comm, buf, bytes, peer, tag, &q->r[q->n++], err)
+                        : zg_comm_irecv(e->comm, buf, bytes, peer, tag, &q->r[q->n++], err);
+    e->stats.bytes_ring += e->comm->bytes_sent - before;
+    return st;
+}
+
+static zg_status wait_phase(zg_engine *e, reqs *q, zg_error *err) {
+    if (q->n == 0) return ZG_OK;
+    double t0 = zg_time_now();
+    zg_status st = zg_comm_waitall(e->comm, q->n, q->r, err);
+    q->n = 0;
+    e->stats.collectives++;
+    e->stats.t_comm += zg_time_now() - t0;
+    return st;
+}
+
+// Ring phase s, K/V part: receive the block held at step s from prev; forward the block held
+// at step s-1 (own block from the work space when s == 1) to next. Items with k > s.
+static zg_status post_kv(zg_engine *e, reqs *q, int32_t s, zg_error *err) {
+    size_t D = (size_t)e->shape.head_dim;
+    zg_status st = ZG_OK;
+    for (int64_t j = 0; j < e->n_items && !st; j++) {
+        const zg_eitem *it = &e->items[j];
+        if (it->c.k <= s) continue;
+        int64_t rr = blk_rows(e, it, s), ro = roff(e, s, j);
+        st = post(e, q, 0, e->rk[s % 2] + (size_t)ro * D, rr, it->prev, ring_tag(s, 0), err);
+        if (!st)
+            st = post(e, q, 0, e->rv[s % 2] + (size_t)ro * D, rr, it->prev, ring_tag(s, 1), err);
+    }
+    for (int64_t j = 0; j < e->n_items && !st; j++) {
+        const zg_eitem *it = &e->items[j];
+        if (it->c.k <= s) continue;
+        int64_t sr = blk_rows(e, it, s - 1);
+        float *k = s == 1 ? e->kw + (size_t)it->kvrow * D
+                          : e->rk[(s - 1) % 2] + (size_t)roff(e, s - 1, j) * D;
+        float *v = s == 1 ? e->vw + (size_t)it->kvrow * D
+                          : e->rv[(s - 1) % 2] + (size_t)roff(e, s - 1, j) * D;
+        st = post(e, q, 1, k, sr, it->next, ring_tag(s, 0), err);
+        if (!st) st = post(e, q, 1, v, sr, it->next, ring_tag(s, 1), err);
+    }
+    return st;
+}
+
+// Ring phase s, dK/dV accumulator part (backward, 2 <= s <= k): receive the accumulator of the
+// block held at step s (own block when s == k); send the one of the block held at step s-1.
+static zg_status post_acc(zg_engine *e, reqs *q, int32_t s, int recv, zg_error *err) {
+    size_t D = (size_t)e->shape.head_dim;
+    zg_status st = ZG_OK;
+    for (int64_t j = 0; j < e->n_items && !st; j++) {
+        const zg_eitem *it = &e->items[j];
+        if (it->c.k < s || s < 2) continue;
+        int32_t ss = recv ? s : s - 1;
+        int64_t rr = blk_rows(e, it, ss), ro = roff(e, ss, j);
+        int32_t peer = recv ? it->prev : it->next;
+        st = post(e, q, !recv, e->rdk[ss % 2] + (size_t)ro * D, rr, peer, ring_tag(s, 2), err);
+        if (!st)
+            st = post(e, q, !recv, e->rdv[ss % 2] + (size_t)ro * D, rr, peer, ring_tag(s, 3),
+                      err);
+    }
+    return st;
+}
+
+static zg_status begin(zg_engine *e, reqs *q, zg_error *err) {
+    memset(&e->stats, 0, sizeof e->stats);
+    e->stats.t_total = zg_time_now();
+    zg_status st = zg_eng_alloc_work(e, 1, err);
+    if (st) return st;
+    q->cap = (int32_t)(8 * e->n_items + 8);
+    q->n = 0;
+    q->r = zg_calloc((size_t)q->cap, sizeof(zg_comm_req), err);
+    return q->r ? ZG_OK : (err ? err->status : ZG_ERR_NOMEM);
+}
+
+static zg_status finish(zg_engine *e, reqs *q, zg_status st, zg_error *err) {
+    if (st && q->r && q->n) zg_comm_waitall(e->comm, q->n, q->r, NULL);  // drain on error
+    free(q->r);
+    e->stats.t_total = zg_time_now() - e->stats.t_total;
+    return st;
+}
+
+zg_status zg_engine_attn_forward(zg_engine *e, const float *q, const float *k, const float *v,
+                                 float *o, float *lse, zg_error *err) {
+    reqs rq = {0};
+    zg_status st = begin(e, &rq, err);
+    if (st) return finish(e, &rq, st, err);
+    size_t D = (size_t)e->shape.head_dim;
+    zg_efield in[3] = {{(float *)q, e->qw, (int32_t)D, 0},
+                       {(float *)k, e->kw, (int32_t)D, 1},
+                       {(float *)v, e->vw, (int32_t)D, 1}};
+    for (int32_t b = 0; b < e->n_ub && !st; b++)
+        st = zg_eng_u_exchange(e, &e->ub[b], in, 3, 0, TAG_U_FWD, err);
+    for (int32_t b = 0; b < e->n_gb && !st; b++)
+        st = zg_eng_g_gather(e, &e->gb[b], e->kw, e->vw, TAG_G_FWD, err);
+    if (!st && e->k_max > 1) st = post_kv(e, &rq, 1, err);
+    int32_t ns = 0;
+    if (!st) st = build_slices(e, 0, &ns, err);
+    if (!st && ns) st = run_fwd(e, ns, e->kw, e->vw, e->ow, e->lsew, err);
+    zg_attn_shape sh = work_shape(e);
+    for (int32_t s = 1; s < e->k_max && !st; s++) {
+        st = wait_phase(e, &rq, err);
+        if (!st && s + 1 < e->k_max) st = post_kv(e, &rq, s + 1, err);
+        if (!st) st = build_slices(e, s, &ns, err);
+        if (!st && ns) st = run_fwd(e, ns, e->rk[s % 2], e->rv[s % 2], e->otmp, e->lsetmp, err);
+        for (int64_t j = 0; j < e->n_items && !st; j++) {
+            const zg_eitem *it = &e->items[j];
+            if (it->c.k <= s) continue;
+            int64_t rows = (int64_t)it->hs * it->lq;
+            zg_attn_merge(rows, sh, e->ow + (size_t)it->qrow * D, e->lsew + it->qrow,
+                          e->otmp + (size_t)it->qrow * D, e->lsetmp + it->qrow);
+        }
+    }
+    zg_efield out[2] = {{o, e->ow, (int32_t)D, 0}, {lse, e->lsew, 1, 0}};
+    for (int32_t b = 0; b < e->n_ub && !st; b++)
+        st = zg_eng_u_exchange(e, &e->ub[b], out, 2, 1, TAG_U_INV, err);
+    return finish(e, &rq, st, err);
+}
+
+zg_status zg_engine_attn_backward(zg_engine *e, const float *q, const float *k, const float *v,
+                                  const float *o, const float *lse, const float *dout, float *dq,
+                                  float *dk, float *dv, zg_error *err) {
+    reqs rq = {0};
+    zg_status st = begin(e, &rq, err);
+    if (st) return finish(e, &rq, st, err);
+    size_t D = (size_t)e->shape.head_dim;
+    zg_efield in[6] = {{(float *)q, e->qw, (int32_t)D, 0},    {(float *)k, e->kw, (int32_t)D, 1},
+                       {(float *)v, e->vw, (int32_t)D, 1},    {(float *)o, e->ow, (int32_t)D, 0},
+                       {(float *)dout, e->dow, (int32_t)D, 0}, {(float *)lse, e->lsew, 1, 0}};
+    for (int32_t b = 0; b < e->n_ub && !st; b++)
+        st = zg_eng_u_exchange(e, &e->ub[b], in, 6, 0, TAG_U_BWD, err);
+    for (int32_t b = 0; b < e->n_gb && !st; b++)
+        st = zg_eng_g_gather(e, &e->gb[b], e->kw, e->vw, TAG_G_BWD, err);
+    if (!st) {
+        memset(e->dqw, 0, (size_t)e->q_rows * D * 4);
+        memset(e->dkw, 0, (size_t)e->kv_rows * D * 4);
+        memset(e->dvw, 0, (size_t)e->kv_rows * D * 4);
+    }
+    if (!st && e->k_max > 1) st = post_kv(e, &rq, 1, err);
+    int32_t ns = 0;
+    if (!st) st = build_slices(e, 0, &ns, err);
+    if (!st && ns) st = run_bwd(e, ns, e->kw, e->vw, e->dkw, e->dvw, err);
+    for (int32_t s = 1; s <= e->k_max && e->k_max > 1 && !st; s++) {
+        st = wait_phase(e, &rq, err);
+        if (!st && s + 1 <= e->k_max) {
+            st = post_acc(e, &rq, s + 1, 1, err);
+            if (!st) st = post_kv(e, &rq, s + 1, err);
+        }
+        if (!st && s < e->k_max) {
+            if (s == 1) {
+                memset(e->rdk[1], 0, (size_t)e->ring_rows * D * 4);
+                memset(e->rdv[1], 0, (size_t)e->ring_rows * D * 4);
+            }
+            st = build_slices(e, s, &ns, err);
+            if (!st && ns)
+                st = run_bwd(e, ns, e->rk[s % 2], e->rv[s % 2], e->rdk[s % 2], e->rdv[s % 2],
+                             err);
+            if (!st && s + 1 <= e->k_max) st = post_acc(e, &rq, s + 1, 0, err);
+        }
+        // accumulators that came home in phase s (items with k == s)
+        for (int64_t j = 0; j < e->n_items && !st; j++) {
+            const zg_eitem *it = &e->items[j];
+            if (it->c.k < 2 || it->c.k != s) continue;
+            size_t n = (size_t)it->hs * (size_t)it->lkv * D;
+            float *dk0 = e->dkw + (size_t)it->kvrow * D, *dv0 = e->dvw + (size_t)it->kvrow * D;
+            const float *ak = e->rdk[s % 2] + (size_t)roff(e, s, j) * D;
+            const float *av = e->rdv[s % 2] + (size_t)roff(e, s, j) * D;
+            for (size_t x = 0; x < n; x++) {
+                dk0[x] += ak[x];
+                dv0[x] += av[x];
+            }
+        }
+    }
+    for (int32_t b = 0; b < e->n_gb && !st; b++)
+        st = zg_eng_g_reduce(e, &e->gb[b], e->dkw, e->dvw, TAG_G_RED, err);
+    zg_efield out[3] = {{dq, e->dqw, (int32_t)D, 0},
+                        {dk, e->dkw, (int32_t)D, 1},
+                        {dv, e->dvw, (int32_t)D, 1}};
+    for (int32_t b = 0; b < e->n_ub && !st; b++)
+        st = zg_eng_u_exchange(e, &e->ub[b], out, 3, 1, TAG_U_DINV, err);
+    return finish(e, &rq, st, err);
+}

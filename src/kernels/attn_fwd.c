@@ -1,0 +1,132 @@
+// attn_fwd.c — fast forward: FlashAttention-2 style tiled online softmax over slice lists.
+// Work item = (slice, head, block of ZG_ATTN_BQ query rows). Per item: pack Q^T once (D, BQp),
+// then for each block of ZG_ATTN_BK keys: S^T = K Q^T (micro-kernel GEMM reading K rows in
+// place, so keys are never transposed), column-wise online softmax (one column per query:
+// running max m and sum l, rescaling the output accumulator when m grows), and
+// O_acc += P V (V block packed contiguous first). Memory: per-thread tiles only, O(BQ*BK).
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/attn_internal.h"
+
+typedef struct fwd_ctx {
+    const zg_attn_slice *slices;
+    zg_attn_shape shape;
+    const zg_attn_ops *ops;
+    const float *q, *k, *v;  // q is (Tq, H, D); k, v are (Tk, H, D)
+    float *o, *lse;          // o is (Tq, H, D); lse is (Tq, H)
+} fwd_ctx;
+
+// Per-thread scratch layout (floats).
+static size_t fwd_scratch_floats(int64_t D) {
+    return (size_t)(D * ZG_ATTN_BQ            // qt: (D, BQp) packed Q^T, zero-padded columns
+                    + ZG_ATTN_BK * ZG_ATTN_BQ // st: (BK, BQp) scores^T, then probabilities^T
+                    + ZG_ATTN_BK * D          // vp: (BK, D) packed V block
+                    + ZG_ATTN_BQ * D          // acc: (BQ, D) unnormalized output
+                    + 4 * ZG_ATTN_BQ);        // m, l, mx, alpha: (BQp,) per query column
+}
+
+static void fwd_item(const fwd_ctx *c, const zg_attn_item *it, float *scr) {
+    const zg_attn_slice sl = c->slices[it->group];
+    const int64_t H = c->shape.n_heads, D = c->shape.head_dim, ld = H * D, h = it->head;
+    const int64_t qn = it->rn, q0 = sl.q_start + it->r0, qp = (qn + 7) / 8 * 8;
+    const float scale = c->shape.scale;
+    const zg_attn_ops *ops = c->ops;
+    float *qt = scr, *st = qt + D * ZG_ATTN_BQ, *vp = st + ZG_ATTN_BK * ZG_ATTN_BQ;
+    float *acc = vp + ZG_ATTN_BK * D;
+    float *m = acc + ZG_ATTN_BQ * D, *l = m + ZG_ATTN_BQ, *mx = l + ZG_ATTN_BQ;
+    float *alpha = mx + ZG_ATTN_BQ;
+    if (sl.k_len == 0) {
+        for (int64_t r = 0; r < qn; r++) {
+            memset(c->o + (q0 + r) * ld + h * D, 0, (size_t)D * sizeof(float));
+            c->lse[(q0 + r) * H + h] = -INFINITY;
+        }
+        return;
+    }
+    for (int64_t r = 0; r < qp; r++) {
+        const float *qr = c->q + (q0 + r) * ld + h * D;  // qr is (D,)
+        for (int64_t d = 0; d < D; d++) qt[d * qp + r] = r < qn ? qr[d] : 0.0f;
+        m[r] = -INFINITY, l[r] = 0.0f;
+    }
+    memset(acc, 0, (size_t)(qn * D) * sizeof(float));
+    for (int64_t k0 = 0; k0 < sl.k_len; k0 += ZG_ATTN_BK) {
+        const int64_t kn = sl.k_len - k0 < ZG_ATTN_BK ? sl.k_len - k0 : ZG_ATTN_BK;
+        const float *kb = c->k + (sl.k_start + k0) * ld + h * D;  // kb rows: (kn, D), stride ld
+        const float *vb = c->v + (sl.k_start + k0) * ld + h * D;  // vb rows: (kn, D), stride ld
+        ops->gemm(kn, qp, D, kb, 1, ld, qt, qp, st, qp, 0);       // st = kb qt: (kn, qp)
+        for (int64_t r = 0; r < qp; r++) mx[r] = m[r];
+        ops->col_max(st, kn, qp, scale, mx);
+        for (int64_t r = 0; r < qp; r++) {
+            alpha[r] = expf(m[r] - mx[r]);  // 0 on the first block (m = -inf)
+            l[r] *= alpha[r];
+            m[r] = mx[r];
+        }
+        ops->col_exp(st, kn, qp, scale, m, l);
+        for (int64_t r = 0; r < qn; r++)
+            if (alpha[r] != 1.0f) ops->row_scale(acc + r * D, D, alpha[r]);
+        zg_attn_pack_rows(vp, vb, kn, D, ld);
+        ops->gemm(qn, D, kn, st, qp, 1, vp, D, acc, D, 1);  // acc += st^T vp
+    }
+    for (int64_t r = 0; r < qn; r++) {
+        float *orow = c->o + (q0 + r) * ld + h * D;
+        const float inv = 1.0f / l[r];
+        for (int64_t d = 0; d < D; d++) orow[d] = acc[r * D + d] * inv;
+        c->lse[(q0 + r) * H + h] = m[r] + logf(l[r]);
+    }
+}
+
+zg_status zg_attn_forward_opts(const zg_attn_slice *slices, int32_t n_slices,
+                               zg_attn_shape shape, const float *q, const float *k,
+                               const float *v, float *o, float *lse, const zg_attn_opts *opts,
+                               zg_error *err) {
+    zg_status st = zg_attn_check_shape(shape, err);
+    if (!st) st = zg_attn_check_slices(slices, n_slices, 1, err);
+    const void *bufs[] = {q, k, v, o, lse};
+    const char *names[] = {"q", "k", "v", "o", "lse"};
+    if (!st) st = zg_attn_check_bufs(slices, n_slices, bufs, names, 5, err);
+    fwd_ctx c = {slices, shape, NULL, q, k, v, o, lse};
+    if (!st) st = zg_attn_ops_pick(opts ? opts->isa : 0, shape.head_dim, &c.ops, err);
+    if (st) return st;
+    int64_t n_items = 0;
+    for (int32_t i = 0; i < n_slices; i++)
+        n_items += (slices[i].q_len + ZG_ATTN_BQ - 1) / ZG_ATTN_BQ * shape.n_heads;
+    if (n_items == 0) return ZG_OK;
+    zg_attn_item *items = zg_calloc((size_t)n_items, sizeof *items, err);
+    if (!items) return ZG_ERR_NOMEM;
+    int64_t n = 0;
+    for (int32_t i = 0; i < n_slices; i++)
+        for (int32_t h = 0; h < shape.n_heads; h++)
+            for (int64_t r0 = 0; r0 < slices[i].q_len; r0 += ZG_ATTN_BQ) {
+                int64_t rn = slices[i].q_len - r0 < ZG_ATTN_BQ ? slices[i].q_len - r0 : ZG_ATTN_BQ;
+                items[n++] = (zg_attn_item){i, h, r0, rn, (double)rn * (double)(slices[i].k_len + 16)};
+            }
+    zg_attn_items_sort(items, n);
+    const size_t scr_n = fwd_scratch_floats(shape.head_dim);
+    int failed = 0;
+    const int nt = ZG_ATTN_THREADS(opts);
+    (void)nt;
+#ifdef ZG_HAVE_OPENMP
+#pragma omp parallel num_threads(nt) if (n > 1)
+#endif
+    {
+        float *scr = zg_attn_scratch(scr_n);
+        if (!scr) {
+#ifdef ZG_HAVE_OPENMP
+#pragma omp atomic write
+#endif
+            failed = 1;
+        }
+#ifdef ZG_HAVE_OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+        for (int64_t i = 0; i < n; i++)
+            if (scr) fwd_item(&c, &items[i], scr);
+        free(scr);
+    }
+    free(items);
+    if (failed)
+        return zg_error_set(err, ZG_ERR_NOMEM, "attention forward: no memory for %zu-byte tiles",
+                            scr_n * sizeof(float));
+    return ZG_OK;
+}

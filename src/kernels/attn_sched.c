@@ -1,0 +1,26 @@
+// attn_sched.c — work-item ordering and scratch allocation shared by the fast kernels.
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/attn_internal.h"
+
+static int cmp_item(const void *a, const void *b) {
+    const zg_attn_item *x = a, *y = b;
+    if (x->cost != y->cost) return x->cost > y->cost ? -1 : 1;
+    if (x->group != y->group) return x->group < y->group ? -1 : 1;
+    if (x->head != y->head) return x->head < y->head ? -1 : 1;
+    return (x->r0 > y->r0) - (x->r0 < y->r0);
+}
+
+void zg_attn_items_sort(zg_attn_item *items, int64_t n) {
+    if (n > 1) qsort(items, (size_t)n, sizeof *items, cmp_item);
+}
+
+float *zg_attn_scratch(size_t n_floats) {
+    size_t bytes = (n_floats * sizeof(float) + 63) / 64 * 64;
+    return aligned_alloc(64, bytes ? bytes : 64);
+}
+
+void zg_attn_pack_rows(float *dst, const float *src, int64_t n, int64_t D, int64_t ld) {
+    for (int64_t r = 0; r < n; r++) memcpy(dst + r * D, src + r * ld, (size_t)D * sizeof(float));
+}

@@ -1,0 +1,108 @@
+// zel_anchor.c — stage 1 of the Zellige planner: exact, lexicographic anchor placement.
+//   (1) T* = min over ECF placements of the max anchor load, memory caps respected;
+//   (2) K* = min number of split anchors subject to every load <= (1 + eps) T*.
+// Both solves are the branch-and-bound of zel_bb.c, started from the best of a greedy ladder
+// and the warm-start candidate (the previous step's choice, completed greedily).
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/zel_internal.h"
+#include "plan/zel_rmq.h"
+
+// Completes a partial assignment (-1 = unset) greedily (lowest resulting block max) and
+// evaluates it. Returns 1 if feasible.
+static int complete_warm(const zel_model *m, const int32_t *warm, zel_sol *out) {
+    int32_t N = m->n_ranks;
+    double *L = malloc(sizeof(double) * 2 * (size_t)N);
+    if (!L) return 0;
+    double *H = L + N;
+    memcpy(L, m->base_load, sizeof(double) * (size_t)N);
+    memcpy(H, m->base_mem, sizeof(double) * (size_t)N);
+    int ok = 1;
+    for (int64_t u = 0; u < m->n_units && ok; u++) {  // fixed units first
+        int32_t j = warm[u];
+        const zel_grp *G = &m->grps[m->grp_of[u]];
+        if (j < 0) continue;
+        if (j >= G->n_opts) {
+            ok = 0;
+            break;
+        }
+        const zel_opt *o = &G->opts[j];
+        for (int32_t r = o->start; r < o->start + o->degree; r++) L[r] += o->time, H[r] += o->mem;
+        out->opt[u] = j;
+    }
+    for (int64_t u = 0; u < m->n_units && ok; u++) {
+        if (warm[u] >= 0) continue;
+        const zel_grp *G = &m->grps[m->grp_of[u]];
+        int32_t best = -1;
+        double be = INFINITY;
+        for (int32_t j = 0; j < G->n_opts; j++) {
+            const zel_opt *o = &G->opts[j];
+            double e = 0, h = 0;
+            for (int32_t r = o->start; r < o->start + o->degree; r++) {
+                if (L[r] > e) e = L[r];
+                if (H[r] > h) h = H[r];
+            }
+            if (h + o->mem > m->mem_cap) continue;
+            if (e + o->time < be) be = e + o->time, best = j;
+        }
+        if (best < 0) {
+            ok = 0;
+            break;
+        }
+        const zel_opt *o = &G->opts[best];
+        for (int32_t r = o->start; r < o->start + o->degree; r++) L[r] += o->time, H[r] += o->mem;
+        out->opt[u] = best;
+    }
+    free(L);
+    if (!ok) return 0;
+    zel_sol_canon(m, out);
+    return zel_sol_eval(m, out->opt, NULL, NULL, &out->T, &out->K);
+}
+
+zg_status zel_anchor_solve(const zel_model *m, double eps, const zel_limits *lim,
+                           const int32_t *warm, zel_sol *sol, zel_stage1 *st, zg_error *err) {
+    double t0 = zg_time_now();
+    memset(st, 0, sizeof *st);
+    zg_status rc;
+    double lb = zel_model_lower_bound(m);
+    if (!zel_heuristic(m, lb, sol)) sol->T = INFINITY, sol->K = 0;
+    if (warm) {
+        zel_sol w;
+        if ((rc = zel_sol_alloc(m, &w, err))) return rc;
+        if (complete_warm(m, warm, &w) &&
+            (w.T < sol->T || (w.T == sol->T && w.K < sol->K)))
+            zel_sol_copy(m, sol, &w);
+        zel_sol_free(&w);
+    }
+    zel_stats s1 = {0}, s2 = {0};
+    int done1 = 0;
+    if (sol->T <= lb * (1 + ZEL_REL_TOL) && sol->T < INFINITY) {
+        done1 = 1;  // the incumbent meets the lower bound: optimal
+        s1.complete = 1;
+        s1.lb = sol->T;
+    } else {
+        if ((rc = zel_solve_minmax(m, sol, lim, &s1, err))) return rc;
+        done1 = s1.complete;
+    }
+    if (sol->T == INFINITY)
+        return zg_error_set(err, ZG_ERR_INFEASIBLE,
+                            "zellige: the %lld anchor sequences fit no joint placement under the "
+                            "memory cap (every option combination overloads a rank); lower the "
+                            "load or allow larger degrees",
+                            (long long)m->n_units);
+    st->T = sol->T;
+    st->lb = done1 ? sol->T : (s1.lb > lb ? s1.lb : lb);
+    int done2 = 1;
+    if (sol->K > 0) {
+        double tcap = (1 + eps) * sol->T;
+        if ((rc = zel_solve_minsplit(m, tcap, sol, lim, &s2, err))) return rc;
+        done2 = s2.complete;
+    }
+    st->K = sol->K;
+    st->optimal = done1 && done2;
+    st->nodes = s1.nodes + s2.nodes;
+    st->seconds = zg_time_now() - t0;
+    return ZG_OK;
+}

@@ -1,0 +1,309 @@
+// zel_bb.c — exact depth-first branch-and-bound over ECF counts for the min-max model.
+//
+// Units are placed group by group; inside a group the option index never decreases, so every
+// ECF count vector u_{g,o} is visited exactly once (no permutation symmetry). At each node:
+//   * every remaining group must still have an option that fits (memory on its block, and load
+//     below the incumbent / the cap) -> else prune;
+//   * lower bound = max(current max load, for each remaining group the lowest block-max + price
+//     over its fitting options, (current total load + sum of remaining counts x cheapest
+//     fitting area) / N)  -> prune if >= incumbent (min-max phase);
+//   * split phase: units that cannot go whole (by per-rank capacity counting) must split ->
+//     prune if current splits + that count >= incumbent;
+//   * rank-tile symmetries (swap two equal tiles whose option sets map onto each other): when
+//     the state at a group's start is invariant under a swap, only the lexicographically
+//     smaller of {M_g, swap(M_g)} is kept (M_g = the group's option multiset). The image of an
+//     optimal completion under the swap is an optimal completion, so an optimum survives.
+// Everything is exact: pruning only discards subtrees that provably hold no better solution.
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/zel_internal.h"
+#include "plan/zel_rmq.h"
+
+typedef struct cand {
+    double k1, k2;
+    int32_t o, cls;
+} cand;
+
+typedef struct bb {
+    const zel_model *m;
+    int phase;     // 1 = min T, 2 = min K under tcap
+    double tcap;
+    zel_sol *best;
+    int32_t *cur;
+    double *L, *H, sumL;
+    int64_t kcur;
+    zel_rmq rl, rh;
+    cand *cs;
+    size_t cs_n, cs_cap;
+    uint8_t *inv;   // n_grps x n_sym
+    int32_t *tmp;   // max group count
+    int64_t nodes, max_nodes;
+    double t0, time_limit;
+    int stop, oom;
+} bb;
+
+static double cap_of(const bb *c) {
+    return c->phase == 1 ? c->best->T * (1 - ZEL_REL_TOL) : c->tcap * (1 + 1e-12);
+}
+// Usable block result e under the current phase.
+static int fits(const bb *c, double e, double lim) { return c->phase == 1 ? e < lim : e <= lim; }
+
+static int cand_cmp(const void *pa, const void *pb) {
+    const cand *a = pa, *b = pb;
+    if (a->cls != b->cls) return a->cls < b->cls ? -1 : 1;
+    if (a->k1 != b->k1) return a->k1 < b->k1 ? -1 : 1;
+    if (a->k2 != b->k2) return a->k2 < b->k2 ? -1 : 1;
+    return (a->o > b->o) - (a->o < b->o);
+}
+
+static void apply(bb *c, const zel_opt *o, double sign) {
+    for (int32_t r = o->start; r < o->start + o->degree; r++) {
+        c->L[r] += sign * o->time;
+        c->H[r] += sign * o->mem;
+    }
+    c->sumL += sign * o->area;
+    c->kcur += sign > 0 ? o->split : -o->split;
+}
+
+// 1 if the group's option multiset v[0..n) (sorted) is <= its image under symmetry y.
+static int canonical(bb *c, const zel_sym *y, int32_t gi, const int32_t *v, int64_t n) {
+    int32_t *w = c->tmp;
+    for (int64_t i = 0; i < n; i++) {  // insertion sort: groups are small where this runs
+        int32_t x = y->map[gi][v[i]];
+        int64_t j = i;
+        while (j > 0 && w[j - 1] > x) {
+            w[j] = w[j - 1];
+            j--;
+        }
+        w[j] = x;
+    }
+    for (int64_t i = 0; i < n; i++)
+        if (v[i] != w[i]) return v[i] < w[i];
+    return 1;
+}
+
+static void leaf(bb *c) {
+    const zel_model *m = c->m;
+    if (c->phase == 1) {
+        double t = 0;
+        for (int32_t r = 0; r < m->n_ranks; r++)
+            if (c->L[r] > t) t = c->L[r];
+        double avg = (c->sumL + m->extra_area) / m->n_ranks;
+        if (avg > t) t = avg;
+        if (t < c->best->T * (1 - ZEL_REL_TOL)) {
+            memcpy(c->best->opt, c->cur, sizeof(int32_t) * (size_t)m->n_units);
+            c->best->T = t;
+            c->best->K = c->kcur;
+        }
+    } else if (c->kcur < c->best->K) {
+        double t = 0;
+        for (int32_t r = 0; r < m->n_ranks; r++)
+            if (c->L[r] > t) t = c->L[r];
+        double avg = (c->sumL + m->extra_area) / m->n_ranks;
+        if (avg > t) t = avg;
+        memcpy(c->best->opt, c->cur, sizeof(int32_t) * (size_t)m->n_units);
+        c->best->T = t;
+        c->best->K = c->kcur;
+    }
+}
+
+// Bound at the node before unit u (group gi, options >= lo). Returns 0 to prune.
+static int node_bound(bb *c, int64_t u, int32_t gi, int32_t lo) {
+    const zel_model *m = c->m;
+    int32_t N = m->n_ranks;
+    double lim = cap_of(c), cap = m->mem_cap;
+    double lb = 0, area = c->sumL + m->extra_area;
+    for (int32_t r = 0; r < N; r++)
+        if (c->L[r] > lb) lb = c->L[r];
+    int64_t klb = 0;
+    for (int32_t g = gi; g < m->n_grps; g++) {
+        const zel_grp *G = &m->grps[g];
+        int64_t rem = g == gi ? m->unit0[g + 1] - u : G->count;
+        int32_t o0 = g == gi ? lo : 0;
+        double best_e = INFINITY, min_area = INFINITY;
+        int64_t wcap = 0;
+        // Per block, options run time-ascending / memory-descending (Pareto): the first one
+        // that fits the memory has the block's lowest time and so its lowest e and area.
+        for (int32_t bk = 0; bk < G->n_blocks; bk++) {
+            int32_t j0 = G->blk[bk], j1 = G->blk[bk + 1];
+            if (j1 <= o0) continue;
+            if (j0 < o0) j0 = o0;
+            const zel_opt *f = &G->opts[j0];
+            double hm = zel_rmq_max(&c->rh, f->start, f->degree);
+            int32_t j = j0;
+            while (j < j1 && hm + G->opts[j].mem > cap) j++;
+            if (j == j1) continue;
+            const zel_opt *o = &G->opts[j];
+            double e = zel_rmq_max(&c->rl, o->start, o->degree) + o->time;
+            if (!fits(c, e, lim)) continue;
+            if (e < best_e) best_e = e;
+            if (o->area < min_area) min_area = o->area;
+            if (c->phase == 2 && !o->split && wcap < rem) {
+                // units of this group that rank o->start can still take whole: at most the
+                // room over the block's least time and over its least memory
+                double room_t = lim - c->L[o->start], room_m = cap - c->H[o->start];
+                double tmin = o->time, mmin = G->opts[j1 - 1].mem;
+                double nt = tmin > 0 ? floor(room_t / tmin) : (double)rem;
+                double nm = mmin > 0 ? floor(room_m / mmin) : (double)rem;
+                double n1 = nt < nm ? nt : nm;
+                wcap += n1 >= (double)rem ? rem : (int64_t)n1;
+            }
+        }
+        if (best_e == INFINITY) return 0;
+        if (best_e > lb) lb = best_e;
+        area += (double)rem * min_area;
+        if (c->phase == 2 && wcap < rem) klb += rem - wcap;
+    }
+    if (c->phase == 1) {
+        if (area / N > lb) lb = area / N;
+        return lb < lim;
+    }
+    if (area > (double)N * lim) return 0;
+    return c->kcur + klb < c->best->K;
+}
+
+static void node(bb *c, int64_t u) {
+    const zel_model *m = c->m;
+    if (c->stop) return;
+    c->nodes++;
+    if (c->max_nodes > 0 && c->nodes > c->max_nodes) {
+        c->stop = 1;
+        return;
+    }
+    if (c->time_limit > 0 && (c->nodes & 255) == 0 && zg_time_now() - c->t0 > c->time_limit) {
+        c->stop = 1;
+        return;
+    }
+    if (u == m->n_units) {
+        leaf(c);
+        return;
+    }
+    int32_t gi = m->grp_of[u];
+    const zel_grp *G = &m->grps[gi];
+    int64_t first = m->unit0[gi], last = m->unit0[gi + 1] - 1;
+    int32_t lo = u == first ? 0 : c->cur[u - 1];
+    if (u == first) {
+        for (int32_t k = 0; k < m->n_sym; k++) {
+            const zel_sym *y = &m->sym[k];
+            int inv = 1;
+            for (int32_t i = 0; i < y->s && inv; i++)
+                inv = c->L[y->a + i] == c->L[y->a + y->s + i] &&
+                      c->H[y->a + i] == c->H[y->a + y->s + i];
+            c->inv[(size_t)gi * (size_t)m->n_sym + (size_t)k] = (uint8_t)inv;
+        }
+    }
+    zel_rmq_build(&c->rl, c->L);
+    zel_rmq_build(&c->rh, c->H);
+    if (!node_bound(c, u, gi, lo)) return;
+
+    // Children: options >= lo that fit, best first.
+    double lim = cap_of(c);
+    size_t base = c->cs_n;
+    if (c->cs_cap - c->cs_n < (size_t)G->n_opts) {
+        size_t nc = c->cs_cap * 2 + (size_t)G->n_opts;
+        cand *ns = realloc(c->cs, sizeof(cand) * nc);
+        if (!ns) {
+            c->oom = c->stop = 1;
+            return;
+        }
+        c->cs = ns, c->cs_cap = nc;
+    }
+    for (int32_t j = lo; j < G->n_opts; j++) {
+        const zel_opt *o = &G->opts[j];
+        if (zel_rmq_max(&c->rh, o->start, o->degree) + o->mem > m->mem_cap) continue;
+        double e = zel_rmq_max(&c->rl, o->start, o->degree) + o->time;
+        if (!fits(c, e, lim)) continue;
+        c->cs[c->cs_n++] = (cand){e, o->area, j, c->phase == 2 ? o->split : 0};
+    }
+    size_t n = c->cs_n - base;
+    qsort(c->cs + base, n, sizeof(cand), cand_cmp);
+    for (size_t i = 0; i < n && !c->stop; i++) {
+        cand cd = c->cs[base + i];
+        if (!fits(c, cd.k1, cap_of(c))) {
+            if (c->phase == 1) break;  // sorted by e: the rest do not fit the new incumbent
+            continue;
+        }
+        const zel_opt *o = &G->opts[cd.o];
+        c->cur[u] = cd.o;
+        if (u == last && m->n_sym) {
+            int ok = 1;
+            for (int32_t k = 0; k < m->n_sym && ok; k++)
+                if (c->inv[(size_t)gi * (size_t)m->n_sym + (size_t)k])
+                    ok = canonical(c, &m->sym[k], gi, c->cur + first, last - first + 1);
+            if (!ok) continue;
+        }
+        apply(c, o, 1);
+        node(c, u + 1);
+        apply(c, o, -1);
+        if (c->phase == 2 && c->kcur >= c->best->K) break;
+    }
+    c->cs_n = base;
+}
+
+static zg_status run(const zel_model *m, int phase, double tcap, zel_sol *best,
+                     const zel_limits *lim, zel_stats *st, zg_error *err) {
+    int32_t N = m->n_ranks;
+    bb c;
+    memset(&c, 0, sizeof c);
+    c.m = m, c.phase = phase, c.tcap = tcap, c.best = best;
+    c.max_nodes = lim ? lim->max_nodes : 0;
+    c.time_limit = lim ? lim->time_limit_s : 0;
+    c.t0 = zg_time_now();
+    int64_t maxc = 1;
+    for (int32_t i = 0; i < m->n_grps; i++)
+        if (m->grps[i].count > maxc) maxc = m->grps[i].count;
+    int32_t levels = zel_rmq_levels(N > 0 ? N : 1);
+    size_t tsz = (size_t)levels * (size_t)N;
+    double *buf = malloc(sizeof(double) * (2 * tsz + 2 * (size_t)N + 1));
+    int32_t *lg = malloc(sizeof(int32_t) * (size_t)(N + 1));
+    c.cur = malloc(sizeof(int32_t) * (size_t)(m->n_units + 1));
+    c.tmp = malloc(sizeof(int32_t) * (size_t)maxc);
+    c.inv = calloc((size_t)m->n_grps * (size_t)m->n_sym + 1, 1);
+    if (!buf || !lg || !c.cur || !c.tmp || !c.inv) {
+        free(buf), free(lg), free(c.cur), free(c.tmp), free(c.inv);
+        return zg_error_set(err, ZG_ERR_NOMEM, "zellige: out of memory in the exact search");
+    }
+    c.rl = (zel_rmq){N, levels, buf, lg};
+    c.rh = (zel_rmq){N, levels, buf + tsz, lg};
+    zel_rmq_init_log(&c.rl);
+    c.L = buf + 2 * tsz;
+    c.H = c.L + N;
+    memcpy(c.L, m->base_load, sizeof(double) * (size_t)N);
+    memcpy(c.H, m->base_mem, sizeof(double) * (size_t)N);
+    for (int32_t r = 0; r < N; r++) c.sumL += m->base_load[r];
+    node(&c, 0);
+    free(buf), free(lg), free(c.cur), free(c.tmp), free(c.inv), free(c.cs);
+    if (c.oom) return zg_error_set(err, ZG_ERR_NOMEM, "zellige: out of memory in the search");
+    if (st) {
+        st->nodes = c.nodes;
+        st->complete = !c.stop;
+        st->seconds = zg_time_now() - c.t0;
+    }
+    return ZG_OK;
+}
+
+zg_status zel_solve_minmax(const zel_model *m, zel_sol *best, const zel_limits *lim,
+                           zel_stats *st, zg_error *err) {
+    zel_stats s = {0};
+    zg_status rc = run(m, 1, 0, best, lim, &s, err);
+    if (rc) return rc;
+    double root = zel_model_lower_bound(m);
+    s.lb = s.complete ? best->T : root;
+    if (s.complete && best->T == INFINITY) s.lb = INFINITY;  // proven infeasible
+    if (s.lb > best->T) s.lb = best->T;
+    if (st) *st = s;
+    return ZG_OK;
+}
+
+zg_status zel_solve_minsplit(const zel_model *m, double tcap, zel_sol *best,
+                             const zel_limits *lim, zel_stats *st, zg_error *err) {
+    zel_stats s = {0};
+    zg_status rc = run(m, 2, tcap, best, lim, &s, err);
+    if (rc) return rc;
+    s.lb = s.complete ? (double)best->K : 0;
+    if (st) *st = s;
+    return ZG_OK;
+}

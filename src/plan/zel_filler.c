@@ -1,0 +1,211 @@
+// zel_filler.c — stage 2 of the Zellige planner (reference §5.3): fillers whole, in descending
+// whole price, each to the memory-feasible rank maximising
+//     min( (F - C_r - p_s) / F , (M_cap - M_r - m_s) / M_cap ),   F = sum of all whole prices / N
+// (ties: the lowest rank). Beyond the paper: a filler with no memory-feasible whole rank takes
+// its memory-feasible option with the lowest resulting block load (instead of failing), and a
+// deterministic repair pass then moves or swaps fillers off the most loaded rank while that
+// strictly lowers the pair's maximum.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/zel_internal.h"
+
+typedef struct funit {
+    int64_t seq;
+    int32_t g;
+    int32_t rank;   // -1 when placed split (not moved by the repair)
+    double time, mem;
+} funit;
+
+static int grp_desc(const void *pa, const void *pb, void *ctx) {
+    const zg_problem *pr = ctx;
+    int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
+    double x = pr->groups[a].whole_time, y = pr->groups[b].whole_time;
+    if (x != y) return x > y ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
+static void repair(const zg_problem *pr, funit *u, int64_t n, double *L, double *H,
+                   int32_t *choice) {
+    int32_t N = pr->world_size;
+    double cap = pr->mem_cap;
+    int64_t iters = 2 * n + N;
+    int64_t *on_hi = malloc(sizeof(int64_t) * 2 * (size_t)(n + 1));
+    int32_t *wt = malloc(sizeof(int32_t) * (size_t)pr->n_groups * (size_t)N);
+    if (!on_hi || !wt) {  // the repair is an optional improvement
+        free(on_hi), free(wt);
+        return;
+    }
+    for (int32_t g = 0; g < pr->n_groups; g++) {
+        for (int32_t r = 0; r < N; r++) wt[(size_t)g * N + r] = -1;
+        const zg_group *G = &pr->groups[g];
+        for (int32_t j = G->n_opts - 1; j >= 0; j--)  // first whole option per rank wins
+            if (zg_config_is_whole(G->opts[j].config) && G->opts[j].start >= 0 &&
+                G->opts[j].start < N)
+                wt[(size_t)g * N + G->opts[j].start] = j;
+    }
+#define whole_ok(pr_, g_, r_) (wt[(size_t)(g_) * N + (r_)] >= 0)
+    int64_t *on_lo = on_hi + n + 1;
+    while (iters-- > 0) {
+        int32_t hi = 0, lo = 0;
+        for (int32_t r = 1; r < N; r++) {
+            if (L[r] > L[hi]) hi = r;
+            if (L[r] < L[lo]) lo = r;
+        }
+        if (hi == lo) break;
+        double cur = L[hi];
+        int64_t bi = -1, bj = -1, nh = 0, nl = 0;
+        double bnew = cur;
+        for (int64_t i = 0; i < n; i++) {  // units on the two ranks
+            if (u[i].rank == hi) on_hi[nh++] = i;
+            if (u[i].rank == lo) on_lo[nl++] = i;
+        }
+        for (int64_t x = 0; x < nh; x++) {  // move a filler hi -> lo
+            int64_t i = on_hi[x];
+            if (!whole_ok(pr, u[i].g, lo) || H[lo] + u[i].mem > cap) continue;
+            double a = L[hi] - u[i].time, b = L[lo] + u[i].time;
+            double mx = a > b ? a : b;
+            if (mx < bnew * (1 - 1e-12)) bnew = mx, bi = i, bj = -1;
+        }
+        for (int64_t x = 0; x < nh; x++) {  // swap a (on hi) with b (on lo), a heavier
+            int64_t i = on_hi[x];
+            if (!whole_ok(pr, u[i].g, lo)) continue;
+            for (int64_t y = 0; y < nl; y++) {
+                int64_t j = on_lo[y];
+                if (u[j].time >= u[i].time || !whole_ok(pr, u[j].g, hi)) continue;
+                if (H[lo] - u[j].mem + u[i].mem > cap || H[hi] - u[i].mem + u[j].mem > cap)
+                    continue;
+                double a = L[hi] - u[i].time + u[j].time, b = L[lo] - u[j].time + u[i].time;
+                double mx = a > b ? a : b;
+                if (mx < bnew * (1 - 1e-12)) bnew = mx, bi = i, bj = j;
+            }
+        }
+        if (bi < 0) break;
+        funit *a = &u[bi];
+        L[hi] -= a->time, H[hi] -= a->mem, L[lo] += a->time, H[lo] += a->mem;
+        a->rank = lo;
+        choice[a->seq] = wt[(size_t)a->g * N + lo];
+        if (bj >= 0) {
+            funit *b = &u[bj];
+            L[lo] -= b->time, H[lo] -= b->mem, L[hi] += b->time, H[hi] += b->mem;
+            b->rank = hi;
+            choice[b->seq] = wt[(size_t)b->g * N + hi];
+        }
+    }
+#undef whole_ok
+    free(on_hi), free(wt);
+}
+
+// mode 0: the paper's rule; mode 1: memory first (the rank with the most memory left after
+// placement), used when mode 0 runs out of memory on a memory-tight batch.
+static zg_status place(const zg_problem *pr, const zg_batch *b, const int32_t *fill,
+                       int32_t n_fill, double *L, double *H, int32_t *choice, int mode,
+                       zg_error *err) {
+    int32_t N = pr->world_size;
+    double cap = pr->mem_cap;
+    double F = 0;
+    for (int32_t g = 0; g < pr->n_groups; g++)
+        F += (double)pr->groups[g].count * pr->groups[g].whole_time;
+    F /= N;
+    int32_t *order = zg_calloc((size_t)(n_fill > 0 ? n_fill : 1), sizeof(int32_t), err);
+    if (!order) return ZG_ERR_NOMEM;
+    if (n_fill) memcpy(order, fill, sizeof(int32_t) * (size_t)n_fill);
+    zg_status st = zg_sort_stable(order, (size_t)n_fill, sizeof *order, grp_desc, (void *)pr, err);
+    int64_t n_units = 0;
+    for (int32_t i = 0; i < n_fill; i++) n_units += pr->groups[fill[i]].count;
+    funit *u = st ? NULL : zg_calloc((size_t)(n_units > 0 ? n_units : 1), sizeof(funit), err);
+    int32_t *wopt = st || !u ? NULL : zg_calloc((size_t)N, sizeof(int32_t), err);
+    if (st || !u || !wopt) {
+        free(order), free(u);
+        return st ? st : ZG_ERR_NOMEM;
+    }
+    int64_t k = 0;
+    for (int32_t i = 0; i < n_fill && !st; i++) {
+        const zg_group *G = &pr->groups[order[i]];
+        for (int32_t r = 0; r < N; r++) wopt[r] = -1;
+        for (int32_t j = 0; j < G->n_opts; j++) {
+            const zg_option *o = &G->opts[j];
+            if (zg_config_is_whole(o->config) && o->start >= 0 && o->start < N &&
+                wopt[o->start] < 0)
+                wopt[o->start] = j;
+        }
+        for (int64_t m = 0; m < G->count; m++) {
+            int64_t seq = G->members[m];
+            int32_t best = -1;
+            double bs = -INFINITY;
+            for (int32_t r = 0; r < N; r++) {
+                if (wopt[r] < 0) continue;
+                const zg_option *o = &G->opts[wopt[r]];
+                if (cap - H[r] < o->mem) continue;
+                double rc = (F - L[r] - o->time) / F, rm = (cap - H[r] - o->mem) / cap;
+                double s = mode ? rm : (rc < rm ? rc : rm);
+                if (s > bs) bs = s, best = r;
+            }
+            funit *fu = &u[k++];
+            fu->seq = seq, fu->g = order[i];
+            if (best >= 0) {
+                const zg_option *o = &G->opts[wopt[best]];
+                L[best] += o->time, H[best] += o->mem;
+                fu->rank = best, fu->time = o->time, fu->mem = o->mem;
+                choice[seq] = wopt[best];
+                continue;
+            }
+            // no whole rank has the memory: the best-fitting split option
+            int32_t bj = -1;
+            double be = INFINITY;
+            for (int32_t j = 0; j < G->n_opts; j++) {
+                const zg_option *o = &G->opts[j];
+                int32_t d = zg_option_degree(o);
+                double e = 0;
+                int ok = 1;
+                for (int32_t r = o->start; r < o->start + d && ok; r++) {
+                    if (H[r] + o->mem > cap) ok = 0;
+                    if (L[r] > e) e = L[r];
+                }
+                if (ok && e + o->time < be) be = e + o->time, bj = j;
+            }
+            if (bj < 0) {
+                const zg_seq *s = b ? &b->seqs[seq] : NULL;
+                st = zg_error_set(err, ZG_ERR_INFEASIBLE,
+                                  "zellige: filler sequence %lld (%lld tokens) fits on no rank: "
+                                  "every option needs more memory than the ranks have left "
+                                  "after the anchors (cap %.3g GiB); lower the load per rank",
+                                  (long long)(s ? s->id : seq), (long long)G->tokens,
+                                  cap / 1073741824.0);
+                break;
+            }
+            const zg_option *o = &G->opts[bj];
+            for (int32_t r = o->start; r < o->start + zg_option_degree(o); r++)
+                L[r] += o->time, H[r] += o->mem;
+            fu->rank = -1;
+            choice[seq] = bj;
+        }
+    }
+    if (!st) repair(pr, u, k, L, H, choice);
+    free(order), free(u), free(wopt);
+    return st;
+}
+
+zg_status zel_filler_place(const zg_problem *pr, const zg_batch *b, const int32_t *fill,
+                           int32_t n_fill, double *L, double *H, int32_t *choice,
+                           zg_error *err) {
+    int32_t N = pr->world_size;
+    double *save = zg_calloc(2 * (size_t)N, sizeof(double), err);
+    if (!save) return ZG_ERR_NOMEM;
+    memcpy(save, L, sizeof(double) * (size_t)N);
+    memcpy(save + N, H, sizeof(double) * (size_t)N);
+    zg_status st = place(pr, b, fill, n_fill, L, H, choice, 0, err);
+    if (st == ZG_ERR_INFEASIBLE) {
+        memcpy(L, save, sizeof(double) * (size_t)N);
+        memcpy(H, save + N, sizeof(double) * (size_t)N);
+        zg_error e2;
+        if (place(pr, b, fill, n_fill, L, H, choice, 1, &e2) == ZG_OK) {
+            zg_log(ZG_LOG_INFO, "zellige: fillers placed memory-first (%s)", err->msg);
+            zg_error_clear(err);
+            st = ZG_OK;
+        }
+    }
+    free(save);
+    return st;
+}

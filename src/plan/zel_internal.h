@@ -1,0 +1,194 @@
+// zel_internal.h — internals of the Zellige planner (policy_zellige.c) and the exact joint
+// reference (policy_joint.c). Not a public header; docs/planner-zellige.md explains the method.
+//
+// The exact solver works on a "min-max model" (zel_model): a subset of the problem's ECF groups
+// (solver-equivalent sequences collapsed into counts) on top of fixed per-rank ledgers. A
+// solution assigns one option to every unit (sequence) of every group; units of a group are
+// interchangeable, so the search only visits non-decreasing option indices inside a group,
+// which is exactly an enumeration of the ECF count vectors u_{g,o}.
+#ifndef ZG_ZEL_INTERNAL_H
+#define ZG_ZEL_INTERNAL_H
+
+#include "plan/plan.h"
+
+// Relative tolerance of "strictly better" in the exact search: a plan is reported optimal when
+// no plan with a makespan below (1 - ZEL_REL_TOL) * best exists.
+#define ZEL_REL_TOL 1e-9
+
+// ---- catalog cut (zel_cut.c) ------------------------------------------------------------------
+
+// 2-cluster split of ascending prices w[0..n) in log space (1-D k-means / Jenks with two
+// classes): returns k* in 1..n-1 (w[0..k*) are fillers), ties -> smallest k; 0 if n < 2 or the
+// prices are all equal (no cut).
+int32_t zel_cut_index(const double *w, int32_t n);
+
+// The anchor threshold in seconds of whole price: a group is a filler iff its whole price is
+// <= *thr (and it has a whole option). Over the catalog buckets' whole prices when ctx->catalog
+// is set, else over the problem's distinct whole prices; opts.anchor_cut_s > 0 overrides.
+// *thr = -1 means "everything is an anchor" (fewer than two distinct prices).
+zg_status zel_cut_threshold(const zg_plan_ctx *ctx, const zg_problem *pr, double *thr,
+                            zg_error *err);
+
+// ---- the min-max model and its exact solver (zel_model.c, zel_bb.c) ---------------------------
+
+typedef struct zel_opt {
+    int32_t src;     // index into zg_group.opts
+    int32_t start;   // rank block [start, start + degree)
+    int32_t degree;
+    int32_t split;   // degree > 1
+    double time;     // per participating rank
+    double mem;
+    double area;     // time * degree
+} zel_opt;
+
+typedef struct zel_grp {
+    int32_t g;        // index into zg_problem.groups
+    int64_t count;    // units (sequences) in the group
+    int32_t n_opts;
+    zel_opt *opts;    // whole options first (by start), then by degree, start, time, mem
+    int32_t n_whole;  // opts[0 .. n_whole) have degree 1
+    double min_area;
+    int32_t n_blocks; // distinct rank blocks; block b holds opts[blk[b] .. blk[b+1]) (time asc)
+    int32_t *blk;     // n_blocks + 1
+} zel_grp;
+
+// A rank-tile swap (X = [a, a+s), Y = [a+s, a+2s)) that maps every option of every group to an
+// option with the same time, memory and split flag: a symmetry of the model.
+typedef struct zel_sym {
+    int32_t a, s;
+    int32_t **map;  // map[grp][opt] -> opt
+} zel_sym;
+
+typedef struct zel_model {
+    int32_t n_ranks;
+    double mem_cap;
+    int32_t n_grps;
+    zel_grp *grps;
+    int64_t n_units;
+    int64_t *unit0;       // n_grps + 1: first unit of each group
+    int32_t *grp_of;      // n_units: group of each unit
+    double *base_load;    // n_ranks: fixed load under the model (seconds)
+    double *base_mem;     // n_ranks: fixed memory (bytes, excluding mem_base)
+    // Fluid work still to come (the fillers' total whole time, seconds): the objective is
+    // max(max_r load_r, (sum_r load_r + extra_area) / N). 0 = the paper's stage 1 (max load).
+    double extra_area;
+    int32_t n_sym;
+    zel_sym *sym;
+    zg_arena arena;
+} zel_model;
+
+// Builds the model of groups grp_idx[0..n) of pr (in that order) over ledgers base_load /
+// base_mem (NULL = zeros). Options are Pareto-pruned per rank block (time, mem); symmetries are
+// detected for world sizes <= 64.
+zg_status zel_model_build(const zg_problem *pr, const int32_t *grp_idx, int32_t n,
+                          const double *base_load, const double *base_mem, zel_model *m,
+                          zg_error *err);
+void zel_model_free(zel_model *m);
+
+typedef struct zel_sol {
+    int32_t *opt;  // n_units option indices (into the unit's zel_grp.opts)
+    double T;      // objective: max(max rank load, (total load + extra_area) / N)
+    int64_t K;     // split units
+} zel_sol;
+
+zg_status zel_sol_alloc(const zel_model *m, zel_sol *s, zg_error *err);
+void zel_sol_free(zel_sol *s);
+void zel_sol_copy(const zel_model *m, zel_sol *dst, const zel_sol *src);
+// Loads of a solution (L, H: n_ranks, may be NULL) and its T and K; returns 0 if a rank's memory
+// is over the cap.
+int zel_sol_eval(const zel_model *m, const int32_t *opt, double *L, double *H, double *T,
+                 int64_t *K);
+// Puts a solution into ECF canonical form (option indices sorted inside each group).
+void zel_sol_canon(const zel_model *m, zel_sol *s);
+
+// Root lower bound on the model's makespan: max of the fixed loads, every group's cheapest
+// reachable option, and the area (LP) bound restricted to options no taller than T.
+double zel_model_lower_bound(const zel_model *m);
+
+// Greedy incumbent: units in group order; each takes the smallest-area option that keeps its
+// block under a target, else the option with the lowest resulting block maximum; the best over
+// a ladder of targets above `lb`. Returns 0 if no memory-feasible assignment was found.
+int zel_heuristic(const zel_model *m, double lb, zel_sol *out);
+
+typedef struct zel_limits {
+    int64_t max_nodes;    // 0 = no limit
+    double time_limit_s;  // 0 = no limit (time limits make results timing-dependent)
+} zel_limits;
+
+typedef struct zel_stats {
+    int64_t nodes;
+    int32_t complete;     // 1: the search finished (the result is proven optimal)
+    double lb;            // proven lower bound on the objective (T for minmax, K for minsplit)
+    double seconds;
+} zel_stats;
+
+// Exact min max-load: improves *best (in: a feasible incumbent with T set, or T = INFINITY and
+// K = 0 for none) by depth-first branch-and-bound over ECF counts. stats->complete = 1 means no
+// solution with T < (1 - ZEL_REL_TOL) * best->T exists.
+zg_status zel_solve_minmax(const zel_model *m, zel_sol *best, const zel_limits *lim,
+                           zel_stats *stats, zg_error *err);
+// Exact min #split units subject to every rank load <= tcap (in: *best a feasible solution).
+zg_status zel_solve_minsplit(const zel_model *m, double tcap, zel_sol *best,
+                             const zel_limits *lim, zel_stats *stats, zg_error *err);
+
+// ---- stages and decode (zel_anchor.c, zel_filler.c, zel_decode.c) -----------------------------
+
+typedef struct zel_stage1 {
+    double T;            // optimal max anchor load (or best found)
+    double lb;           // proven lower bound on it
+    int32_t optimal;     // 1: T proven optimal and K proven minimal within (1+eps) T
+    int64_t K;           // split anchors
+    int64_t nodes;
+    double seconds;
+} zel_stage1;
+
+// Lexicographic stage 1 on model m: min T, then min K within (1 + eps) T. warm (may be NULL)
+// is a candidate incumbent (option per unit, -1 = unknown). Result in *sol.
+zg_status zel_anchor_solve(const zel_model *m, double eps, const zel_limits *lim,
+                           const int32_t *warm, zel_sol *sol, zel_stage1 *st, zg_error *err);
+
+// Per-sequence choice: the option (index into its zg_group.opts) of every batch index.
+// Stage 2: whole fillers on top of ledgers L/H (n_ranks, updated in place), §5.3 rule, then a
+// deterministic local repair of the worst rank. fill[] lists filler group indices (any order;
+// processed by descending whole price). choice[seq] is set for their members.
+// b (may be NULL) names sequences in errors.
+zg_status zel_filler_place(const zg_problem *pr, const zg_batch *b, const int32_t *fill,
+                           int32_t n_fill, double *L, double *H, int32_t *choice,
+                           zg_error *err);
+
+// Writes the units of model m's solution into choice[] (members ascending get the group's
+// options in canonical order).
+void zel_sol_to_choice(const zel_model *m, const zg_problem *pr, const zel_sol *s,
+                       int32_t *choice);
+
+// Builds the plan from choice[] (every batch sequence has an option). Sets policy name.
+zg_status zel_decode(const zg_problem *pr, const zg_batch *b, const int32_t *choice,
+                     const char *policy, zg_plan *out, zg_error *err);
+
+// Per-rank loads (L, H: world_size, may be NULL) and the makespan of a full choice.
+double zel_choice_makespan(const zg_problem *pr, const int32_t *choice, double *L, double *H);
+
+// ---- the two-stage planner as a function (zel_plan.c), shared by zellige and joint --------------
+
+typedef struct zel_result {
+    int32_t *choice;      // n_seqs options (caller frees)
+    double makespan;
+    double cut;           // anchor threshold used (-1: all anchors)
+    int32_t n_anchor_groups, n_filler_groups;
+    int64_t n_anchors;
+    zel_stage1 st1;
+    double anchor_ms, filler_ms;
+} zel_result;
+
+// warm (may be NULL): the previous step's anchor choices, updated with this step's. res->choice
+// is malloc'ed (caller frees). b names sequences in errors.
+typedef struct zel_warm zel_warm;
+zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_batch *b,
+                        zel_warm *warm, zel_result *res, zg_error *err);
+
+// Warm start: remembers, per (tokens, bucket) anchor group, the multiset of (config, start)
+// options chosen at the previous step and proposes it as an incumbent for the next step.
+zel_warm *zel_warm_new(void);
+void zel_warm_free(zel_warm *w);
+
+#endif

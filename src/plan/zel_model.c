@@ -1,0 +1,398 @@
+// zel_model.c — the min-max model of the Zellige exact solver: ECF groups with Pareto-pruned
+// options, rank-tile symmetries, solution helpers, the root lower bound and the greedy incumbent.
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/zel_internal.h"
+#include "plan/zel_rmq.h"
+
+static int opt_cmp(const void *pa, const void *pb) {
+    const zel_opt *a = pa, *b = pb;
+    if (a->degree != b->degree) return a->degree < b->degree ? -1 : 1;
+    if (a->start != b->start) return a->start < b->start ? -1 : 1;
+    if (a->time != b->time) return a->time < b->time ? -1 : 1;
+    if (a->mem != b->mem) return a->mem < b->mem ? -1 : 1;
+    return (a->src > b->src) - (a->src < b->src);
+}
+
+// Finds the option of G with block (start, degree) and exactly this time and memory.
+static int32_t find_opt(const zel_grp *G, int32_t start, int32_t degree, double time, double mem) {
+    int32_t lo = 0, hi = G->n_opts;
+    zel_opt key = {0, start, degree, 0, time, mem, 0};
+    while (lo < hi) {  // first option >= key, ignoring src
+        int32_t mid = (lo + hi) / 2;
+        zel_opt probe = G->opts[mid];
+        probe.src = 0;
+        if (opt_cmp(&probe, &key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < G->n_opts) {
+        const zel_opt *o = &G->opts[lo];
+        if (o->start == start && o->degree == degree && o->time == time && o->mem == mem) return lo;
+    }
+    return -1;
+}
+
+// Is the swap of X = [a, a+s) and Y = [a+s, a+2s) a symmetry of group G? Fills map.
+static int sym_check(const zel_grp *G, int32_t a, int32_t s, int32_t *map) {
+    for (int32_t i = 0; i < G->n_opts; i++) {
+        const zel_opt *o = &G->opts[i];
+        int32_t b0 = o->start, b1 = o->start + o->degree;
+        if (b1 <= a || b0 >= a + 2 * s || (b0 <= a && b1 >= a + 2 * s)) {
+            map[i] = i;
+        } else if (b0 >= a && b1 <= a + s) {
+            map[i] = find_opt(G, b0 + s, o->degree, o->time, o->mem);
+            if (map[i] < 0) return 0;
+        } else if (b0 >= a + s && b1 <= a + 2 * s) {
+            map[i] = find_opt(G, b0 - s, o->degree, o->time, o->mem);
+            if (map[i] < 0) return 0;
+        } else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static zg_status oom(zg_error *err) {
+    return zg_error_set(err, ZG_ERR_NOMEM, "zellige: out of memory building the solver model");
+}
+
+zg_status zel_model_build(const zg_problem *pr, const int32_t *grp_idx, int32_t n,
+                          const double *base_load, const double *base_mem, zel_model *m,
+                          zg_error *err) {
+    memset(m, 0, sizeof *m);
+    zg_arena_init(&m->arena, 1 << 16);
+    int32_t N = pr->world_size;
+    m->n_ranks = N;
+    m->mem_cap = pr->mem_cap;
+    m->n_grps = n;
+    m->grps = zg_arena_alloc(&m->arena, sizeof(zel_grp) * (size_t)(n > 0 ? n : 1));
+    m->unit0 = zg_arena_alloc(&m->arena, sizeof(int64_t) * (size_t)(n + 1));
+    m->base_load = zg_arena_alloc(&m->arena, sizeof(double) * (size_t)N);
+    m->base_mem = zg_arena_alloc(&m->arena, sizeof(double) * (size_t)N);
+    if (!m->grps || !m->unit0 || !m->base_load || !m->base_mem) return oom(err);
+    for (int32_t r = 0; r < N; r++) {
+        m->base_load[r] = base_load ? base_load[r] : 0.0;
+        m->base_mem[r] = base_mem ? base_mem[r] : 0.0;
+    }
+    int64_t units = 0;
+    for (int32_t i = 0; i < n; i++) {
+        const zg_group *g = &pr->groups[grp_idx[i]];
+        zel_grp *G = &m->grps[i];
+        G->g = grp_idx[i];
+        G->count = g->count;
+        m->unit0[i] = units;
+        units += g->count;
+        zel_opt *tmp = malloc(sizeof(zel_opt) * (size_t)(g->n_opts > 0 ? g->n_opts : 1));
+        if (!tmp) return oom(err);
+        int32_t k = 0;
+        for (int32_t j = 0; j < g->n_opts; j++) {
+            const zg_option *o = &g->opts[j];
+            int32_t d = zg_option_degree(o);
+            if (d < 1 || o->start < 0 || o->start + d > N) continue;  // not on this world
+            if (o->mem > pr->mem_cap) continue;
+            tmp[k++] = (zel_opt){j, o->start, d, d > 1, o->time, o->mem, o->time * d};
+        }
+        qsort(tmp, (size_t)k, sizeof *tmp, opt_cmp);
+        // Pareto front per block: sorted by time then mem, keep strictly decreasing mem.
+        G->opts = zg_arena_alloc(&m->arena, sizeof(zel_opt) * (size_t)(k > 0 ? k : 1));
+        if (!G->opts) {
+            free(tmp);
+            return oom(err);
+        }
+        int32_t kept = 0;
+        double best_mem = INFINITY;
+        for (int32_t j = 0; j < k; j++) {
+            if (j == 0 || tmp[j].start != tmp[j - 1].start || tmp[j].degree != tmp[j - 1].degree)
+                best_mem = INFINITY;
+            if (tmp[j].mem < best_mem) {
+                G->opts[kept++] = tmp[j];
+                best_mem = tmp[j].mem;
+            }
+        }
+        free(tmp);
+        G->n_opts = kept;
+        G->blk = zg_arena_alloc(&m->arena, sizeof(int32_t) * (size_t)(kept + 1));
+        if (!G->blk) return oom(err);
+        G->n_blocks = 0;
+        for (int32_t j = 0; j < kept; j++)
+            if (j == 0 || G->opts[j].start != G->opts[j - 1].start ||
+                G->opts[j].degree != G->opts[j - 1].degree)
+                G->blk[G->n_blocks++] = j;
+        G->blk[G->n_blocks] = kept;
+        G->n_whole = 0;
+        G->min_area = INFINITY;
+        for (int32_t j = 0; j < kept; j++) {
+            if (G->opts[j].degree == 1) G->n_whole = j + 1;
+            if (G->opts[j].area < G->min_area) G->min_area = G->opts[j].area;
+        }
+    }
+    m->unit0[n] = units;
+    m->n_units = units;
+    m->grp_of = zg_arena_alloc(&m->arena, sizeof(int32_t) * (size_t)(units > 0 ? units : 1));
+    if (!m->grp_of) return oom(err);
+    for (int32_t i = 0; i < n; i++)
+        for (int64_t u = m->unit0[i]; u < m->unit0[i + 1]; u++) m->grp_of[u] = i;
+
+    // Rank-tile symmetries (small worlds only: detection is O(world * options)).
+    if (N <= 64 && n > 0) {
+        int32_t cap_sym = 2 * N;
+        m->sym = zg_arena_alloc(&m->arena, sizeof(zel_sym) * (size_t)cap_sym);
+        if (!m->sym) return oom(err);
+        for (int32_t s = 1; 2 * s <= N; s *= 2) {
+            for (int32_t a = 0; a + 2 * s <= N; a += s) {
+                zel_sym *y = &m->sym[m->n_sym];
+                y->a = a;
+                y->s = s;
+                y->map = zg_arena_alloc(&m->arena, sizeof(int32_t *) * (size_t)n);
+                if (!y->map) return oom(err);
+                int ok = 1;
+                for (int32_t i = 0; i < n && ok; i++) {
+                    y->map[i] = zg_arena_alloc(
+                        &m->arena, sizeof(int32_t) * (size_t)(m->grps[i].n_opts + 1));
+                    if (!y->map[i]) return oom(err);
+                    ok = sym_check(&m->grps[i], a, s, y->map[i]);
+                }
+                if (ok && m->n_sym < cap_sym) m->n_sym++;
+            }
+        }
+    }
+    return ZG_OK;
+}
+
+void zel_model_free(zel_model *m) {
+    zg_arena_free(&m->arena);
+    memset(m, 0, sizeof *m);
+}
+
+zg_status zel_sol_alloc(const zel_model *m, zel_sol *s, zg_error *err) {
+    s->opt = zg_calloc((size_t)(m->n_units > 0 ? m->n_units : 1), sizeof(int32_t), err);
+    s->T = INFINITY;
+    s->K = 0;
+    return s->opt ? ZG_OK : ZG_ERR_NOMEM;
+}
+
+void zel_sol_free(zel_sol *s) {
+    free(s->opt);
+    s->opt = NULL;
+}
+
+void zel_sol_copy(const zel_model *m, zel_sol *dst, const zel_sol *src) {
+    if (m->n_units > 0) memcpy(dst->opt, src->opt, sizeof(int32_t) * (size_t)m->n_units);
+    dst->T = src->T;
+    dst->K = src->K;
+}
+
+int zel_sol_eval(const zel_model *m, const int32_t *opt, double *L, double *H, double *T,
+                 int64_t *K) {
+    int32_t N = m->n_ranks;
+    double *l = L, *h = H, *own = NULL;
+    if (!l || !h) {
+        own = malloc(sizeof(double) * 2 * (size_t)N);
+        if (!own) return 0;
+        if (!l) l = own;
+        if (!h) h = own + N;
+    }
+    memcpy(l, m->base_load, sizeof(double) * (size_t)N);
+    memcpy(h, m->base_mem, sizeof(double) * (size_t)N);
+    int64_t k = 0;
+    for (int64_t u = 0; u < m->n_units; u++) {
+        const zel_opt *o = &m->grps[m->grp_of[u]].opts[opt[u]];
+        for (int32_t r = o->start; r < o->start + o->degree; r++) {
+            l[r] += o->time;
+            h[r] += o->mem;
+        }
+        k += o->split;
+    }
+    double t = 0, sum = m->extra_area;
+    int ok = 1;
+    for (int32_t r = 0; r < N; r++) {
+        if (l[r] > t) t = l[r];
+        sum += l[r];
+        if (h[r] > m->mem_cap) ok = 0;
+    }
+    if (sum / N > t) t = sum / N;
+    if (T) *T = t;
+    if (K) *K = k;
+    free(own);
+    return ok;
+}
+
+static int i32_cmp(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+void zel_sol_canon(const zel_model *m, zel_sol *s) {
+    for (int32_t i = 0; i < m->n_grps; i++)
+        qsort(s->opt + m->unit0[i], (size_t)(m->unit0[i + 1] - m->unit0[i]), sizeof(int32_t),
+              i32_cmp);
+}
+
+// ---- lower bound ------------------------------------------------------------------------------
+
+typedef struct bp {
+    double e, area;
+    int32_t g;
+} bp;
+
+static int bp_cmp(const void *pa, const void *pb) {
+    const bp *a = pa, *b = pb;
+    if (a->e != b->e) return a->e < b->e ? -1 : 1;
+    return (a->g > b->g) - (a->g < b->g);
+}
+
+// Shared with zel_bb.c through zel_model_lower_bound only.
+double zel_model_lower_bound(const zel_model *m) {
+    int32_t N = m->n_ranks;
+    double lb = 0, sum = m->extra_area;
+    for (int32_t r = 0; r < N; r++) {
+        if (m->base_load[r] > lb) lb = m->base_load[r];
+        sum += m->base_load[r];
+    }
+    if (N > 0 && sum / N > lb) lb = sum / N;
+    if (m->n_grps == 0 || N == 0) return lb;
+    zel_rmq rl = {N, zel_rmq_levels(N), NULL, NULL}, rh = rl;
+    size_t tsz = (size_t)rl.levels * (size_t)N;
+    size_t n_bp = 0;
+    for (int32_t i = 0; i < m->n_grps; i++) n_bp += (size_t)m->grps[i].n_opts;
+    double *tables = malloc(sizeof(double) * 2 * tsz);
+    int32_t *lg = malloc(sizeof(int32_t) * (size_t)(N + 1));
+    bp *pts = malloc(sizeof(bp) * (n_bp + 1));
+    double *garea = malloc(sizeof(double) * (size_t)m->n_grps);
+    if (!tables || !lg || !pts || !garea) {
+        free(tables), free(lg), free(pts), free(garea);
+        return lb;  // a weaker (still valid) bound
+    }
+    rl.t = tables, rh.t = tables + tsz, rl.log2 = rh.log2 = lg;
+    zel_rmq_init_log(&rl);
+    zel_rmq_build(&rl, m->base_load);
+    zel_rmq_build(&rh, m->base_mem);
+    size_t k = 0;
+    for (int32_t i = 0; i < m->n_grps; i++) {
+        const zel_grp *G = &m->grps[i];
+        garea[i] = INFINITY;
+        for (int32_t j = 0; j < G->n_opts; j++) {
+            const zel_opt *o = &G->opts[j];
+            if (zel_rmq_max(&rh, o->start, o->degree) + o->mem > m->mem_cap) continue;
+            pts[k++] = (bp){zel_rmq_max(&rl, o->start, o->degree) + o->time, o->area, i};
+        }
+    }
+    qsort(pts, k, sizeof *pts, bp_cmp);
+    // Sweep breakpoints: for T in [e_i, e_{i+1}) each group's cheapest usable area is fixed;
+    // the smallest T with sum + sum_g count_g * area_g <= N * T in that interval is the bound.
+    int32_t covered = 0;
+    double result = INFINITY;
+    for (size_t i = 0; i < k;) {
+        double e = pts[i].e;
+        for (; i < k && pts[i].e == e; i++) {
+            int32_t g = pts[i].g;
+            if (garea[g] == INFINITY) covered++;
+            if (pts[i].area < garea[g]) garea[g] = pts[i].area;
+        }
+        if (covered < m->n_grps) continue;
+        double f = sum;
+        for (int32_t g = 0; g < m->n_grps; g++) f += (double)m->grps[g].count * garea[g];
+        double t = f / N > e ? f / N : e;
+        if (i == k || t < pts[i].e) {
+            result = t;
+            break;
+        }
+    }
+    free(tables), free(lg), free(pts), free(garea);
+    return result > lb ? result : lb;
+}
+
+// ---- greedy incumbent -------------------------------------------------------------------------
+
+// One greedy pass with target `tgt`; returns 1 and fills opt/T/K if every unit got an option.
+static int greedy_pass(const zel_model *m, double tgt, double *L, double *H, zel_rmq *rl,
+                       zel_rmq *rh, int32_t *opt, double *T, int64_t *K) {
+    int32_t N = m->n_ranks;
+    memcpy(L, m->base_load, sizeof(double) * (size_t)N);
+    memcpy(H, m->base_mem, sizeof(double) * (size_t)N);
+    int64_t k = 0;
+    for (int64_t u = 0; u < m->n_units; u++) {
+        const zel_grp *G = &m->grps[m->grp_of[u]];
+        zel_rmq_build(rl, L);
+        zel_rmq_build(rh, H);
+        int32_t best = -1, best_cls = 2;
+        double best_a = 0, best_b = 0;
+        for (int32_t j = 0; j < G->n_opts; j++) {
+            const zel_opt *o = &G->opts[j];
+            if (zel_rmq_max(rh, o->start, o->degree) + o->mem > m->mem_cap) continue;
+            double e = zel_rmq_max(rl, o->start, o->degree) + o->time;
+            int cls = e <= tgt ? 0 : 1;
+            double a = cls == 0 ? o->area : e, b = cls == 0 ? e : o->area;
+            if (cls < best_cls || (cls == best_cls && (a < best_a || (a == best_a && b < best_b)))) {
+                best = j, best_cls = cls, best_a = a, best_b = b;
+            }
+        }
+        if (best < 0) return 0;
+        const zel_opt *o = &G->opts[best];
+        for (int32_t r = o->start; r < o->start + o->degree; r++) {
+            L[r] += o->time;
+            H[r] += o->mem;
+        }
+        k += o->split;
+        opt[u] = best;
+    }
+    double t = 0, sum = m->extra_area;
+    for (int32_t r = 0; r < N; r++) {
+        if (L[r] > t) t = L[r];
+        sum += L[r];
+    }
+    *T = sum / N > t ? sum / N : t;
+    *K = k;
+    return 1;
+}
+
+int zel_heuristic(const zel_model *m, double lb, zel_sol *out) {
+    int32_t N = m->n_ranks;
+    out->T = INFINITY;
+    out->K = 0;
+    if (m->n_units == 0) {
+        zel_sol_eval(m, out->opt, NULL, NULL, &out->T, &out->K);
+        return 1;
+    }
+    zel_rmq rl = {N, zel_rmq_levels(N), NULL, NULL}, rh = rl;
+    size_t tsz = (size_t)rl.levels * (size_t)N;
+    double *buf = malloc(sizeof(double) * (2 * tsz + 2 * (size_t)N));
+    int32_t *lg = malloc(sizeof(int32_t) * (size_t)(N + 1));
+    int32_t *opt = malloc(sizeof(int32_t) * (size_t)m->n_units);
+    if (!buf || !lg || !opt) {
+        free(buf), free(lg), free(opt);
+        return 0;
+    }
+    rl.t = buf, rh.t = buf + tsz, rl.log2 = rh.log2 = lg;
+    zel_rmq_init_log(&rl);
+    double *L = buf + 2 * tsz, *H = L + N;
+    static const double ladder[] = {0, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0, INFINITY};
+    static const double short_ladder[] = {0, 3e-3, 3e-2, INFINITY};
+    size_t work = 0;
+    for (int32_t i = 0; i < m->n_grps; i++)
+        work += (size_t)m->grps[i].count * (size_t)(m->grps[i].n_opts + N);
+    const double *steps = work > 4000000 ? short_ladder : ladder;
+    size_t n_steps = work > 4000000 ? sizeof short_ladder / sizeof *short_ladder
+                                    : sizeof ladder / sizeof *ladder;
+    int found = 0;
+    for (size_t i = 0; i < n_steps; i++) {
+        double tgt = steps[i] == INFINITY ? INFINITY : lb * (1 + steps[i]);
+        double T;
+        int64_t K;
+        if (!greedy_pass(m, tgt, L, H, &rl, &rh, opt, &T, &K)) continue;
+        if (!found || T < out->T || (T == out->T && K < out->K)) {
+            memcpy(out->opt, opt, sizeof(int32_t) * (size_t)m->n_units);
+            out->T = T;
+            out->K = K;
+            found = 1;
+        }
+    }
+    free(buf), free(lg), free(opt);
+    if (found) zel_sol_canon(m, out);
+    return found;
+}

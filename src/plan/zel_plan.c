@@ -1,0 +1,184 @@
+// zel_plan.c — the two-stage Zellige planner on a built problem: catalog cut, exact
+// lexicographic anchor stage, greedy filler stage; plus the warm start kept across steps.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/zel_internal.h"
+
+// ---- warm start ---------------------------------------------------------------------------------
+
+typedef struct warm_ent {
+    int64_t tokens;
+    char bucket[ZG_BUCKET_NAME_MAX];
+    int64_t n;
+    zg_config *cfg;
+    int32_t *start;
+} warm_ent;
+
+struct zel_warm {
+    int32_t n;
+    warm_ent *e;
+};
+
+zel_warm *zel_warm_new(void) { return calloc(1, sizeof(zel_warm)); }
+
+static void warm_clear(zel_warm *w) {
+    for (int32_t i = 0; i < w->n; i++) free(w->e[i].cfg), free(w->e[i].start);
+    free(w->e);
+    w->e = NULL;
+    w->n = 0;
+}
+
+void zel_warm_free(zel_warm *w) {
+    if (!w) return;
+    warm_clear(w);
+    free(w);
+}
+
+static const warm_ent *warm_find(const zel_warm *w, const zg_group *g) {
+    for (int32_t i = 0; i < w->n; i++)
+        if (w->e[i].tokens == g->tokens && !strcmp(w->e[i].bucket, g->bucket)) return &w->e[i];
+    return NULL;
+}
+
+// Model option of group G equal to (or dominating, on the same block) problem option `o`.
+static int32_t warm_map(const zel_grp *G, const zg_group *pg, zg_config c, int32_t start) {
+    for (int32_t j = 0; j < pg->n_opts; j++) {
+        const zg_option *o = &pg->opts[j];
+        if (o->start != start || !zg_config_eq(o->config, c)) continue;
+        int32_t d = zg_option_degree(o);
+        for (int32_t k = 0; k < G->n_opts; k++)
+            if (G->opts[k].start == start && G->opts[k].degree == d && G->opts[k].time <= o->time &&
+                G->opts[k].mem <= o->mem)
+                return k;
+    }
+    return -1;
+}
+
+static int32_t *warm_vector(const zel_warm *w, const zel_model *m, const zg_problem *pr) {
+    if (!w || w->n == 0 || m->n_units == 0) return NULL;
+    int32_t *v = malloc(sizeof(int32_t) * (size_t)m->n_units);
+    if (!v) return NULL;
+    int any = 0;
+    for (int32_t i = 0; i < m->n_grps; i++) {
+        const zg_group *pg = &pr->groups[m->grps[i].g];
+        const warm_ent *e = warm_find(w, pg);
+        for (int64_t j = 0; j < m->grps[i].count; j++) {
+            int32_t k = -1;
+            if (e && j < e->n) k = warm_map(&m->grps[i], pg, e->cfg[j], e->start[j]);
+            v[m->unit0[i] + j] = k;
+            any |= k >= 0;
+        }
+    }
+    if (!any) {
+        free(v);
+        return NULL;
+    }
+    return v;
+}
+
+static void warm_store(zel_warm *w, const zel_model *m, const zg_problem *pr, const zel_sol *s) {
+    warm_clear(w);
+    if (m->n_grps == 0) return;
+    w->e = calloc((size_t)m->n_grps, sizeof(warm_ent));
+    if (!w->e) return;
+    for (int32_t i = 0; i < m->n_grps; i++) {
+        const zel_grp *G = &m->grps[i];
+        const zg_group *pg = &pr->groups[G->g];
+        warm_ent *e = &w->e[w->n];
+        e->cfg = malloc(sizeof(zg_config) * (size_t)G->count);
+        e->start = malloc(sizeof(int32_t) * (size_t)G->count);
+        if (!e->cfg || !e->start) {
+            free(e->cfg), free(e->start);
+            continue;
+        }
+        e->tokens = pg->tokens;
+        memcpy(e->bucket, pg->bucket, sizeof e->bucket);
+        e->n = G->count;
+        for (int64_t j = 0; j < G->count; j++) {
+            const zg_option *o = &pg->opts[G->opts[s->opt[m->unit0[i] + j]].src];
+            e->cfg[j] = o->config;
+            e->start[j] = o->start;
+        }
+        w->n++;
+    }
+}
+
+// ---- the planner --------------------------------------------------------------------------------
+
+static int has_whole(const zg_group *g) {
+    for (int32_t j = 0; j < g->n_opts; j++)
+        if (zg_config_is_whole(g->opts[j].config)) return 1;
+    return 0;
+}
+
+// Node budget of the anchor search (deterministic; tens of ms worst case at 32 ranks).
+#define ZEL_ANCHOR_MAX_NODES 50000
+
+zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_batch *b,
+                        zel_warm *warm, zel_result *res, zg_error *err) {
+    memset(res, 0, sizeof *res);
+    int32_t N = pr->world_size;
+    zg_status st;
+    double cut;
+    if ((st = zel_cut_threshold(ctx, pr, &cut, err))) return st;
+    res->cut = cut;
+    int32_t *anc = zg_calloc((size_t)pr->n_groups + 1, sizeof(int32_t), err);
+    int32_t *fil = anc ? zg_calloc((size_t)pr->n_groups + 1, sizeof(int32_t), err) : NULL;
+    res->choice = fil ? zg_calloc((size_t)pr->n_seqs + 1, sizeof(int32_t), err) : NULL;
+    double *L = res->choice ? zg_calloc(2 * (size_t)N, sizeof(double), err) : NULL;
+    if (!L) {
+        free(anc), free(fil), free(res->choice);
+        res->choice = NULL;
+        return ZG_ERR_NOMEM;
+    }
+    double *H = L + N;
+    for (int32_t g = 0; g < pr->n_groups; g++) {
+        const zg_group *G = &pr->groups[g];
+        if (cut < 0 || G->whole_time > cut || !has_whole(G)) {
+            anc[res->n_anchor_groups++] = g;
+            res->n_anchors += G->count;
+        } else {
+            fil[res->n_filler_groups++] = g;
+        }
+    }
+    double t0 = zg_time_now();
+    zel_model m;
+    st = zel_model_build(pr, anc, res->n_anchor_groups, NULL, NULL, &m, err);
+    zel_sol sol = {0};
+    if (!st) {
+        // Fill-aware stage 1 (beyond the paper): the fillers' whole time is fluid work that
+        // will top up the ranks, so the anchors minimise max(max load, (anchor area + filler
+        // area) / N) instead of their bare max load; anchors then stay whole when the fillers
+        // can even out the ranks, and split only when a rank would otherwise stick out.
+        for (int32_t i = 0; i < res->n_filler_groups; i++)
+            m.extra_area += (double)pr->groups[fil[i]].count * pr->groups[fil[i]].whole_time;
+        st = zel_sol_alloc(&m, &sol, err);
+    }
+    if (!st) {
+        int32_t *wv = warm_vector(warm, &m, pr);
+        zel_limits lim = {ZEL_ANCHOR_MAX_NODES, 0};
+        double eps = ctx->opts.eps >= 0 ? ctx->opts.eps : 1e-3;
+        st = zel_anchor_solve(&m, eps, &lim, wv, &sol, &res->st1, err);
+        free(wv);
+    }
+    if (!st) {
+        zel_sol_to_choice(&m, pr, &sol, res->choice);
+        zel_sol_eval(&m, sol.opt, L, H, NULL, NULL);
+        if (warm) warm_store(warm, &m, pr, &sol);
+    }
+    zel_sol_free(&sol);
+    zel_model_free(&m);
+    double t1 = zg_time_now();
+    res->anchor_ms = (t1 - t0) * 1e3;
+    if (!st) st = zel_filler_place(pr, b, fil, res->n_filler_groups, L, H, res->choice, err);
+    res->filler_ms = (zg_time_now() - t1) * 1e3;
+    if (!st) res->makespan = zel_choice_makespan(pr, res->choice, NULL, NULL);
+    free(anc), free(fil), free(L);
+    if (st) {
+        free(res->choice);
+        res->choice = NULL;
+    }
+    return st;
+}

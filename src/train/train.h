@@ -1,0 +1,76 @@
+// train — the distributed DiT training step: per step a placement plan decides where every
+// sequence's tokens live; tokens go from the data loader's layout to the plan's layout in one
+// all-to-all(v) (engine dispatch), the DiT runs forward/backward with self-attention through
+// the coalesced attention engine, gradients are all-reduced in a fixed order, AdamW updates.
+// Loss and gradients equal the single-process step over the same batch (fp32 tolerance).
+//
+// Data: synthetic latents, deterministic in (seed, sample id): each sample is a latent grid
+// (frames x rows x cols) of patch vectors x0 and noise, a timestep t and text rows. Rectified
+// flow: x_t = (1 - t) x0 + t noise, target v = noise - x0. Any rank can regenerate any sample's
+// per-sample conditioning (t, text) from its id; the per-token data travels by dispatch.
+#ifndef ZG_TRAIN_H
+#define ZG_TRAIN_H
+
+#include "dit/dit.h"
+#include "engine/engine.h"
+
+typedef struct zg_train_opts {
+    int32_t act_ckpt;   // activation checkpointing per block
+    uint64_t seed;      // parameters and data
+    zg_adamw adam;
+    int32_t use_ref_kernels;  // engine uses reference kernels (checks)
+} zg_train_opts;
+void zg_train_opts_default(zg_train_opts *o);
+
+// Latent grid of a sequence: from frames/height/width via the model's token math when they give
+// exactly `tokens`, else a (1, 1, tokens) strip. (frames, rows, cols) in latent patches.
+void zg_train_seq_grid(const zg_model *m, const zg_seq *s, int32_t grid[3]);
+
+// Per-step statistics (identical on every rank after the step's reductions).
+typedef struct zg_train_stats {
+    double loss;               // global mean loss of the step
+    double step_s;             // wall time of this rank's step
+    double slowest_s, fastest_s;  // max / min step time over ranks
+    double attn_s;             // this rank's time inside the attention engine
+    int64_t peak_bytes;        // max over ranks: tracked activations + params/grads/Adam
+    int64_t local_tokens;      // this rank's tokens in the plan layout
+    uint64_t bytes_sent;       // this rank's communication volume in the step
+} zg_train_stats;
+
+typedef struct zg_trainer {
+    zg_model model;
+    zg_train_opts opts;
+    zg_comm *comm;
+    zg_dit_params params, grads, adam_m, adam_v;
+    float *flat;     // params | grads | m | v in one allocation (4 * n_params)
+    int64_t step;    // completed steps
+} zg_trainer;
+
+// Initialises parameters from opts.seed (identical on every rank).
+zg_status zg_trainer_init(zg_trainer *tr, const zg_model *m, zg_comm *comm,
+                          const zg_train_opts *opts, zg_error *err);
+void zg_trainer_free(zg_trainer *tr);
+
+// One step on `batch` placed by `plan` (same on every rank). Sequences' origin ranks are the
+// loader layout (origin_rank < 0 -> sequence index mod world). Collective over the world.
+zg_status zg_trainer_step(zg_trainer *tr, const zg_batch *batch, const zg_plan *plan,
+                          zg_train_stats *st, zg_error *err);
+
+// A single-process reference step for `batch` (every sequence whole, no communication).
+zg_status zg_trainer_step_local(zg_trainer *tr, const zg_batch *batch, zg_train_stats *st,
+                                zg_error *err);
+
+// Checkpoints: params, Adam moments, step counter, options. Written atomically (temp + rename)
+// by rank 0; every rank loads. Binary, little-endian, versioned header with the model's name and
+// parameter count (mismatches are rejected with a message).
+zg_status zg_trainer_save(const zg_trainer *tr, const char *path, zg_error *err);
+zg_status zg_trainer_load(zg_trainer *tr, const char *path, zg_error *err);
+
+// A small synthetic image+video batch for CPU training runs: `n_ranks` loaders each producing
+// about tokens_per_rank tokens; videos (share video_share of tokens) of 2..4 latent frames of
+// 6x8..12x16 patches, images of 4x4..8x12 patches. Deterministic in (seed, step).
+zg_status zg_train_synthetic_batch(const zg_model *m, int32_t n_ranks, int64_t tokens_per_rank,
+                                   double video_share, uint64_t seed, int64_t step,
+                                   zg_batch *out, zg_error *err);
+
+#endif

@@ -1,0 +1,442 @@
+// test_aoizora.c — lowering (exact collective counts and bytes), HLO front end (JAX-made
+// fixtures agree with our lowering; iota groups; async; while trip counts; errors; fuzz),
+// memory rejection, symmetry dedup against brute force over all 8! placements on 2x4,
+// determinism, evidence JSON round trip, plan JSON keys.
+#include <stdlib.h>
+#include <string.h>
+
+#include "aoizora/aoizora.h"
+#include "zgtest.h"
+
+#ifndef FIXTURES
+#define FIXTURES "tests/fixtures/hlo/"
+#endif
+
+static int lower_spec(const char *model, const char *res, int64_t frames, const char *topo,
+                      const char *spec, zg_aoi_graph *g, zg_net *net, zg_aoi_cand *c,
+                      zg_aoi_evidence *ev, zg_error *e) {
+    zg_aoi_work w;
+    if (zg_net_load(topo, net, e) || zg_aoi_work_init(&w, model, res, frames, 0, 0, net->n_devices, e) ||
+        zg_aoi_graph_build(&w, g, e) || zg_aoi_cand_parse(spec, net->n_devices, c, e))
+        return 1;
+    zg_aoi_cand_check(g, net, c);
+    return zg_aoi_lower(g, c, ev, e) != ZG_OK;
+}
+
+ZG_TEST(lowering_counts_and_bytes_are_exact) {
+    zg_error e;
+    zg_aoi_graph g;
+    zg_net net;
+    zg_aoi_cand c;
+    zg_aoi_evidence ev;
+    CHECK_OK(lower_spec("wan2.1-1.3b", "480p", 81, "v5e-8", "dp=2,uly=4", &g, &net, &c, &ev, &e), &e);
+    CHECK(c.legal);
+    CHECK_EQ_INT(g.tokens, 32760);
+    zg_aoi_coll_summary s;
+    zg_aoi_evidence_summary(&ev, &s);
+    // 30 blocks x (q,k,v in + attention out); local sequence 32760/4 = 8190, batch 1 per cfg half
+    CHECK_EQ_INT(s.count[ZG_COLL_ALL_TO_ALL], 60);
+    CHECK_NEAR(s.bytes[ZG_COLL_ALL_TO_ALL], 30.0 * (8190.0 * 3 * 1536 * 2 + 8190.0 * 1536 * 2), 0, 1e-12);
+    CHECK_EQ_INT(s.count[ZG_COLL_ALL_REDUCE], 0);
+    CHECK_EQ_INT(s.count[ZG_COLL_ALL_GATHER], 2);  // output over sp, then over cfg
+    CHECK_EQ_INT(ev.n_axes, 2);
+    CHECK_STR(ev.axis_names[0], "cfg");
+    zg_aoi_evidence_free(&ev);
+    // tp=4 x ring=2: 3 all-reduces per block (o, cross_o, ffn_down), 1 ring permute per block
+    CHECK_OK(lower_spec("wan2.1-1.3b", "480p", 81, "v5e-8", "ring=2,tp=4", &g, &net, &c, &ev, &e), &e);
+    zg_aoi_evidence_summary(&ev, &s);
+    CHECK_EQ_INT(s.count[ZG_COLL_ALL_REDUCE], 90);
+    CHECK_EQ_INT(s.count[ZG_COLL_PERMUTE], 30);
+    CHECK_NEAR(s.bytes[ZG_COLL_ALL_REDUCE], 90.0 * 2 * 16380 * 1536 * 2, 0, 1e-12);  // both CFG halves
+    zg_aoi_evidence_free(&ev);
+}
+
+static zg_status read_hlo(const char *name, zg_aoi_evidence *ev, zg_error *e) {
+    char path[256], *text = NULL;
+    size_t len = 0;
+    snprintf(path, sizeof path, "%s%s", FIXTURES, name);
+    if (zg_file_read(path, &text, &len, e)) return e->status;
+    zg_status st = zg_aoi_hlo_parse(text, len, ev, e);
+    free(text);
+    return st;
+}
+
+// The JAX toy (scripts/gen_hlo_fixtures.py): tiny widths, no cross-attention, 2 blocks,
+// 256 tokens, batch 2 over dp. XLA on CPU runs these collectives in f32 while our lowering
+// counts bf16, so the comparison is in elements (bytes / element size).
+static void toy_graph(zg_aoi_graph *g, zg_error *e, int *ok) {
+    zg_aoi_work w;
+    *ok = 0;
+    if (zg_aoi_work_init(&w, "tiny", "256x256", 1, 0, 2, 8, e)) return;
+    w.model.cross_attn = 0;
+    w.model.n_layers = 2;
+    if (zg_aoi_graph_build(&w, g, e)) return;
+    *ok = g->tokens == 256;
+}
+
+static void block_summary(const zg_aoi_evidence *ev, zg_aoi_coll_summary *s) {
+    memset(s, 0, sizeof *s);
+    for (int32_t g = 0; g < ev->n_segs; g++) {
+        if (strcmp(ev->segs[g].name, "block")) continue;
+        for (int32_t i = 0; i < ev->segs[g].n_ops; i++) {
+            const zg_aoi_op *op = &ev->segs[g].ops[i];
+            if (!op->is_coll) continue;
+            s->count[op->kind] += ev->segs[g].repeat;
+            s->bytes[op->kind] += ev->segs[g].repeat * op->bytes;
+        }
+    }
+}
+
+ZG_TEST(hlo_fixtures_agree_with_our_lowering) {
+    zg_error e;
+    zg_aoi_graph g;
+    zg_net net;
+    int ok;
+    toy_graph(&g, &e, &ok);
+    CHECK_MSG(ok, "toy graph: %s", e.msg);
+    CHECK_OK(zg_net_preset("v5e-8", &net, &e), &e);
+    const char *files[2] = {"ulysses_dp2_sp4.hlo", "tp_dp2_tp4.hlo"};
+    const char *specs[2] = {"dp=2,uly=4", "dp=2,tp=4"};
+    zg_coll_kind kinds[2] = {ZG_COLL_ALL_TO_ALL, ZG_COLL_ALL_REDUCE};
+    for (int k = 0; k < 2; k++) {
+        zg_aoi_evidence h, l;
+        zg_aoi_cand c;
+        CHECK_OK(read_hlo(files[k], &h, &e), &e);
+        CHECK_EQ_INT(h.num_devices, 8);
+        CHECK_OK(zg_aoi_cand_parse(specs[k], 8, &c, &e), &e);
+        zg_aoi_cand_check(&g, &net, &c);
+        CHECK_MSG(c.legal, "%s", c.reject);
+        CHECK_OK(zg_aoi_lower(&g, &c, &l, &e), &e);
+        zg_aoi_coll_summary hs, ls;
+        zg_aoi_evidence_summary(&h, &hs);
+        block_summary(&l, &ls);
+        for (int q = 0; q < ZG_COLL_N; q++) {
+            CHECK_MSG(hs.count[q] == ls.count[q], "%s: %s count hlo %lld vs lowering %lld", files[k],
+                      zg_coll_kind_name(q), (long long)hs.count[q], (long long)ls.count[q]);
+            CHECK_NEAR(hs.bytes[q] / 4, ls.bytes[q] / 2, 0, 1e-12);
+        }
+        CHECK(hs.count[kinds[k]] == 4);
+        // same groups too: price both under the default order, collectives only
+        zg_aoi_pattern_cost ph[4], pl[8];
+        CHECK(h.n_patterns == 1);
+        CHECK_OK(zg_aoi_pattern_costs(&h, &net, NULL, ph, &e), &e);
+        CHECK_OK(zg_aoi_pattern_costs(&l, &net, NULL, pl, &e), &e);
+        int found = 0;
+        for (int p = 0; p < l.n_patterns; p++) found |= pl[p].per_byte == ph[0].per_byte;
+        CHECK(found);
+        zg_aoi_evidence_free(&h);
+        zg_aoi_evidence_free(&l);
+    }
+}
+
+// Hand-written HLO (labelled as such): iota groups with a transpose, async start/done around
+// compute, a while loop with a known trip count, a dot inside a fusion.
+static const char *HAND_HLO =
+    "HloModule hand_written, num_partitions=8\n"
+    "\n"
+    "%add (x: f32[], y: f32[]) -> f32[] {\n"
+    "  %x = f32[] parameter(0)\n"
+    "  %y = f32[] parameter(1)\n"
+    "  ROOT %r = f32[] add(%x, %y)\n"
+    "}\n"
+    "\n"
+    "%fused (a: bf16[16,32], b: bf16[32,8]) -> bf16[16,8] {\n"
+    "  %a = bf16[16,32]{1,0} parameter(0)\n"
+    "  %b = bf16[32,8]{1,0} parameter(1)\n"
+    "  ROOT %d = bf16[16,8]{1,0} dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "}\n"
+    "\n"
+    "%body (p: (s32[], bf16[16,32])) -> (s32[], bf16[16,32]) {\n"
+    "  %p = (s32[], bf16[16,32]{1,0}) parameter(0)\n"
+    "  %v = bf16[16,32]{1,0} get-tuple-element(%p), index=1\n"
+    "  %cp = bf16[16,32]{1,0} collective-permute(%v), channel_id=4, source_target_pairs={{0,1},{1,0},{2,3},{3,2}}\n"
+    "  %i = s32[] get-tuple-element(%p), index=0\n"
+    "  ROOT %t = (s32[], bf16[16,32]{1,0}) tuple(%i, %cp)\n"
+    "}\n"
+    "\n"
+    "%cond (p: (s32[], bf16[16,32])) -> pred[] {\n"
+    "  %p = (s32[], bf16[16,32]{1,0}) parameter(0)\n"
+    "  ROOT %c = pred[] constant(true)\n"
+    "}\n"
+    "\n"
+    "ENTRY %main (x: bf16[16,32], w: bf16[32,8]) -> bf16[16,8] {\n"
+    "  %x = bf16[16,32]{1,0} parameter(0)\n"
+    "  %w = bf16[32,8]{1,0} parameter(1)\n"
+    "  %ags = (bf16[16,32]{1,0}, bf16[64,32]{1,0}) all-gather-start(%x), channel_id=1, replica_groups=[4,2]<=[2,2,2]T(0,2,1), dimensions={0}, use_global_device_ids=true\n"
+    "  %f = bf16[16,8]{1,0} fusion(%x, %w), kind=kOutput, calls=%fused\n"
+    "  %agd = bf16[64,32]{1,0} all-gather-done(%ags)\n"
+    "  %ar = f32[16,8]{1,0} all-reduce(%f), channel_id=2, replica_groups={{0,1,2,3},{4,5,6,7}}, use_global_device_ids=true, to_apply=%add\n"
+    "  %init = (s32[], bf16[16,32]{1,0}) tuple(%c0, %x)\n"
+    "  %wh = (s32[], bf16[16,32]{1,0}) while(%init), condition=%cond, body=%body, backend_config={\"known_trip_count\":{\"n\":\"5\"}}\n"
+    "  ROOT %out = bf16[16,8]{1,0} copy(%f)\n"
+    "}\n";
+
+ZG_TEST(hand_written_hlo_iota_async_while) {
+    zg_error e;
+    zg_aoi_evidence ev;
+    CHECK_OK(zg_aoi_hlo_parse(HAND_HLO, strlen(HAND_HLO), &ev, &e), &e);
+    CHECK_EQ_INT(ev.num_devices, 8);
+    const zg_aoi_op *ag = NULL, *ar = NULL, *cp = NULL;
+    int64_t cp_rep = 0;
+    double flops = 0;
+    for (int32_t s = 0; s < ev.n_segs; s++)
+        for (int32_t i = 0; i < ev.segs[s].n_ops; i++) {
+            const zg_aoi_op *op = &ev.segs[s].ops[i];
+            if (op->is_coll && op->kind == ZG_COLL_ALL_GATHER) ag = op;
+            if (op->is_coll && op->kind == ZG_COLL_ALL_REDUCE) ar = op;
+            if (op->is_coll && op->kind == ZG_COLL_PERMUTE) cp = op, cp_rep = ev.segs[s].repeat;
+            if (!op->is_coll) flops += op->flops * ev.segs[s].repeat;
+        }
+    CHECK(ag && ar && cp);
+    // [4,2]<=[2,2,2]T(0,2,1): {0,2},{1,3},{4,6},{5,7}
+    static const int32_t want[8] = {0, 2, 1, 3, 4, 6, 5, 7};
+    CHECK(ag->n_groups == 4 && ag->group_size == 2);
+    for (int i = 0; i < 8; i++) CHECK_EQ_INT(ag->members[i], want[i]);
+    CHECK_NEAR(ag->bytes, 64 * 32 * 2, 0, 0);  // the gathered result of the start tuple
+    CHECK_EQ_INT(ag->overlap, 1);              // the fusion runs between start and done
+    CHECK_EQ_INT(ar->overlap, 0);
+    CHECK_NEAR(ar->bytes, 16 * 8 * 4, 0, 0);
+    CHECK_EQ_INT(cp_rep, 5);
+    CHECK(cp->n_groups == 4 && cp->members[0] == 0 && cp->members[1] == 1);
+    CHECK_NEAR(flops, 2.0 * 16 * 8 * 32, 0, 0);  // the dot inside the fusion
+    zg_aoi_evidence_free(&ev);
+}
+
+ZG_TEST(bad_hlo_names_the_line) {
+    zg_error e;
+    zg_aoi_evidence ev;
+    const char *bad1 = "HloModule m, num_partitions=4\nENTRY %main () -> f32[] {\n  %x = f32[2] all-reduce(%y), replica_groups={{0,9}}\n}\n";
+    CHECK(zg_aoi_hlo_parse(bad1, strlen(bad1), &ev, &e) == ZG_ERR_PARSE);
+    CHECK_MSG(strstr(e.msg, "line 3") != NULL, "%s", e.msg);
+    const char *bad2 = "HloModule m\nENTRY %main () -> f32[] {\n  %x = q99[2] add(%a, %b)\n}\n";
+    CHECK(zg_aoi_hlo_parse(bad2, strlen(bad2), &ev, &e) == ZG_ERR_PARSE);
+    CHECK_MSG(strstr(e.msg, "line 3") && strstr(e.msg, "shape"), "%s", e.msg);
+    const char *bad3 = "HloModule m\nENTRY %main () -> f32[] {\n  %x = f32[2] add(%a, %b)\n";
+    CHECK(zg_aoi_hlo_parse(bad3, strlen(bad3), &ev, &e) == ZG_ERR_PARSE);
+    CHECK(strstr(e.msg, "not closed") != NULL);
+    const char *bad4 = "HloModule m, num_partitions=8\nENTRY %main () -> f32[] {\n  %x = f32[2] all-gather(%y), replica_groups=[3,2]<=[8]\n}\n";
+    CHECK(zg_aoi_hlo_parse(bad4, strlen(bad4), &ev, &e) == ZG_ERR_PARSE);
+    CHECK(strstr(e.msg, "line 3") && strstr(e.msg, "replica_groups"));
+    CHECK(zg_aoi_hlo_parse("", 0, &ev, &e) == ZG_ERR_PARSE);
+}
+
+ZG_TEST(fuzzed_hlo_gives_errors_with_a_line_never_a_crash) {
+    zg_error e;
+    char path[256], *text = NULL;
+    size_t len = 0;
+    snprintf(path, sizeof path, "%s%s", FIXTURES, "tp_dp2_tp4.hlo");
+    CHECK_OK(zg_file_read(path, &text, &len, &e), &e);
+    zg_rng rng;
+    zg_rng_init(&rng, 7);
+    char *buf = malloc(len + 64);
+    static const char junk[] = "{}[](),=%<>T'\"0123456789 \nxyz-";
+    int parsed = 0, failed = 0;
+    for (int it = 0; it < 150; it++) {
+        memcpy(buf, text, len);
+        size_t n = len;
+        int muts = 1 + (int)zg_rng_int(&rng, 0, 3);
+        for (int m = 0; m < muts; m++) {
+            size_t pos = (size_t)zg_rng_int(&rng, 0, (int64_t)n - 1);
+            int kind = (int)zg_rng_int(&rng, 0, 3);
+            if (kind == 0) buf[pos] = junk[zg_rng_int(&rng, 0, (int64_t)sizeof junk - 2)];
+            else if (kind == 1 && n > 1) memmove(buf + pos, buf + pos + 1, n - pos - 1), n--;
+            else if (kind == 2) n = pos + 1;  // truncate
+            else {
+                memmove(buf + pos + 1, buf + pos, n - pos);
+                buf[pos] = junk[zg_rng_int(&rng, 0, (int64_t)sizeof junk - 2)];
+                n++;
+            }
+        }
+        zg_aoi_evidence ev;
+        zg_status st = zg_aoi_hlo_parse(buf, n, &ev, &e);
+        if (st == ZG_OK) {
+            parsed++;
+            zg_aoi_evidence_free(&ev);
+        } else {
+            failed++;
+            CHECK_MSG(st == ZG_ERR_PARSE || st == ZG_ERR_INVALID, "status %d: %s", st, e.msg);
+            CHECK_MSG(strstr(e.msg, "line") != NULL, "no line in: %s", e.msg);
+        }
+    }
+    free(buf);
+    free(text);
+    CHECK(parsed + failed == 150 && failed > 0);
+}
+
+ZG_TEST(memory_rejection_says_why) {
+    zg_error e;
+    zg_aoi_work w;
+    zg_aoi_graph g;
+    zg_net net;
+    zg_aoi_cand c;
+    CHECK_OK(zg_net_preset("v5e-4", &net, &e), &e);
+    CHECK_OK(zg_aoi_work_init(&w, "wan2.1-14b", "480p", 21, 0, 0, 4, &e), &e);
+    CHECK_OK(zg_aoi_graph_build(&w, &g, &e), &e);
+    CHECK_OK(zg_aoi_cand_parse("uly=4", 4, &c, &e), &e);
+    zg_aoi_cand_check(&g, &net, &c);
+    CHECK(!c.legal);
+    CHECK_MSG(strstr(c.reject, "needs") && strstr(c.reject, "usable") && strstr(c.reject, "GiB"),
+              "%s", c.reject);
+    CHECK(c.weight_bytes > 26e9);  // the 14B weights in bf16 on one chip
+    CHECK_OK(zg_aoi_cand_parse("uly=4,fsdp", 4, &c, &e), &e);
+    zg_aoi_cand_check(&g, &net, &c);
+    CHECK_MSG(c.legal, "%s", c.reject);
+    CHECK_OK(zg_aoi_cand_parse("tp=4", 4, &c, &e), &e);
+    zg_aoi_cand_check(&g, &net, &c);  // 40 heads % 4 ok, ffn 13824 % 4 ok
+    CHECK_OK(zg_aoi_cand_parse("uly=3", 4, &c, &e) == ZG_ERR_INVALID ? ZG_OK : ZG_ERR_INTERNAL, &e);
+    // divisibility: Wan 1.3B has 12 heads, so ulysses 8 is illegal
+    zg_net n8;
+    CHECK_OK(zg_net_preset("v5e-8", &n8, &e), &e);
+    CHECK_OK(zg_aoi_work_init(&w, "wan2.1-1.3b", "480p", 21, 0, 0, 8, &e), &e);
+    CHECK_OK(zg_aoi_graph_build(&w, &g, &e), &e);
+    CHECK_OK(zg_aoi_cand_parse("uly=8", 8, &c, &e), &e);
+    zg_aoi_cand_check(&g, &n8, &c);
+    CHECK(!c.legal && strstr(c.reject, "ulysses 8") && strstr(c.reject, "12 heads"));
+    // a whole infeasible plan is an error, not a crash
+    CHECK_OK(zg_aoi_work_init(&w, "hunyuanvideo-13b", "720p", 129, 1, 4, 4, &e), &e);
+    CHECK_OK(zg_aoi_graph_build(&w, &g, &e), &e);
+    zg_aoi_plan_opts po;
+    zg_aoi_plan_opts_default(&po);
+    zg_aoi_plan p;
+    CHECK(zg_aoi_plan_run(&g, &net, &po, &p, &e) == ZG_ERR_INFEASIBLE);
+    CHECK(strstr(e.msg, "no legal sharding") != NULL);
+}
+
+ZG_TEST(symmetry_dedup_never_drops_the_optimum_on_2x4) {
+    zg_error e;
+    zg_aoi_graph g;
+    zg_net net;
+    zg_aoi_cand c;
+    zg_aoi_evidence ev;
+    CHECK_OK(lower_spec("wan2.1-1.3b", "480p", 21, "v5e-8", "dp=2,ring=2,uly=2", &g, &net, &c, &ev, &e), &e);
+    zg_aoi_pattern_cost pc[32];
+    CHECK(ev.n_patterns <= 32);
+    int32_t perm[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    double best = 1e300, worst = 0;
+    int64_t n = 0;
+    // brute force: every one of the 8! placements
+    for (;;) {
+        zg_aoi_price p;
+        CHECK_OK(zg_aoi_pattern_costs(&ev, &net, perm, pc, &e), &e);
+        zg_aoi_walk(&ev, &net, pc, 1, &p);
+        if (p.total_s < best) best = p.total_s;
+        if (p.total_s > worst) worst = p.total_s;
+        n++;
+        int i = 6;
+        while (i >= 0 && perm[i] >= perm[i + 1]) i--;
+        if (i < 0) break;
+        int j = 7;
+        while (perm[j] <= perm[i]) j--;
+        int32_t t = perm[i];
+        perm[i] = perm[j], perm[j] = t;
+        for (int l = i + 1, r = 7; l < r; l++, r--) t = perm[l], perm[l] = perm[r], perm[r] = t;
+    }
+    CHECK_EQ_INT(n, 40320);
+    CHECK_MSG(worst > best * 1.001, "placement should matter here: %g vs %g", best, worst);
+    zg_aoi_plan_opts po;
+    zg_aoi_plan_opts_default(&po);
+    zg_aoi_search_result r;
+    CHECK_OK(zg_aoi_search(&ev, &net, &po.search, &r, &e), &e);
+    CHECK_EQ_INT(r.priced, 10080);  // 2x4 has 4 symmetries (two reflections)
+    CHECK_EQ_INT(r.skipped_sym, 30240);
+    CHECK_NEAR(r.price.total_s, best, 0, 1e-12);
+    zg_aoi_search_result_free(&r);
+    int32_t *syms = NULL, ns = 0;
+    CHECK_OK(zg_aoi_symmetries(&net, &syms, &ns, &e), &e);
+    CHECK_EQ_INT(ns, 4);
+    free(syms);
+    CHECK_OK(zg_net_preset("v5e-16", &net, &e), &e);
+    CHECK_OK(zg_aoi_symmetries(&net, &syms, &ns, &e), &e);
+    CHECK_EQ_INT(ns, 8);  // 4 reflections x swap of the equal dimensions
+    free(syms);
+    CHECK_OK(zg_net_preset("v5e-256", &net, &e), &e);
+    CHECK_OK(zg_aoi_symmetries(&net, &syms, &ns, &e), &e);
+    CHECK_EQ_INT(ns, 8 * 256);  // and translations of the torus
+    free(syms);
+    zg_aoi_evidence_free(&ev);
+}
+
+ZG_TEST(evidence_json_round_trip_prices_the_same) {
+    zg_error e;
+    zg_aoi_graph g;
+    zg_net net;
+    zg_aoi_cand c;
+    zg_aoi_evidence ev, back;
+    CHECK_OK(lower_spec("wan2.1-1.3b", "480p", 41, "v5e-8", "dp=2,ring=2,tp=2,fsdp", &g, &net, &c, &ev, &e), &e);
+    cJSON *j = zg_aoi_evidence_to_json(&ev);
+    char *s = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    CHECK_OK(zg_json_parse(s, "evidence", &j, &e), &e);
+    free(s);
+    CHECK_OK(zg_aoi_evidence_from_json(j, &back, &e), &e);
+    cJSON_Delete(j);
+    zg_aoi_price a, b;
+    int32_t perm[8] = {7, 6, 5, 4, 3, 2, 1, 0};
+    CHECK_OK(zg_aoi_price_placement(&ev, &net, perm, NULL, &a, &e), &e);
+    CHECK_OK(zg_aoi_price_placement(&back, &net, perm, NULL, &b, &e), &e);
+    CHECK(a.total_s == b.total_s && a.comm_s == b.comm_s);
+    CHECK_EQ_INT(back.n_patterns, ev.n_patterns);
+    zg_aoi_evidence_free(&back);
+    zg_aoi_evidence_free(&ev);
+    // bad evidence: id outside the devices
+    CHECK_OK(zg_json_parse("{\"version\":1,\"num_devices\":4,\"segments\":[{\"repeat\":2,\"ops\":"
+                           "[{\"op\":\"all-reduce\",\"bytes\":8,\"groups\":[[0,7]]}]}]}", "t", &j, &e), &e);
+    CHECK(zg_aoi_evidence_from_json(j, &back, &e) == ZG_ERR_INVALID);
+    CHECK(strstr(e.msg, "id 7") != NULL);
+    cJSON_Delete(j);
+}
+
+static char *plan_json(const char *model, const char *topo, int training, zg_error *e) {
+    zg_aoi_work w;
+    zg_aoi_graph g;
+    zg_net net;
+    if (zg_net_load(topo, &net, e) ||
+        zg_aoi_work_init(&w, model, "480p", 21, training, 0, net.n_devices, e) ||
+        zg_aoi_graph_build(&w, &g, e))
+        return NULL;
+    zg_aoi_plan_opts po;
+    zg_aoi_plan_opts_default(&po);
+    zg_aoi_plan p;
+    if (zg_aoi_plan_run(&g, &net, &po, &p, e)) return NULL;
+    cJSON *j = zg_aoi_plan_to_json(&g, &net, &p);
+    zg_aoi_plan_free(&p);
+    const char *keys[] = {"mesh_shape", "axis_names", "device_order", "predicted_latency_s",
+                          "baselines", "plan_time_s", "partition_specs", NULL};
+    for (int i = 0; keys[i]; i++)
+        if (!cJSON_GetObjectItemCaseSensitive(j, keys[i])) {
+            cJSON_Delete(j);
+            zg_error_set(e, ZG_ERR_INTERNAL, "plan JSON lacks %s", keys[i]);
+            return NULL;
+        }
+    cJSON_DeleteItemFromObject(j, "plan_time_s");
+    char *s = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    return s;
+}
+
+ZG_TEST(plans_are_deterministic_and_beat_or_match_baselines) {
+    zg_error e;
+    const char *cases[3][2] = {{"wan2.1-1.3b", "v5e-8"}, {"wan2.1-14b", "v5e-16"}, {"wan2.1-1.3b", "v5p-8"}};
+    for (int k = 0; k < 3; k++) {
+        int tr = k == 2;
+        char *a = plan_json(cases[k][0], cases[k][1], tr, &e);
+        CHECK_MSG(a, "%s", e.msg);
+        char *b = plan_json(cases[k][0], cases[k][1], tr, &e);
+        CHECK_MSG(b, "%s", e.msg);
+        CHECK_STR(a, b);
+        cJSON *j = NULL;
+        CHECK_OK(zg_json_parse(a, "plan", &j, &e), &e);
+        double lat = cJSON_GetObjectItem(j, "predicted_latency_s")->valuedouble;
+        for (cJSON *x = cJSON_GetObjectItem(j, "baselines")->child; x; x = x->next)
+            if (cJSON_IsNumber(x))
+                CHECK_MSG(lat <= x->valuedouble * (1 + 1e-9), "%s: %g worse than %s %g",
+                          cases[k][1], lat, x->string, x->valuedouble);
+        cJSON *order = cJSON_GetObjectItem(j, "device_order");
+        int seen[64] = {0}, n = cJSON_GetArraySize(order);
+        for (cJSON *x = order->child; x; x = x->next) CHECK(x->valueint >= 0 && x->valueint < n && !seen[x->valueint]++);
+        cJSON_Delete(j);
+        free(a), free(b);
+    }
+}
+
+ZG_TEST_MAIN()

@@ -1,0 +1,113 @@
+// zel_testlib.h — hand-built planner problems for the Zellige tests (no pricer needed), and a
+// brute-force reference that enumerates every per-sequence option assignment.
+#ifndef ZEL_TESTLIB_H
+#define ZEL_TESTLIB_H
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/zel_internal.h"
+
+typedef struct tgroup {
+    int64_t count;
+    double w;       // whole price (s)
+    double comm;    // split overhead: time(d) = w/d * (1 + comm*(d-1))
+    double mem;     // whole memory; mem(d) = mem/d
+} tgroup;
+
+// Builds a problem on N ranks: degrees 1..maxd, starts per family (0 aligned: start % d == 0;
+// 1 sliding: every start). Members are numbered group by group. Free with tprob_free.
+static inline zg_problem tprob_make(int32_t N, double cap, const tgroup *tg, int32_t ng, int32_t maxd,
+                             int sliding) {
+    zg_problem pr;
+    memset(&pr, 0, sizeof pr);
+    pr.world_size = N;
+    pr.mem_cap = cap;
+    pr.n_groups = ng;
+    pr.groups = calloc((size_t)(ng > 0 ? ng : 1), sizeof(zg_group));
+    int64_t n = 0;
+    for (int32_t g = 0; g < ng; g++) n += tg[g].count;
+    pr.n_seqs = n;
+    pr.group_of = calloc((size_t)n + 1, sizeof(int32_t));
+    int64_t at = 0;
+    for (int32_t g = 0; g < ng; g++) {
+        zg_group *G = &pr.groups[g];
+        G->count = tg[g].count;
+        G->members = calloc((size_t)G->count, sizeof(int64_t));
+        for (int64_t j = 0; j < G->count; j++) {
+            G->members[j] = at;
+            pr.group_of[at++] = g;
+        }
+        G->tokens = 1000 * (g + 1);
+        snprintf(G->bucket, sizeof G->bucket, "b%d", g);
+        G->opts = calloc((size_t)N * (size_t)maxd + 1, sizeof(zg_option));
+        for (int32_t d = 1; d <= maxd && d <= N; d++) {
+            for (int32_t s = 0; s + d <= N; s++) {
+                if (!sliding && s % d) continue;
+                zg_option *o = &G->opts[G->n_opts];
+                o->config = (zg_config){1, d, 1};
+                o->start = s;
+                o->time = tg[g].w / d * (1 + tg[g].comm * (d - 1));
+                o->mem = tg[g].mem / d;
+                if (o->mem <= cap) G->n_opts++;
+            }
+        }
+        G->whole_time = tg[g].w;
+        G->whole_mem = tg[g].mem;
+    }
+    return pr;
+}
+
+static inline void tprob_free(zg_problem *pr) {
+    for (int32_t g = 0; g < pr->n_groups; g++) free(pr->groups[g].members), free(pr->groups[g].opts);
+    free(pr->groups);
+    free(pr->group_of);
+    memset(pr, 0, sizeof *pr);
+}
+
+// Brute force over every per-sequence option choice of groups idx[0..n): min makespan T*, then
+// min #split with every load <= (1+eps) T*. Returns 0 if infeasible.
+static inline int tbrute(const zg_problem *pr, const int32_t *idx, int32_t n, double eps, double *T,
+                  int64_t *K) {
+    int64_t units = 0;
+    for (int32_t i = 0; i < n; i++) units += pr->groups[idx[i]].count;
+    int32_t *ug = calloc((size_t)units + 1, sizeof(int32_t)), *pick = calloc((size_t)units + 1, sizeof(int32_t));
+    int64_t u = 0;
+    for (int32_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < pr->groups[idx[i]].count; j++) ug[u++] = idx[i];
+    int32_t N = pr->world_size;
+    double *L = calloc((size_t)N, sizeof(double)), *H = calloc((size_t)N, sizeof(double));
+    double bestT = INFINITY;
+    for (int pass = 0; pass < 2; pass++) {
+        int64_t bestK = INT64_MAX;
+        memset(pick, 0, sizeof(int32_t) * (size_t)(units + 1));
+        for (;;) {
+            for (int32_t r = 0; r < N; r++) L[r] = H[r] = 0;
+            int64_t k = 0;
+            for (int64_t v = 0; v < units; v++) {
+                const zg_option *o = &pr->groups[ug[v]].opts[pick[v]];
+                for (int32_t r = o->start; r < o->start + zg_option_degree(o); r++)
+                    L[r] += o->time, H[r] += o->mem;
+                k += zg_option_degree(o) > 1;
+            }
+            double t = 0;
+            int ok = 1;
+            for (int32_t r = 0; r < N; r++) {
+                if (L[r] > t) t = L[r];
+                if (H[r] > pr->mem_cap) ok = 0;
+            }
+            if (ok && pass == 0 && t < bestT) bestT = t;
+            if (ok && pass == 1 && t <= (1 + eps) * bestT * (1 + 1e-12) && k < bestK) bestK = k;
+            int64_t v = 0;
+            while (v < units && ++pick[v] == pr->groups[ug[v]].n_opts) pick[v++] = 0;
+            if (v == units) break;
+        }
+        if (pass == 1) *K = bestK;
+    }
+    *T = bestT;
+    free(ug), free(pick), free(L), free(H);
+    return bestT < INFINITY;
+}
+
+#endif

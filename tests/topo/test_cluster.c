@@ -1,0 +1,234 @@
+// test_cluster.c — cluster presets, cpu:N, JSON round trip, validation, nodes spanned.
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "topo/topo.h"
+#include "zgtest.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+static int same_cluster(const zg_cluster *a, const zg_cluster *b) {
+    return !strcmp(a->name, b->name) && !strcmp(a->device, b->device) &&
+           a->world_size == b->world_size && a->ranks_per_node == b->ranks_per_node &&
+           a->mem_bytes == b->mem_bytes && a->mem_usable_frac == b->mem_usable_frac &&
+           a->peak_flops == b->peak_flops && a->intra_bw == b->intra_bw &&
+           a->intra_lat == b->intra_lat && a->inter_bw == b->inter_bw &&
+           a->inter_lat == b->inter_lat;
+}
+
+ZG_TEST(presets_have_documented_values) {
+    zg_error e;
+    zg_cluster c;
+    CHECK_OK(zg_cluster_preset("8xA800", &c, &e), &e);
+    CHECK_STR(c.device, "A800");
+    CHECK_EQ_INT(c.world_size, 8);
+    CHECK_EQ_INT(c.ranks_per_node, 8);
+    CHECK_EQ_INT(zg_cluster_n_nodes(&c), 1);
+    CHECK(c.mem_bytes == 80 * GIB);
+    CHECK(c.peak_flops == 312e12);
+    CHECK_NEAR(c.intra_bw, 160e9, 0, 1e-12);  // 400 GB/s bidirectional / 2 * 0.8 usable
+    CHECK_NEAR(c.inter_bw, 20e9, 0, 1e-12);   // HDR 200 Gb/s * 0.8
+    CHECK_OK(zg_cluster_preset("16xA800", &c, &e), &e);
+    CHECK_EQ_INT(zg_cluster_n_nodes(&c), 2);
+    CHECK(c.inter_bw < c.intra_bw);
+    CHECK_OK(zg_cluster_preset("32xA6000", &c, &e), &e);
+    CHECK_STR(c.device, "A6000");
+    CHECK_EQ_INT(zg_cluster_n_nodes(&c), 4);
+    CHECK(c.mem_bytes == 48 * GIB);
+    CHECK(c.peak_flops == 154.8e12);
+    CHECK(c.intra_bw < 32e9);  // PCIe, not NVLink
+    CHECK_OK(zg_cluster_preset("8xH200", &c, &e), &e);
+    CHECK(c.mem_bytes == 140 * GIB && c.peak_flops == 989e12);
+    CHECK_OK(zg_cluster_preset("1024xH100", &c, &e), &e);
+    CHECK_EQ_INT(c.world_size, 1024);
+    CHECK_EQ_INT(zg_cluster_n_nodes(&c), 128);
+    CHECK_NEAR(c.inter_bw, 40e9, 0, 1e-12);  // NDR 400 Gb/s per GPU * 0.8
+    CHECK_EQ_INT(zg_cluster_node_of(&c, 1023), 127);
+    int n = 0;
+    for (const char *const *p = zg_cluster_preset_names(); *p; p++, n++) {
+        const char *name = strcmp(*p, "cpu:N") ? *p : "cpu:3";
+        CHECK_OK(zg_cluster_preset(name, &c, &e), &e);
+        CHECK_OK(zg_cluster_validate(&c, &e), &e);
+    }
+    CHECK_EQ_INT(n, 9);
+}
+
+ZG_TEST(cpu_preset_is_one_node_of_n_ranks) {
+    zg_error e;
+    zg_cluster c;
+    CHECK_OK(zg_cluster_preset("cpu:4", &c, &e), &e);
+    CHECK_STR(c.name, "cpu:4");
+    CHECK_STR(c.device, "cpu");
+    CHECK_EQ_INT(c.world_size, 4);
+    CHECK_EQ_INT(c.ranks_per_node, 4);
+    CHECK(c.mem_bytes > 0 && c.peak_flops > 0 && c.peak_flops <= 95e9);
+    zg_cluster c1;
+    CHECK_OK(zg_cluster_preset("cpu:1", &c1, &e), &e);
+    CHECK_NEAR(c1.mem_bytes, 4 * c.mem_bytes, 0, 1e-12);  // RAM share split over the ranks
+    const char *bad[] = {"cpu:", "cpu:0", "cpu:-2", "cpu:4x", "cpu:100000"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK(zg_cluster_preset(bad[i], &c, &e) == ZG_ERR_INVALID);
+        CHECK(strstr(e.msg, bad[i]) != NULL);
+    }
+}
+
+ZG_TEST(unknown_names_are_rejected) {
+    zg_error e;
+    zg_cluster c;
+    CHECK(zg_cluster_preset("9xA800", &c, &e) == ZG_ERR_INVALID);
+    CHECK(strstr(e.msg, "'9xA800'") && strstr(e.msg, "16xA800"));
+    CHECK(zg_cluster_load("", &c, &e) == ZG_ERR_INVALID);
+    CHECK(zg_cluster_load("/nonexistent/cluster.json", &c, &e) != ZG_OK);
+    CHECK(strstr(e.msg, "/nonexistent/cluster.json") != NULL);
+}
+
+ZG_TEST(json_round_trip_every_preset) {
+    zg_error e;
+    for (const char *const *p = zg_cluster_preset_names(); *p; p++) {
+        const char *name = strcmp(*p, "cpu:N") ? *p : "cpu:2";
+        zg_cluster a, b;
+        CHECK_OK(zg_cluster_preset(name, &a, &e), &e);
+        cJSON *j = zg_cluster_to_json(&a);
+        char *text = cJSON_PrintUnformatted(j);
+        cJSON_Delete(j);
+        cJSON *k = NULL;
+        CHECK_OK(zg_json_parse(text, "cluster", &k, &e), &e);
+        free(text);
+        zg_status st = zg_cluster_from_json(k, &b, &e);
+        cJSON_Delete(k);
+        CHECK_OK(st, &e);
+        CHECK_MSG(same_cluster(&a, &b), "round trip of %s changed it", name);
+    }
+}
+
+ZG_TEST(json_custom_and_preset_override) {
+    zg_error e;
+    zg_cluster c;
+    cJSON *j = NULL;
+    CHECK_OK(zg_json_parse("{\"name\":\"lab\",\"device\":\"A100\",\"world_size\":12,"
+                           "\"ranks_per_node\":8,\"mem_bytes\":4e10,\"peak_flops\":3e14,"
+                           "\"intra_bw\":1e11,\"intra_lat\":5e-6,\"inter_bw\":1e10,"
+                           "\"inter_lat\":1e-5}",
+                           "t", &j, &e),
+             &e);
+    zg_status st = zg_cluster_from_json(j, &c, &e);
+    cJSON_Delete(j);
+    CHECK_OK(st, &e);
+    CHECK_STR(c.name, "lab");
+    CHECK_EQ_INT(c.world_size, 12);
+    CHECK_EQ_INT(zg_cluster_n_nodes(&c), 2);  // a partial last node (8 + 4) is allowed
+    CHECK(c.mem_usable_frac == 0.95);         // default
+    // one node: inter-node link defaults to the intra-node one; ranks_per_node to world_size
+    CHECK_OK(zg_json_parse("{\"world_size\":2,\"mem_bytes\":1e9,\"peak_flops\":1e10,"
+                           "\"intra_bw\":1e9,\"intra_lat\":0}",
+                           "t", &j, &e),
+             &e);
+    st = zg_cluster_from_json(j, &c, &e);
+    cJSON_Delete(j);
+    CHECK_OK(st, &e);
+    CHECK_EQ_INT(c.ranks_per_node, 2);
+    CHECK(c.inter_bw == 1e9 && c.inter_lat == 0);
+    // a preset as the base with overrides
+    CHECK_OK(zg_json_parse("{\"preset\":\"16xA800\",\"name\":\"16xA800-slowib\","
+                           "\"inter_bw\":5e9}",
+                           "t", &j, &e),
+             &e);
+    st = zg_cluster_from_json(j, &c, &e);
+    cJSON_Delete(j);
+    CHECK_OK(st, &e);
+    CHECK_STR(c.name, "16xA800-slowib");
+    CHECK(c.inter_bw == 5e9 && c.world_size == 16 && c.intra_bw == 160e9);
+}
+
+ZG_TEST(json_file_load) {
+    zg_error e;
+    char dir[] = "/tmp/zg_cluster_test_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[128];
+    snprintf(path, sizeof path, "%s/c.json", dir);
+    zg_cluster a, b;
+    CHECK_OK(zg_cluster_preset("32xA6000", &a, &e), &e);
+    cJSON *j = zg_cluster_to_json(&a);
+    zg_status st = zg_json_write_file(path, j, 1, &e);
+    cJSON_Delete(j);
+    CHECK_OK(st, &e);
+    st = zg_cluster_load(path, &b, &e);
+    unlink(path);
+    rmdir(dir);
+    CHECK_OK(st, &e);
+    CHECK(same_cluster(&a, &b));
+}
+
+static zg_status parse_cluster(const char *text, zg_cluster *c, zg_error *e) {
+    cJSON *j = NULL;
+    zg_status st = zg_json_parse(text, "t", &j, e);
+    if (st) return st;
+    st = zg_cluster_from_json(j, c, e);
+    cJSON_Delete(j);
+    return st;
+}
+
+ZG_TEST(json_bad_input_names_the_value) {
+    zg_error e;
+    zg_cluster c;
+    const char *base = "\"mem_bytes\":1e9,\"peak_flops\":1e10,\"intra_bw\":1e9,\"intra_lat\":1e-6";
+    char buf[512];
+    struct {
+        const char *extra, *want;
+    } cases[] = {
+        {"\"world_size\":0", "world_size = 0"},
+        {"\"world_size\":-3", "world_size = -3"},
+        {"\"world_size\":4,\"ranks_per_node\":0", "ranks_per_node = 0"},
+        {"\"world_size\":4,\"ranks_per_node\":8", "ranks_per_node = 8"},
+        {"\"world_size\":4,\"inter_bw\":-1", "inter_bw = -1"},
+        {"\"world_size\":4,\"inter_lat\":-1e-6", "inter_lat = -1e-06"},
+        {"\"world_size\":4,\"mem_usable_frac\":1.5", "mem_usable_frac = 1.5"},
+        {"\"world_size\":2.5", "world_size"},
+        {"\"world_size\":\"8\"", "world_size"},
+        {"\"world_size\":1e12", "out of range"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(buf, sizeof buf, "{%s,%s}", base, cases[i].extra);
+        CHECK_MSG(parse_cluster(buf, &c, &e) == ZG_ERR_INVALID, "accepted %s", buf);
+        CHECK_MSG(strstr(e.msg, cases[i].want) != NULL, "message '%s' lacks '%s'", e.msg,
+                  cases[i].want);
+    }
+    CHECK(parse_cluster("{\"world_size\":4}", &c, &e) == ZG_ERR_INVALID);
+    CHECK(strstr(e.msg, "missing \"mem_bytes\"") != NULL);
+    CHECK(parse_cluster("{\"preset\":\"8xB200\"}", &c, &e) == ZG_ERR_INVALID);
+    CHECK(strstr(e.msg, "8xB200") != NULL);
+    CHECK(parse_cluster("[1,2]", &c, &e) == ZG_ERR_INVALID);
+    CHECK(parse_cluster("{\"world_size\":4,", &c, &e) == ZG_ERR_PARSE);
+}
+
+ZG_TEST(validate_catches_hand_built_clusters) {
+    zg_error e;
+    zg_cluster c;
+    CHECK_OK(zg_cluster_preset("8xH100", &c, &e), &e);
+    c.intra_bw = 0;
+    CHECK(zg_cluster_validate(&c, &e) == ZG_ERR_INVALID);
+    CHECK(strstr(e.msg, "intra_bw = 0") != NULL);
+    CHECK_OK(zg_cluster_preset("8xH100", &c, &e), &e);
+    c.peak_flops = 0.0 / 0.0;
+    CHECK(zg_cluster_validate(&c, &e) == ZG_ERR_INVALID);
+    CHECK(strstr(e.msg, "peak_flops") != NULL);
+}
+
+ZG_TEST(nodes_spanned) {
+    zg_error e;
+    zg_cluster c;
+    CHECK_OK(zg_cluster_preset("32xA6000", &c, &e), &e);
+    int32_t in_node[] = {8, 9, 10, 11, 12, 13, 14, 15};
+    CHECK_EQ_INT(zg_cluster_nodes_spanned(&c, in_node, 8), 1);
+    int32_t across[] = {6, 7, 8, 9};
+    CHECK_EQ_INT(zg_cluster_nodes_spanned(&c, across, 4), 2);
+    int32_t all[32];
+    for (int i = 0; i < 32; i++) all[i] = i;
+    CHECK_EQ_INT(zg_cluster_nodes_spanned(&c, all, 32), 4);
+    int32_t unsorted[] = {25, 3, 30, 4, 17};  // nodes 3, 0, 3, 0, 2
+    CHECK_EQ_INT(zg_cluster_nodes_spanned(&c, unsorted, 5), 3);
+    CHECK_EQ_INT(zg_cluster_nodes_spanned(&c, all, 0), 0);
+}
+
+ZG_TEST_MAIN()

@@ -1,0 +1,488 @@
+// cmd_bench_attention.c — `zellige bench attention [--json]`: GFLOP/s of the CPU attention
+// kernels (src/kernels) against OpenBLAS SGEMM on comparable shapes, measured in the same run,
+// and against PyTorch's scaled_dot_product_attention when a Python with torch is available.
+//
+// Flops: forward 4*Lq*Lk*D*H per slice; backward 2.5x that (the FlashAttention convention).
+// Single sequences 256.. --max-tokens (default 4096), a coalesced pack (50 images of 1560
+// tokens + 3 video shards of --shard tokens, default 8192), head dims 64 and 128, 12 heads.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cblas.h>
+
+#include "cli.h"
+#include "kernels/kernels.h"
+
+#ifdef ZG_HAVE_OPENMP
+#include <omp.h>
+#endif
+
+typedef struct bench_opts {
+    int json, quick, no_torch;
+    int64_t max_tokens, shard, heads, threads;
+    const char *python, *torch_script;
+} bench_opts;
+
+typedef struct row {
+    char kind[16];
+    int64_t tokens;
+    int dim;
+    double fwd, bwd, torch_fwd;  // GFLOP/s; torch_fwd < 0 when not measured
+} row;
+
+// Best time over a few repetitions (at most 3, stop after ~0.3 s in total).
+typedef zg_status (*bench_fn)(void *ctx, zg_error *err);
+static double time_best(bench_fn fn, void *ctx, zg_error *err) {
+    double best = INFINITY, total = 0.0;
+    for (int rep = 0; rep < 3 && (rep == 0 || total < 0.3); rep++) {
+        double t0 = zg_time_now();
+        if (fn(ctx, err)) return -1.0;
+        double dt = zg_time_now() - t0;
+        total += dt;
+        if (dt < best) best = dt;
+    }
+    return best;
+}
+
+typedef struct attn_case {
+    const zg_attn_slice *slices;
+    int32_t n;
+    zg_attn_shape shape;
+    float *q, *k, *v, *o, *lse, *dout, *dq, *dk, *dv;
+} attn_case;
+
+static zg_status run_fwd(void *p, zg_error *err) {
+    attn_case *c = p;
+    return zg_attn_forward(c->slices, c->n, c->shape, c->q, c->k, c->v, c->o, c->lse, err);
+}
+
+static zg_status run_bwd(void *p, zg_error *err) {
+    attn_case *c = p;
+    return zg_attn_backward(c->slices, c->n, c->shape, c->q, c->k, c->v, c->o, c->lse, c->dout,
+                            c->dq, c->dk, c->dv, err);
+}
+
+static double case_flops(const zg_attn_slice *s, int32_t n, zg_attn_shape sh) {
+    double f = 0.0;
+    for (int32_t i = 0; i < n; i++)
+        f += 4.0 * (double)s[i].q_len * (double)s[i].k_len * sh.head_dim * sh.n_heads;
+    return f;
+}
+
+// Worst |fast - ref| / (|ref| + rms(ref)) over up to 24 sampled query rows of slice `si`:
+// the sampled rows are copied into a compact Q and the reference runs on them only, against
+// the slice's full key range.
+static double sample_fwd_error(const attn_case *c, int32_t si, zg_error *err) {
+    const zg_attn_slice s0 = c->slices[si];
+    const int64_t H = c->shape.n_heads, D = c->shape.head_dim, HD = H * D;
+    const int64_t m = s0.q_len < 24 ? s0.q_len : 24;
+    if (m == 0) return 0.0;
+    zg_attn_slice rows[24];
+    int64_t src[24];
+    float *q = zg_calloc((size_t)(m * HD), sizeof(float), err);
+    float *o = zg_calloc((size_t)(m * HD), sizeof(float), err);
+    float *lse = zg_calloc((size_t)(m * H), sizeof(float), err);
+    double worst = -1.0;
+    if (q && o && lse) {
+        for (int64_t i = 0; i < m; i++) {
+            src[i] = s0.q_start + i * s0.q_len / m;  // distinct, spread over the slice
+            rows[i] = (zg_attn_slice){i, 1, s0.k_start, s0.k_len};
+            memcpy(q + i * HD, c->q + src[i] * HD, (size_t)HD * sizeof(float));
+        }
+        if (zg_attn_forward_ref(rows, (int32_t)m, c->shape, q, c->k, c->v, o, lse, err) == ZG_OK) {
+            double ss = 0.0;
+            for (int64_t x = 0; x < m * HD; x++) ss += (double)o[x] * o[x];
+            double rms = sqrt(ss / (double)(m * HD));
+            worst = 0.0;
+            for (int64_t i = 0; i < m; i++) {
+                for (int64_t x = 0; x < HD; x++) {
+                    double ref = o[i * HD + x], e = fabs((double)c->o[src[i] * HD + x] - ref);
+                    if (e / (fabs(ref) + rms) > worst) worst = e / (fabs(ref) + rms);
+                }
+                for (int64_t h = 0; h < H; h++) {
+                    double ref = lse[i * H + h], e = fabs((double)c->lse[src[i] * H + h] - ref);
+                    if (e / (fabs(ref) + 1.0) > worst) worst = e / (fabs(ref) + 1.0);
+                }
+            }
+        }
+    }
+    free(q), free(o), free(lse);
+    return worst;
+}
+
+// Backward check vs the reference on a small case (the reference needs all query rows).
+static double small_bwd_error(int dim, zg_error *err) {
+    const int64_t T = 300, H = 2, D = dim;
+    zg_attn_slice s[2] = {{0, 200, 0, 300}, {200, 100, 0, 300}};
+    zg_attn_shape sh = {(int32_t)H, (int32_t)D, (float)(1.0 / sqrt((double)D))};
+    size_t e = (size_t)(T * H * D);
+    float *buf = zg_calloc(e * 11 + (size_t)(T * H), sizeof(float), err);
+    if (!buf) return -1.0;
+    float *q = buf, *k = q + e, *v = k + e, *o = v + e, *dout = o + e, *g = dout + e;
+    float *lse = buf + 11 * e;
+    zg_rng rng;
+    zg_rng_init(&rng, 99);
+    for (size_t i = 0; i < 5 * e; i++) buf[i] = (float)zg_rng_normal(&rng);
+    double worst = -1.0;
+    if (!zg_attn_forward_ref(s, 2, sh, q, k, v, o, lse, err) &&
+        !zg_attn_backward(s, 2, sh, q, k, v, o, lse, dout, g, g + e, g + 2 * e, err) &&
+        !zg_attn_backward_ref(s, 2, sh, q, k, v, o, lse, dout, g + 3 * e, g + 4 * e, g + 5 * e,
+                              err)) {
+        worst = 0.0;
+        for (int t = 0; t < 3; t++) {
+            const float *a = g + t * e, *r = g + (3 + t) * e;
+            double ss = 0.0;
+            for (size_t i = 0; i < e; i++) ss += (double)r[i] * r[i];
+            double rms = sqrt(ss / (double)e);
+            for (size_t i = 0; i < e; i++) {
+                double x = fabs((double)a[i] - r[i]) / (fabs(r[i]) + rms);
+                if (x > worst) worst = x;
+            }
+        }
+    }
+    free(buf);
+    return worst;
+}
+
+// --- SGEMM ceiling --------------------------------------------------------------------------
+
+typedef struct gemm_case {
+    int m, n, k;
+    int trans_b;
+    float *a, *b, *c;
+} gemm_case;
+
+static zg_status run_gemm(void *p, zg_error *err) {
+    gemm_case *g = p;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, g->trans_b ? CblasTrans : CblasNoTrans, g->m, g->n,
+                g->k, 1.0f, g->a, g->k, g->b, g->trans_b ? g->k : g->n, 0.0f, g->c, g->n);
+    return ZG_OK;
+}
+
+// Best SGEMM GFLOP/s over the attention-shaped GEMMs of one head at T tokens (S = Q K^T is
+// T x T x D, O = P V is T x D x T) for D = 64 and 128, and a square 2048^3 reference.
+static double sgemm_ceiling(int64_t T, double *square, zg_error *err) {
+    const int shapes[5][4] = {{(int)T, (int)T, 64, 1},  {(int)T, 64, (int)T, 0},
+                              {(int)T, (int)T, 128, 1}, {(int)T, 128, (int)T, 0},
+                              {2048, 2048, 2048, 0}};
+    double best = 0.0;
+    for (int s = 0; s < 5; s++) {
+        gemm_case g = {shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], NULL, NULL, NULL};
+        size_t na = (size_t)g.m * g.k, nb = (size_t)g.k * g.n, nc = (size_t)g.m * g.n;
+        g.a = malloc(na * 4), g.b = malloc(nb * 4), g.c = malloc(nc * 4);
+        if (!g.a || !g.b || !g.c) {
+            free(g.a), free(g.b), free(g.c);
+            zg_error_set(err, ZG_ERR_NOMEM, "bench: no memory for a %dx%dx%d SGEMM", g.m, g.n, g.k);
+            return -1.0;
+        }
+        for (size_t i = 0; i < na; i++) g.a[i] = (float)((i * 7919) % 1000) * 1e-3f - 0.5f;
+        for (size_t i = 0; i < nb; i++) g.b[i] = (float)((i * 104729) % 997) * 1e-3f - 0.5f;
+        double t = time_best(run_gemm, &g, err);
+        double gf = 2.0 * g.m * g.n * (double)g.k / t / 1e9;
+        if (s < 4 && gf > best) best = gf;
+        if (s == 4) *square = gf;
+        free(g.a), free(g.b), free(g.c);
+    }
+    return best;
+}
+
+// Re-runs this binary's SGEMM measurement with OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE unset
+// (OpenBLAS reads them when it loads, so it must be a fresh process). -1 if it failed.
+static double sgemm_env_unset(int64_t T) {
+    int fd[2];
+    if (pipe(fd)) return -1.0;
+    pid_t pid = fork();
+    if (pid < 0) return -1.0;
+    if (pid == 0) {
+        close(fd[0]);
+        dup2(fd[1], STDOUT_FILENO);
+        unsetenv("OPENBLAS_CORETYPE");
+        unsetenv("OPENBLAS_L2_SIZE");
+        char tok[32];
+        snprintf(tok, sizeof tok, "%lld", (long long)T);
+        execl("/proc/self/exe", "zellige", "bench", "attention", "--sgemm-only", tok, (char *)NULL);
+        _exit(127);
+    }
+    close(fd[1]);
+    char buf[128] = {0};
+    ssize_t got = read(fd[0], buf, sizeof buf - 1);
+    close(fd[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (got <= 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1.0;
+    return atof(buf);
+}
+
+// --- PyTorch ---------------------------------------------------------------------------------
+
+// Runs the helper; fills torch GFLOP/s into rows of kind "single". Returns 1 if it ran.
+static int run_torch(const bench_opts *o, row *rows, int n_rows, char *version, size_t vsz) {
+    char tokens[256] = "", cmd[1024];
+    for (int i = 0; i < n_rows; i++) {
+        if (strcmp(rows[i].kind, "single") || rows[i].dim != 64) continue;
+        size_t l = strlen(tokens);
+        snprintf(tokens + l, sizeof tokens - l, "%s%lld", l ? "," : "", (long long)rows[i].tokens);
+    }
+    snprintf(cmd, sizeof cmd, "'%s' '%s' --tokens %s --dims 64,128 --heads %lld --threads %lld 2>/dev/null",
+             o->python, o->torch_script, tokens, (long long)o->heads, (long long)o->threads);
+    FILE *p = popen(cmd, "r");
+    if (!p) return 0;
+    char line[512];
+    int got = 0;
+    while (fgets(line, sizeof line, p)) {
+        cJSON *j = cJSON_Parse(line);
+        if (!j) continue;
+        const cJSON *t = cJSON_GetObjectItem(j, "tokens"), *d = cJSON_GetObjectItem(j, "dim");
+        const cJSON *g = cJSON_GetObjectItem(j, "fwd_gflops"), *v = cJSON_GetObjectItem(j, "torch");
+        for (int i = 0; t && d && g && i < n_rows; i++)
+            if (!strcmp(rows[i].kind, "single") && rows[i].tokens == (int64_t)t->valuedouble &&
+                rows[i].dim == (int)d->valuedouble)
+                rows[i].torch_fwd = g->valuedouble, got = 1;
+        if (cJSON_IsString(v)) snprintf(version, vsz, "%s", v->valuestring);
+        cJSON_Delete(j);
+    }
+    int rc = pclose(p);
+    return got && rc == 0;
+}
+
+// --- the benchmark ---------------------------------------------------------------------------
+
+static zg_status bench_case(const zg_attn_slice *sl, int32_t n, int64_t T, int dim,
+                            const bench_opts *o, int do_bwd, row *r, double *max_err,
+                            zg_rng *rng, zg_error *err) {
+    zg_attn_shape sh = {(int32_t)o->heads, dim, (float)(1.0 / sqrt((double)dim))};
+    size_t e = (size_t)T * (size_t)o->heads * (size_t)dim;
+    attn_case c = {sl, n, sh, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    float **bufs[] = {&c.q, &c.k, &c.v, &c.o, &c.dout, &c.dq, &c.dk, &c.dv};
+    int nb = do_bwd ? 8 : 4;
+    zg_status st = ZG_OK;
+    for (int i = 0; i < nb && !st; i++)
+        if (!(*bufs[i] = zg_calloc(e, sizeof(float), err))) st = ZG_ERR_NOMEM;
+    if (!st && !(c.lse = zg_calloc((size_t)T * (size_t)o->heads, sizeof(float), err)))
+        st = ZG_ERR_NOMEM;
+    float *fill[4] = {c.q, c.k, c.v, c.dout};  // random inputs, never zeros
+    for (int i = 0; i < (do_bwd ? 4 : 3) && !st; i++)
+        for (size_t j = 0; j < e; j++) fill[i][j] = (float)zg_rng_normal(rng);
+    double fl = case_flops(sl, n, sh);
+    if (!st) {
+        double t = time_best(run_fwd, &c, err);
+        if (t < 0) st = err->status;
+        else r->fwd = fl / t / 1e9;
+    }
+    if (!st) {
+        for (int32_t si = 0; si < n && !st; si += (n > 1 ? n - 1 : 1)) {  // first and last
+            double e1 = sample_fwd_error(&c, si, err);
+            if (e1 < 0) st = err->status ? err->status : ZG_ERR_INTERNAL;
+            else if (e1 > *max_err) *max_err = e1;
+        }
+    }
+    if (!st && do_bwd) {
+        double t0 = zg_time_now();  // one run: backward accumulates into dq/dk/dv
+        st = run_bwd(&c, err);
+        r->bwd = 2.5 * fl / (zg_time_now() - t0) / 1e9;
+    }
+    for (int i = 0; i < 8; i++) free(*bufs[i]);
+    free(c.lse);
+    return st;
+}
+
+static int usage(FILE *f) {
+    fprintf(f,
+            "usage: zellige bench attention [--json] [--quick] [--max-tokens N] [--shard N]\n"
+            "                               [--heads H] [--threads N] [--python PY]\n"
+            "                               [--torch-script FILE] [--no-torch]\n"
+            "  CPU attention kernels (fwd/bwd GFLOP/s; fwd = 4*Lq*Lk*D*H flops, bwd = 2.5x) on\n"
+            "  single sequences 256..max-tokens (default 4096; --quick: 1024) and a coalesced\n"
+            "  pack (50 images x 1560 tokens + 3 shards of --shard tokens, default 8192), head\n"
+            "  dims 64 and 128, 12 heads; OpenBLAS SGEMM on the attention GEMM shapes in the same\n"
+            "  run (also with OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset when they are set); PyTorch\n"
+            "  scaled_dot_product_attention through the helper script when PY imports torch.\n"
+            "  --json prints one JSON line instead of the table.\n");
+    return f == stdout ? 0 : 2;
+}
+
+static int cmd_bench_attention(int argc, char **argv) {
+    bench_opts o = {0, 0, 0, 4096, 8192, 12, 0, NULL, NULL};
+    zg_error err = {0};
+    const char *py = getenv("ZG_PYTHON");
+    o.python = py && *py ? py : "python3";
+    static char script[4096];
+    int bad = 0;
+    for (int i = 1; i < argc; i++) {
+        int r = 0;
+        if (cli_is_help(argv[i])) return usage(stdout);
+        if (!strcmp(argv[i], "--json")) o.json = 1;
+        else if (!strcmp(argv[i], "--quick")) o.quick = 1;
+        else if (!strcmp(argv[i], "--no-torch")) o.no_torch = 1;
+        else if (!strcmp(argv[i], "--sgemm-only") && i + 1 < argc) {
+            double sq = 0.0, c = sgemm_ceiling(atoll(argv[i + 1]), &sq, &err);
+            printf("%.3f\n", c > sq ? c : sq);
+            return c < 0;
+        } else if ((r = cli_opt_int(argc, argv, &i, "--max-tokens", &o.max_tokens, &err, &bad)) ||
+                   (r = cli_opt_int(argc, argv, &i, "--shard", &o.shard, &err, &bad)) ||
+                   (r = cli_opt_int(argc, argv, &i, "--heads", &o.heads, &err, &bad)) ||
+                   (r = cli_opt_int(argc, argv, &i, "--threads", &o.threads, &err, &bad)) ||
+                   (r = cli_opt_str(argc, argv, &i, "--python", &o.python)) ||
+                   (r = cli_opt_str(argc, argv, &i, "--torch-script", &o.torch_script))) {
+            if (r < 0 || bad) return cli_fail("bench attention", &err);
+        } else {
+            zg_error_set(&err, ZG_ERR_INVALID, "unknown option '%s' (see --help)", argv[i]);
+            return cli_fail("bench attention", &err);
+        }
+    }
+    if (o.quick) o.max_tokens = o.max_tokens < 1024 ? o.max_tokens : 1024, o.shard = 2048;
+    if (o.max_tokens < 256 || o.max_tokens > 65536 || o.shard < 1 || o.shard > 65536 ||
+        o.heads < 1 || o.heads > 64 || o.threads < 0) {
+        zg_error_set(&err, ZG_ERR_INVALID,
+                     "bad sizes: --max-tokens %lld (256..65536), --shard %lld (1..65536), "
+                     "--heads %lld (1..64), --threads %lld (>= 0)",
+                     (long long)o.max_tokens, (long long)o.shard, (long long)o.heads,
+                     (long long)o.threads);
+        return cli_fail("bench attention", &err);
+    }
+#ifdef ZG_HAVE_OPENMP
+    if (o.threads == 0) o.threads = omp_get_max_threads();
+    omp_set_num_threads((int)o.threads);
+#else
+    o.threads = 1;
+#endif
+    if (!o.torch_script) {  // the helper sits next to this file: <root>/tools/zellige/
+        char exe[4096] = {0};
+        ssize_t l = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        char *slash = l > 0 ? strrchr(exe, '/') : NULL;
+        if (slash) *slash = 0;  // <root>/<build>/bin
+        snprintf(script, sizeof script, "%s/../../tools/zellige/bench_attention_torch.py", exe);
+        o.torch_script = script;
+    }
+
+    row rows[64];
+    int n_rows = 0;
+    double max_err = 0.0;
+    zg_rng rng;
+    zg_rng_init(&rng, 2024);
+    zg_status st = ZG_OK;
+    for (int64_t T = 256; T <= o.max_tokens && !st; T *= 2)
+        for (int d = 64; d <= 128 && !st; d *= 2) {
+            row *r = &rows[n_rows++];
+            *r = (row){"single", T, d, 0, 0, -1};
+            zg_attn_slice s = {0, T, 0, T};
+            st = bench_case(&s, 1, T, d, &o, 1, r, &max_err, &rng, &err);
+            if (!o.json) fprintf(stderr, "  single T=%lld D=%d done\n", (long long)T, d);
+        }
+    // coalesced pack: 50 images of 1560 tokens, then 3 shards of `shard` tokens
+    zg_attn_slice pack[53];
+    int64_t t = 0;
+    for (int i = 0; i < 53; i++) {
+        int64_t len = i < 50 ? 1560 : o.shard;
+        pack[i] = (zg_attn_slice){t, len, t, len};
+        t += len;
+    }
+    for (int d = 64; d <= 128 && !st; d *= 2) {
+        row *r = &rows[n_rows++];
+        *r = (row){"pack", t, d, 0, 0, -1};
+        st = bench_case(pack, 53, t, d, &o, d == 64, r, &max_err, &rng, &err);
+        if (!o.json) fprintf(stderr, "  pack D=%d done\n", d);
+    }
+    if (st) return cli_fail("bench attention", &err);
+    double bwd_err = 0.0;
+    for (int d = 64; d <= 128; d *= 2) {
+        double e = small_bwd_error(d, &err);
+        if (e < 0) return cli_fail("bench attention", &err);
+        if (e > bwd_err) bwd_err = e;
+    }
+    int64_t gemm_T = o.max_tokens < 4096 ? o.max_tokens : 4096;
+    double square = 0.0, sgemm = sgemm_ceiling(gemm_T, &square, &err);
+    if (sgemm < 0) return cli_fail("bench attention", &err);
+    int env_set = getenv("OPENBLAS_CORETYPE") || getenv("OPENBLAS_L2_SIZE");
+    double sgemm_unset = env_set ? sgemm_env_unset(gemm_T) : -1.0;
+    double ceiling = sgemm > sgemm_unset ? sgemm : sgemm_unset;
+    char torch_version[64] = "";
+    int have_torch = !o.no_torch && run_torch(&o, rows, n_rows, torch_version, sizeof torch_version);
+
+    // headline numbers: single sequences of >= 4096 tokens (or the largest measured)
+    int64_t big = 0;
+    for (int i = 0; i < n_rows; i++)
+        if (!strcmp(rows[i].kind, "single") && rows[i].tokens > big) big = rows[i].tokens;
+    if (big > 4096) big = 4096;
+    double fwd = 0, bwd = 0, tfwd = 0, pack_fwd = 0, pack_bwd = 0;
+    int nf = 0, nt = 0, np = 0;
+    for (int i = 0; i < n_rows; i++) {
+        row *r = &rows[i];
+        if (!strcmp(r->kind, "single") && r->tokens >= big) {
+            fwd += r->fwd, bwd += r->bwd, nf++;
+            if (r->torch_fwd > 0) tfwd += r->torch_fwd, nt++;
+        }
+        if (!strcmp(r->kind, "pack")) {
+            pack_fwd += r->fwd, np++;
+            if (r->bwd > 0) pack_bwd = r->bwd;
+        }
+    }
+    fwd /= nf, bwd /= nf, pack_fwd /= np;
+    if (nt) tfwd /= nt;
+    if (o.json) {
+        printf("{\"isa\":\"%s\",\"threads\":%lld,\"heads\":%lld,\"headline_tokens_min\":%lld,"
+               "\"fwd_gflops\":%.2f,\"bwd_gflops\":%.2f,\"pack_fwd_gflops\":%.2f,"
+               "\"pack_bwd_gflops\":%.2f,\"pack_tokens\":%lld,\"sgemm_gflops\":%.2f,"
+               "\"sgemm_square_gflops\":%.2f,",
+               zg_attn_isa(), (long long)o.threads, (long long)o.heads, (long long)big, fwd, bwd,
+               pack_fwd, pack_bwd, (long long)t, ceiling, square);
+        if (env_set) printf("\"sgemm_gflops_env\":%.2f,\"sgemm_gflops_env_unset\":%.2f,", sgemm, sgemm_unset);
+        if (have_torch && nt) printf("\"torch_fwd_gflops\":%.2f,\"torch\":\"%s\",", tfwd, torch_version);
+        else printf("\"torch_fwd_gflops\":null,");
+        printf("\"fwd_vs_sgemm\":%.3f,\"bwd_vs_sgemm\":%.3f,\"pack_vs_sgemm\":%.3f,",
+               fwd / ceiling, bwd / ceiling, pack_fwd / ceiling);
+        if (have_torch && nt) printf("\"fwd_vs_torch\":%.3f,", fwd / tfwd);
+        else printf("\"fwd_vs_torch\":null,");
+        printf("\"max_rel_err\":%.3g,\"bwd_max_rel_err\":%.3g,\"rows\":[", max_err, bwd_err);
+        for (int i = 0; i < n_rows; i++) {
+            printf("%s{\"kind\":\"%s\",\"tokens\":%lld,\"dim\":%d,\"fwd_gflops\":%.2f",
+                   i ? "," : "", rows[i].kind, (long long)rows[i].tokens, rows[i].dim, rows[i].fwd);
+            if (rows[i].bwd > 0) printf(",\"bwd_gflops\":%.2f", rows[i].bwd);
+            if (rows[i].torch_fwd > 0) printf(",\"torch_fwd_gflops\":%.2f", rows[i].torch_fwd);
+            printf("}");
+        }
+        printf("]}\n");
+        return 0;
+    }
+    printf("attention kernels: isa %s, %lld threads, %lld heads\n", zg_attn_isa(),
+           (long long)o.threads, (long long)o.heads);
+    printf("%-7s %7s %4s %10s %10s %10s %8s %8s\n", "kind", "tokens", "D", "fwd GF/s", "bwd GF/s",
+           "torch GF/s", "fwd/gemm", "bwd/gemm");
+    for (int i = 0; i < n_rows; i++) {
+        row *r = &rows[i];
+        char tb[16] = "-", bb[16] = "-", bg[16] = "-";
+        if (r->torch_fwd > 0) snprintf(tb, sizeof tb, "%.1f", r->torch_fwd);
+        if (r->bwd > 0) snprintf(bb, sizeof bb, "%.1f", r->bwd), snprintf(bg, sizeof bg, "%.0f%%", 100 * r->bwd / ceiling);
+        printf("%-7s %7lld %4d %10.1f %10s %10s %7.0f%% %8s\n", r->kind, (long long)r->tokens,
+               r->dim, r->fwd, bb, tb, 100 * r->fwd / ceiling, bg);
+    }
+    printf("SGEMM ceiling (attention shapes at T=%lld): %.1f GFLOP/s; square 2048^3: %.1f\n",
+           (long long)gemm_T, sgemm, square);
+    if (env_set) printf("SGEMM with OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset: %.1f (ceiling %.1f)\n",
+                        sgemm_unset, ceiling);
+    printf("headline (T >= %lld): fwd %.1f (%.0f%% of SGEMM), bwd %.1f (%.0f%%), pack fwd %.1f "
+           "(%.0f%%)",
+           (long long)big, fwd, 100 * fwd / ceiling, bwd, 100 * bwd / ceiling, pack_fwd,
+           100 * pack_fwd / ceiling);
+    if (have_torch && nt) printf(", torch fwd %.1f (%.2fx)\n", tfwd, fwd / tfwd);
+    else printf(", torch: absent\n");
+    printf("max rel err vs reference: fwd %.3g, bwd %.3g\n", max_err, bwd_err);
+    return 0;
+}
+
+static int cmd_bench(int argc, char **argv) {
+    if (argc < 2 || cli_is_help(argv[1])) {
+        FILE *f = argc < 2 ? stderr : stdout;
+        fprintf(f, "usage: zellige bench <kind> [options]\n  kinds: attention\n");
+        return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "attention")) return cmd_bench_attention(argc - 1, argv + 1);
+    fprintf(stderr, "zellige bench: unknown kind '%s' (kinds: attention)\n", argv[1]);
+    return 2;
+}
+
+ZG_CLI_COMMAND(bench, "bench", "benchmarks: `bench attention` (CPU attention kernels vs SGEMM)",
+               cmd_bench)
