@@ -13,7 +13,10 @@ if [ -n "$missing" ]; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
 fi
-# Python test tools (cross-checks against OR-Tools CP-SAT / HiGHS); optional, best effort.
-if ! python3 -c 'import pytest' 2>/dev/null; then
-    python3 -m pip install -q pytest || echo "note: pytest not installed; Python tests skipped"
-fi
+# Python test tools: pytest, and OR-Tools (CP-SAT, the paper's solver) for the planner
+# cross-check. Best effort: without them the Python tests are skipped, the C suite still runs.
+for mod in pytest ortools; do
+    if ! python3 -c "import $mod" 2>/dev/null; then
+        python3 -m pip install -q "$mod" 2>/dev/null || echo "note: $mod not installed; its tests are skipped"
+    fi
+done

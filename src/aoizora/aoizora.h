@@ -162,10 +162,14 @@ typedef struct zg_aoi_graph {
 
 zg_status zg_aoi_graph_build(const zg_aoi_work *w, zg_aoi_graph *g, zg_error *err);
 
-// A candidate: logical mesh dp x ring x ulysses x tp (tp fastest in the rank order) with FSDP
-// over the data axes (dp, ring, ulysses) or replicated weights.
+// A candidate: logical mesh dp x ring x ulysses x tp (tp fastest in the rank order) with
+// replicated weights or FSDP (weights, grads and optimizer state sharded, all-gathered per
+// block) over: all data axes (dp, ring, ulysses), the sequence axes only (ring, ulysses; dp
+// replicas each hold a shard set, gradients reduce-scattered inside, all-reduced across:
+// sequence parallelism + FSDP), or the dp axis only.
+enum { ZG_AOI_FSDP_NONE = 0, ZG_AOI_FSDP_ALL = 1, ZG_AOI_FSDP_SP = 2, ZG_AOI_FSDP_DP = 3 };
 typedef struct zg_aoi_cand {
-    int32_t dp, ring, uly, tp, fsdp;
+    int32_t dp, ring, uly, tp, fsdp;  // fsdp: ZG_AOI_FSDP_*
     int32_t n_axes;
     int32_t shape[ZG_AOI_MAX_AXES];
     char names[ZG_AOI_MAX_AXES][8];
@@ -182,7 +186,11 @@ void zg_aoi_cand_check(const zg_aoi_graph *g, const zg_net *net, zg_aoi_cand *c)
 zg_status zg_aoi_cand_enumerate(const zg_aoi_graph *g, const zg_net *net, zg_aoi_cand **out,
                                 int32_t *n, zg_error *err);
 void zg_aoi_cand_label(const zg_aoi_cand *c, char *buf, size_t bufsz);
-// "dp=2,uly=4,fsdp" style spec -> candidate (for CLI and tests).
+// Mask of the axes the weights are sharded over (1 dp, 2 ring, 4 uly) and its size.
+int zg_aoi_cand_fsdp_mask(const zg_aoi_cand *c);
+int32_t zg_aoi_cand_fsdp_size(const zg_aoi_cand *c);
+// "dp=2,uly=4,fsdp" style spec -> candidate (for CLI and tests); fsdp_sp, fsdp_dp select the
+// partial FSDP variants.
 zg_status zg_aoi_cand_parse(const char *spec, int32_t devices, zg_aoi_cand *c, zg_error *err);
 
 // Lowering: (graph, candidate) -> per-device program as evidence.
@@ -244,6 +252,7 @@ typedef struct zg_aoi_as_problem {
     int32_t n_blocks;
     zg_aoi_as_block blocks[2];
     double mem_fixed, mem_cap;  // bytes per device
+    double cutoff_s;            // solvers may skip solutions costing more (INFINITY: none)
 } zg_aoi_as_problem;
 
 typedef struct zg_aoi_as_solution {
@@ -252,6 +261,7 @@ typedef struct zg_aoi_as_solution {
     double mem;                  // bytes per device under the ILP's memory model
     int32_t pick[2][ZG_AOI_MAX_NODES];
     char solver[8];              // "cbc" or "dp"
+    int32_t cut;                 // 1: no feasible solution at or below the cutoff
 } zg_aoi_as_solution;
 
 zg_status zg_aoi_as_build(const zg_aoi_graph *g, const zg_net *net, int32_t m0, int32_t m1,
@@ -283,6 +293,9 @@ zg_status zg_aoi_as_lower(const zg_aoi_as_problem *p, const zg_aoi_as_solution *
 // "mesh 2x4 qkv:SD attn:SD ..." (roles per op; '*' marks FSDP), truncated to bufsz.
 void zg_aoi_as_label(const zg_aoi_as_problem *p, const zg_aoi_as_solution *sol, char *buf,
                      size_t bufsz);
+// PartitionSpecs of every op's activation and weight (mesh axes 'm0', 'm1'), one per line.
+void zg_aoi_as_partition_specs(const zg_aoi_as_problem *p, const zg_aoi_as_solution *sol,
+                               char *buf, size_t bufsz);
 
 typedef struct zg_aoi_autoshard {
     int32_t found;
@@ -329,20 +342,32 @@ void zg_aoi_search_result_free(zg_aoi_search_result *res);
 typedef struct zg_aoi_plan_opts {
     int32_t top_k;           // stage-1 survivors (4)
     zg_aoi_search_opts search;
+    char ilp_solver[8];      // Alpa-style ILP: "auto" (CBC when built with it), "cbc", "dp"
+    int32_t place_ilp;       // 1: stage 2 also searches placements of the ILP's sharding (1)
 } zg_aoi_plan_opts;
 void zg_aoi_plan_opts_default(zg_aoi_plan_opts *o);
 
 #define ZG_AOI_MAX_BASELINES 6
 typedef struct zg_aoi_baseline {
     char name[32];
-    char label[64];          // the candidate it chose
+    char label[256];         // the candidate it chose
     int32_t legal;
     double latency_s;        // priced with the network model, default device order
     char why[200];           // when not legal
 } zg_aoi_baseline;
 
 typedef struct zg_aoi_plan {
-    zg_aoi_cand cand;
+    zg_aoi_cand cand;         // the winning template candidate (when from_ilp = 0)
+    int32_t from_ilp;         // 1: the winner is the Alpa-style ILP's sharding, placed by AoiZora
+    char label[256];          // the winner's sharding, in words
+    char specs[2048];         // its PartitionSpecs, one per line
+    int32_t n_axes;           // its logical mesh
+    int32_t mesh_shape[ZG_AOI_MAX_AXES];
+    char axis_names[ZG_AOI_MAX_AXES][8];
+    double mem_bytes;         // its predicted memory per device
+    zg_aoi_autoshard ilp;     // the Alpa-style ILP's result (found = 0 if nothing fit)
+    char ilp_solver[8];       // solver that solved the ILP ("cbc" or "dp")
+    double ilp_solve_s;       // ILP time, all mesh shapes
     int32_t *perm;            // logical id -> physical device (owned)
     zg_aoi_price price;
     double default_order_s;   // the chosen sharding in the default device order
@@ -357,6 +382,9 @@ typedef struct zg_aoi_plan {
 zg_status zg_aoi_plan_run(const zg_aoi_graph *g, const zg_net *net, const zg_aoi_plan_opts *o,
                           zg_aoi_plan *plan, zg_error *err);
 void zg_aoi_plan_free(zg_aoi_plan *plan);
+// The evidence of the plan's winning sharding (template lowering, or the ILP's program).
+zg_status zg_aoi_plan_evidence(const zg_aoi_graph *g, const zg_net *net, const zg_aoi_plan *plan,
+                               zg_aoi_evidence *ev, zg_error *err);
 // JSON: mesh_shape, axis_names, device_order, torch_rank_order, partition_specs,
 // predicted_latency_s, compute_s, comm_s, exposed_comm_s, baselines {name: latency}, plan_time_s.
 cJSON *zg_aoi_plan_to_json(const zg_aoi_graph *g, const zg_net *net, const zg_aoi_plan *plan);

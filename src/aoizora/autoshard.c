@@ -354,6 +354,7 @@ zg_status zg_aoi_as_build(const zg_aoi_graph *g, const zg_net *net, int32_t m0, 
     double bpp = g->work.training ? 16.0 : 2.0;
     p->mem_fixed = g->embed_params * bpp / net->n_devices;
     p->mem_cap = net->hbm_bytes * net->hbm_usable_frac;
+    p->cutoff_s = INFINITY;
     for (int bi = 0; bi < p->n_blocks; bi++)
         for (int j = 0; j < p->blocks[bi].n_ops; j++) {
             zg_aoi_as_block *b = &p->blocks[bi];
@@ -544,5 +545,47 @@ void zg_aoi_as_label(const zg_aoi_as_problem *p, const zg_aoi_as_solution *sol, 
             const zg_aoi_as_strat *s = &op->s[sol->pick[b][j]];
             l += (size_t)snprintf(buf + l, n - l, " %s:%c%c%s", op->name, R[s->role[0]], R[s->role[1]],
                                   s->fsdp ? "*" : "");
+        }
+}
+
+static void axes_spec(const zg_aoi_as_strat *s, const int32_t mesh[2], int role, int extra_mask,
+                      char *buf, size_t n) {
+    char tmp[32] = "";
+    int k = 0;
+    for (int d = 0; d < 2; d++)
+        if (mesh[d] > 1 && (s->role[d] == role || (extra_mask >> d & 1))) {
+            size_t l = strlen(tmp);
+            snprintf(tmp + l, sizeof tmp - l, "%s'm%d'", k++ ? "," : "", d);
+        }
+    if (k == 0) snprintf(buf, n, "None");
+    else if (k == 1) snprintf(buf, n, "%s", tmp);
+    else snprintf(buf, n, "(%s)", tmp);
+}
+
+void zg_aoi_as_partition_specs(const zg_aoi_as_problem *p, const zg_aoi_as_solution *sol, char *buf,
+                               size_t n) {
+    size_t l = 0;
+    buf[0] = 0;
+    for (int b = 0; b < p->n_blocks && l < n; b++)
+        for (int j = 0; j < p->blocks[b].n_ops && l < n; j++) {
+            const zg_aoi_as_op *op = &p->blocks[b].ops[j];
+            if (op->kind == ZG_AS_ELEM) continue;
+            const zg_aoi_as_strat *s = &op->s[sol->pick[b][j]];
+            char bs[24], ss[24], ds[24], ks[24], ws[24];
+            axes_spec(s, p->mesh, ZG_AS_B, 0, bs, sizeof bs);
+            axes_spec(s, p->mesh, ZG_AS_S, 0, ss, sizeof ss);
+            axes_spec(s, p->mesh, ZG_AS_D, 0, ds, sizeof ds);
+            int fm = s->fsdp ? mask_roles(p, s, 1 << ZG_AS_R | 1 << ZG_AS_B | 1 << ZG_AS_S) : 0;
+            axes_spec(s, p->mesh, ZG_AS_K, fm, ks, sizeof ks);
+            if (op->kind == ZG_AS_GEMM) {
+                axes_spec(s, p->mesh, ZG_AS_K, 0, ws, sizeof ws);
+                l += (size_t)snprintf(buf + l, n - l, "%s/%s: x [B,N,in] P(%s, %s, %s), w [in,out] P(%s, %s)\n",
+                                      p->blocks[b].name, op->name, bs, ss, ws, ks, ds);
+            } else {
+                char wkv[80] = "";
+                if (op->kind == ZG_AS_XATTN) snprintf(wkv, sizeof wkv, ", w_kv [D,2D] P(%s, %s)", ks, ds);
+                l += (size_t)snprintf(buf + l, n - l, "%s/%s: q,k,v [B,N,H,hd] P(%s, %s, %s, None)%s\n",
+                                      p->blocks[b].name, op->name, bs, ss, ds, wkv);
+            }
         }
 }

@@ -120,8 +120,23 @@ zg_status zg_aoi_graph_build(const zg_aoi_work *w, zg_aoi_graph *g, zg_error *er
 // ---- candidates -----------------------------------------------------------------------------
 
 void zg_aoi_cand_label(const zg_aoi_cand *c, char *buf, size_t n) {
+    static const char *fs[4] = {"", ",fsdp", ",fsdp_sp", ",fsdp_dp"};
     snprintf(buf, n, "dp=%d,ring=%d,uly=%d,tp=%d%s", c->dp, c->ring, c->uly, c->tp,
-             c->fsdp ? ",fsdp" : "");
+             fs[c->fsdp >= 0 && c->fsdp < 4 ? c->fsdp : 0]);
+}
+
+int zg_aoi_cand_fsdp_mask(const zg_aoi_cand *c) {
+    switch (c->fsdp) {
+    case ZG_AOI_FSDP_ALL: return 1 | 2 | 4;
+    case ZG_AOI_FSDP_SP: return 2 | 4;
+    case ZG_AOI_FSDP_DP: return 1;
+    default: return 0;
+    }
+}
+
+int32_t zg_aoi_cand_fsdp_size(const zg_aoi_cand *c) {
+    int m = zg_aoi_cand_fsdp_mask(c);
+    return ((m & 1) ? c->dp : 1) * ((m & 2) ? c->ring : 1) * ((m & 4) ? c->uly : 1);
 }
 
 static void fill_axes(const zg_aoi_cand *cin, int cfg, zg_aoi_cand *c) {
@@ -176,10 +191,11 @@ void zg_aoi_cand_check(const zg_aoi_graph *g, const zg_net *net, zg_aoi_cand *c)
     // memory per device
     double bl = g->work.batch / c->dp, nloc = ceil((double)g->seq / sp);
     double d = m->dim, f = m->ffn_dim, t = c->tp;
-    double shard = t * (c->fsdp ? D : 1), wblk = 0;
+    int32_t FS = zg_aoi_cand_fsdp_size(c);
+    double shard = t * FS, wblk = 0;
     for (int i = 0; i < g->n_blocks; i++)
         if (g->blocks[i].weight_params > wblk) wblk = g->blocks[i].weight_params;
-    double gathered = c->fsdp && D > 1 ? 2.0 * 2.0 * wblk / t : 0;
+    double gathered = FS > 1 ? 2.0 * 2.0 * wblk / t : 0;
     double act_blk = bl * nloc * (10 * d + 6 * d / t + 4 * f / t) * 2 + bl * g->text * d * 2 * 2;
     if (!g->work.training) {
         c->weight_bytes = 2.0 * g->params / shard + gathered;
@@ -217,8 +233,10 @@ zg_status zg_aoi_cand_enumerate(const zg_aoi_graph *g, const zg_net *net, zg_aoi
             for (int32_t u = 1; u <= N / dp / r; u++) {
                 if ((N / dp / r) % u) continue;
                 int32_t t = N / dp / r / u;
-                for (int fs = 0; fs < 2; fs++) {
-                    if (fs && dp * r * u == 1) continue;
+                for (int fs = 0; fs < 4; fs++) {
+                    if (fs == ZG_AOI_FSDP_ALL && dp * r * u == 1) continue;
+                    // partial FSDP only where it differs from none and from all
+                    if (fs >= ZG_AOI_FSDP_SP && (dp == 1 || r * u == 1)) continue;
                     if (cnt == cap) {
                         zg_aoi_cand *nc = zg_realloc_array(c, (size_t)cap * 2, sizeof *c, err);
                         if (!nc) {
@@ -246,14 +264,16 @@ zg_status zg_aoi_cand_parse(const char *spec, int32_t devices, zg_aoi_cand *c, z
     snprintf(buf, sizeof buf, "%s", spec);
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         int v = 0;
-        if (!strcmp(tok, "fsdp")) c->fsdp = 1;
+        if (!strcmp(tok, "fsdp")) c->fsdp = ZG_AOI_FSDP_ALL;
+        else if (!strcmp(tok, "fsdp_sp")) c->fsdp = ZG_AOI_FSDP_SP;
+        else if (!strcmp(tok, "fsdp_dp")) c->fsdp = ZG_AOI_FSDP_DP;
         else if (sscanf(tok, "dp=%d", &v) == 1 || sscanf(tok, "cfg=%d", &v) == 1) c->dp = v;
         else if (sscanf(tok, "ring=%d", &v) == 1) c->ring = v;
         else if (sscanf(tok, "uly=%d", &v) == 1 || sscanf(tok, "sp=%d", &v) == 1) c->uly = v;
         else if (sscanf(tok, "tp=%d", &v) == 1) c->tp = v;
         else
             return zg_error_set(err, ZG_ERR_INVALID,
-                                "sharding '%s': unknown part '%s' (use dp=,ring=,uly=,tp=,fsdp)",
+                                "sharding '%s': unknown part '%s' (use dp=,ring=,uly=,tp=,fsdp|fsdp_sp|fsdp_dp)",
                                 spec, tok);
         if (v < 0 || v > 4096)
             return zg_error_set(err, ZG_ERR_INVALID, "sharding '%s': degree %d out of range", spec, v);
@@ -281,9 +301,11 @@ void zg_aoi_partition_specs(const zg_aoi_cand *c, char *buf, size_t n) {
     else if (c->tp > 1) snprintf(heads, sizeof heads, "'tp'");
     if (c->fsdp) {
         char tmp[40] = "";
-        int k = 0;
+        int k = 0, fm = zg_aoi_cand_fsdp_mask(c);
         for (int a = 0; a < c->n_axes; a++)
-            if (strcmp(c->names[a], "tp")) {
+            if (strcmp(c->names[a], "tp") &&
+                (((fm & 1) && (!strcmp(c->names[a], "dp") || !strcmp(c->names[a], "cfg"))) ||
+                 ((fm & 2) && !strcmp(c->names[a], "ring")) || ((fm & 4) && !strcmp(c->names[a], "sp")))) {
                 size_t l = strlen(tmp);
                 snprintf(tmp + l, sizeof tmp - l, "%s'%s'", k++ ? "," : "", c->names[a]);
             }

@@ -129,23 +129,32 @@ static zg_status block(lctx *x, const zg_aoi_block *b, int phase) {
     zg_aoi_segment *seg = &x->ev->segs[x->ev->n_segs - 1];
     int32_t ag_at = -1;
     double wbytes = b->weight_params * 2.0 / x->sz[3];
-    int data_mask = 1 | 2 | 4;
-    if (x->c->fsdp && x->gsz[data_mask] > 1) {
+    int data_mask = 1 | 2 | 4, fmask = zg_aoi_cand_fsdp_mask(x->c), rest = data_mask & ~fmask;
+    int fsdp = fmask && x->gsz[fmask] > 1;
+    if (fsdp) {
         ag_at = seg->n_ops;
-        TRY(coll(x, "fsdp_ag_weights", ZG_COLL_ALL_GATHER, wbytes, data_mask, 1));
+        TRY(coll(x, "fsdp_ag_weights", ZG_COLL_ALL_GATHER, wbytes, fmask, 1));
     }
     for (int i = 0; i < b->n_nodes; i++) TRY(node(x, &b->nodes[i], 0));
     if (phase == 2) {
         for (int i = b->n_nodes - 1; i >= 0; i--) TRY(node(x, &b->nodes[i], 1));
-        if (x->gsz[data_mask] > 1)
-            TRY(coll(x, x->c->fsdp ? "fsdp_rs_grads" : "ar_grads",
-                     x->c->fsdp ? ZG_COLL_REDUCE_SCATTER : ZG_COLL_ALL_REDUCE, wbytes, data_mask,
-                     seg_compute_ops(seg)));
+        // gradient sync: reduce-scatter inside the FSDP group, all-reduce of the shards across
+        // the other data axes (plain all-reduce without FSDP)
+        if (fsdp) {
+            TRY(coll(x, "fsdp_rs_grads", ZG_COLL_REDUCE_SCATTER, wbytes, fmask, seg_compute_ops(seg)));
+            if (rest && x->gsz[rest] > 1)
+                TRY(coll(x, "ar_grad_shards", ZG_COLL_ALL_REDUCE, wbytes / x->gsz[fmask], rest,
+                         seg_compute_ops(seg)));
+        } else if (x->gsz[data_mask] > 1) {
+            TRY(coll(x, "ar_grads", ZG_COLL_ALL_REDUCE, wbytes, data_mask, seg_compute_ops(seg)));
+        }
     }
     // the weight all-gather is a prefetch: it may overlap the whole previous block
     if (ag_at >= 0) seg->ops[ag_at].overlap = seg_compute_ops(seg);
     // the gradient sync overlaps the next block's backward: set its window to a full block
-    if (phase == 2 && x->gsz[data_mask] > 1) seg->ops[seg->n_ops - 1].overlap = seg_compute_ops(seg);
+    if (phase == 2)
+        for (int32_t i = 0; i < seg->n_ops; i++)
+            if (seg->ops[i].is_coll && strstr(seg->ops[i].name, "grad")) seg->ops[i].overlap = seg_compute_ops(seg);
     return ZG_OK;
 }
 
@@ -170,7 +179,7 @@ static zg_status lower(lctx *x) {
         TRY(coll(x, "ag_output_cfg", ZG_COLL_ALL_GATHER, g->work.batch * x->np * pin * 2, 1, 0));
         TRY(comp(x, "cfg_combine", 3 * x->np * pin, 4 * x->np * pin * 2));
     } else {
-        double ploc = g->params / (x->sz[3] * (x->c->fsdp ? x->gsz[7] : 1));
+        double ploc = g->params / (x->sz[3] * zg_aoi_cand_fsdp_size(x->c));
         TRY(zg_aoi_evidence_segment(x->ev, "optimizer", 1, x->err));
         TRY(comp(x, "adamw", 12 * ploc, 28 * ploc));
     }

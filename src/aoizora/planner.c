@@ -14,11 +14,13 @@ void zg_aoi_plan_opts_default(zg_aoi_plan_opts *o) {
     o->search.exhaustive_max = 8;
     o->search.local_rounds = 8;
     o->search.seed = 1;
+    snprintf(o->ilp_solver, sizeof o->ilp_solver, "auto");
+    o->place_ilp = 1;
 }
 
-// Stage-1 (overlap, one-link alpha-beta) and Alpa-style (XLA formulas, sum) scores.
-static zg_status logical_scores(const zg_aoi_graph *g, const zg_net *net, const zg_aoi_cand *c,
-                                double *stage1, double *alpa, zg_error *err) {
+// Stage-1 score: overlap walk with one-link alpha-beta collective costs (no placement).
+static zg_status stage1_score(const zg_aoi_graph *g, const zg_net *net, const zg_aoi_cand *c,
+                              double *stage1, zg_error *err) {
     zg_aoi_evidence ev;
     if (zg_aoi_lower(g, c, &ev, err)) return err->status;
     zg_aoi_pattern_cost *pc = zg_calloc((size_t)ev.n_patterns + 1, sizeof *pc, err);
@@ -30,9 +32,6 @@ static zg_status logical_scores(const zg_aoi_graph *g, const zg_net *net, const 
     zg_aoi_pattern_costs_logical(&ev, net, 0, pc);
     zg_aoi_walk(&ev, net, pc, 1, &p);
     *stage1 = p.total_s;
-    zg_aoi_pattern_costs_logical(&ev, net, 1, pc);
-    zg_aoi_walk(&ev, net, pc, 0, &p);
-    *alpa = p.total_s;
     free(pc);
     zg_aoi_evidence_free(&ev);
     return ZG_OK;
@@ -110,6 +109,76 @@ static int cmp_stage1(const void *a, const void *b) {
     return 0;
 }
 
+static void describe_cand(zg_aoi_plan *plan) {
+    const zg_aoi_cand *c = &plan->cand;
+    zg_aoi_cand_label(c, plan->label, sizeof plan->label);
+    zg_aoi_partition_specs(c, plan->specs, sizeof plan->specs);
+    plan->n_axes = c->n_axes;
+    memcpy(plan->mesh_shape, c->shape, sizeof plan->mesh_shape);
+    memcpy(plan->axis_names, c->names, sizeof plan->axis_names);
+    plan->mem_bytes = c->mem_bytes;
+}
+
+// The Alpa-style baseline: the exact ILP per 2-D mesh, its program priced in the default
+// device order; with place_ilp, AoiZora also searches placements of that sharding.
+static zg_status ilp_stage(const zg_aoi_graph *g, const zg_net *net, const zg_aoi_plan_opts *o,
+                           zg_aoi_plan *plan, zg_error *err) {
+    zg_aoi_autoshard as;
+    zg_status st = zg_aoi_autoshard_run(g, net, o->ilp_solver[0] ? o->ilp_solver : "auto", &as, err);
+    if (st) return st;
+    plan->ilp_solve_s = as.solve_s;
+    plan->ilp = as;
+    if (plan->n_baselines >= ZG_AOI_MAX_BASELINES) return ZG_OK;
+    zg_aoi_baseline *b = &plan->baselines[plan->n_baselines++];
+    memset(b, 0, sizeof *b);
+    snprintf(b->name, sizeof b->name, "alpa_ilp");
+    if (!as.found) {
+        snprintf(b->why, sizeof b->why, "no 2-D mesh has an assignment within %.1f GiB per chip "
+                 "(%d mesh shapes solved)", net->hbm_bytes * net->hbm_usable_frac / 1073741824.0, as.n_meshes);
+        return ZG_OK;
+    }
+    snprintf(plan->ilp_solver, sizeof plan->ilp_solver, "%s", as.sol.solver);
+    zg_aoi_as_problem p;
+    if ((st = zg_aoi_as_build(g, net, as.mesh[0], as.mesh[1], &p, err))) return st;
+    zg_aoi_as_label(&p, &as.sol, b->label, sizeof b->label);
+    zg_aoi_evidence ev;
+    if ((st = zg_aoi_as_lower(&p, &as.sol, &ev, err))) {
+        zg_aoi_as_free(&p);
+        return st;
+    }
+    zg_aoi_price def;
+    st = zg_aoi_price_placement(&ev, net, NULL, NULL, &def, err);
+    if (!st) b->legal = 1, b->latency_s = def.total_s;
+    if (!st && o->place_ilp) {
+        zg_aoi_search_result r;
+        st = zg_aoi_search(&ev, net, &o->search, &r, err);
+        if (!st) {
+            plan->placements_priced += r.priced;
+            plan->n_survivors++;
+            if (r.price.total_s < plan->price.total_s * (1 - 1e-12)) {
+                free(plan->perm);
+                plan->perm = r.perm;
+                plan->price = r.price;
+                plan->default_order_s = def.total_s;
+                plan->from_ilp = 1;
+                snprintf(plan->label, sizeof plan->label, "%s", b->label);
+                zg_aoi_as_partition_specs(&p, &as.sol, plan->specs, sizeof plan->specs);
+                plan->n_axes = 2;
+                for (int d = 0; d < 2; d++) {
+                    plan->mesh_shape[d] = as.mesh[d];
+                    snprintf(plan->axis_names[d], sizeof plan->axis_names[d], "m%d", d);
+                }
+                plan->mem_bytes = as.sol.mem;
+            } else {
+                zg_aoi_search_result_free(&r);
+            }
+        }
+    }
+    zg_aoi_evidence_free(&ev);
+    zg_aoi_as_free(&p);
+    return st;
+}
+
 zg_status zg_aoi_plan_run(const zg_aoi_graph *g, const zg_net *net, const zg_aoi_plan_opts *o,
                           zg_aoi_plan *plan, zg_error *err) {
     double t0 = zg_time_now();
@@ -118,8 +187,6 @@ zg_status zg_aoi_plan_run(const zg_aoi_graph *g, const zg_net *net, const zg_aoi
     int32_t nc = 0;
     if (zg_aoi_cand_enumerate(g, net, &cs, &nc, err)) return err->status;
     plan->n_cands = nc;
-    int32_t alpa_i = -1;
-    double alpa_best = INFINITY;
     for (int32_t i = 0; i < nc; i++) {
         if (!cs[i].legal) {
             if (!plan->rejected_example[0])
@@ -127,12 +194,10 @@ zg_status zg_aoi_plan_run(const zg_aoi_graph *g, const zg_net *net, const zg_aoi
             continue;
         }
         plan->n_legal++;
-        double alpa = 0;
-        if (logical_scores(g, net, &cs[i], &cs[i].stage1_s, &alpa, err)) {
+        if (stage1_score(g, net, &cs[i], &cs[i].stage1_s, err)) {
             free(cs);
             return err->status;
         }
-        if (alpa < alpa_best * (1 - 1e-12)) alpa_best = alpa, alpa_i = i;
     }
     if (plan->n_legal == 0) {
         zg_status st = zg_error_set(err, ZG_ERR_INFEASIBLE,
@@ -141,7 +206,6 @@ zg_status zg_aoi_plan_run(const zg_aoi_graph *g, const zg_net *net, const zg_aoi
         free(cs);
         return st;
     }
-    zg_aoi_cand alpa_c = cs[alpa_i];
     qsort(cs, (size_t)nc, sizeof *cs, cmp_stage1);  // total order: ties by degrees
     int32_t K = o->top_k < plan->n_legal ? o->top_k : plan->n_legal;
     if (K < 1) K = 1;
@@ -169,10 +233,12 @@ zg_status zg_aoi_plan_run(const zg_aoi_graph *g, const zg_net *net, const zg_aoi
         }
     }
     free(cs);
+    if (!st) st = ilp_stage(g, net, o, plan, err);
     if (st) {
         zg_aoi_plan_free(plan);
         return st;
     }
+    if (!plan->from_ilp) describe_cand(plan);
     // baselines
     int32_t N = net->n_devices, H = g->work.model.n_heads, host = host_chips(net);
     zg_aoi_cand c;
@@ -194,9 +260,18 @@ zg_status zg_aoi_plan_run(const zg_aoi_graph *g, const zg_net *net, const zg_aoi
         expert(g, net, 1, best_div(N, host, H), 0, &c);
         add_baseline(g, net, plan, "expert_tp_host_sp", &c, err);
     }
-    add_baseline(g, net, plan, "alpa_style", &alpa_c, err);
     plan->plan_time_s = zg_time_now() - t0;
     return ZG_OK;
+}
+
+zg_status zg_aoi_plan_evidence(const zg_aoi_graph *g, const zg_net *net, const zg_aoi_plan *plan,
+                               zg_aoi_evidence *ev, zg_error *err) {
+    if (!plan->from_ilp) return zg_aoi_lower(g, &plan->cand, ev, err);
+    zg_aoi_as_problem p;
+    if (zg_aoi_as_build(g, net, plan->ilp.mesh[0], plan->ilp.mesh[1], &p, err)) return err->status;
+    zg_status st = zg_aoi_as_lower(&p, &plan->ilp.sol, ev, err);
+    zg_aoi_as_free(&p);
+    return st;
 }
 
 void zg_aoi_plan_free(zg_aoi_plan *plan) {
@@ -206,20 +281,20 @@ void zg_aoi_plan_free(zg_aoi_plan *plan) {
 
 cJSON *zg_aoi_plan_to_json(const zg_aoi_graph *g, const zg_net *net, const zg_aoi_plan *p) {
     cJSON *j = cJSON_CreateObject();
-    char lab[64], specs[1024];
+    char specs[2048];
     cJSON_AddStringToObject(j, "model", g->work.model.name);
     cJSON_AddStringToObject(j, "topology", net->name);
     cJSON_AddStringToObject(j, "mode", g->work.training ? "training" : "inference");
     cJSON_AddNumberToObject(j, "tokens", (double)g->tokens);
     cJSON_AddNumberToObject(j, "batch", g->work.batch);
-    zg_aoi_cand_label(&p->cand, lab, sizeof lab);
-    cJSON_AddStringToObject(j, "sharding", lab);
-    cJSON_AddItemToObject(j, "mesh_shape", cJSON_CreateIntArray((const int *)p->cand.shape, p->cand.n_axes));
+    cJSON_AddStringToObject(j, "sharding", p->label);
+    cJSON_AddStringToObject(j, "sharding_source", p->from_ilp ? "alpa_ilp" : "template");
+    cJSON_AddItemToObject(j, "mesh_shape", cJSON_CreateIntArray((const int *)p->mesh_shape, p->n_axes));
     cJSON *an = cJSON_AddArrayToObject(j, "axis_names");
-    for (int a = 0; a < p->cand.n_axes; a++) cJSON_AddItemToArray(an, cJSON_CreateString(p->cand.names[a]));
+    for (int a = 0; a < p->n_axes; a++) cJSON_AddItemToArray(an, cJSON_CreateString(p->axis_names[a]));
     cJSON_AddItemToObject(j, "device_order", cJSON_CreateIntArray((const int *)p->perm, net->n_devices));
     cJSON_AddItemToObject(j, "torch_rank_order", cJSON_CreateIntArray((const int *)p->perm, net->n_devices));
-    zg_aoi_partition_specs(&p->cand, specs, sizeof specs);
+    snprintf(specs, sizeof specs, "%s", p->specs);
     cJSON *ps = cJSON_AddArrayToObject(j, "partition_specs");
     for (char *save = NULL, *line = strtok_r(specs, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
         cJSON_AddItemToArray(ps, cJSON_CreateString(line));
@@ -228,7 +303,7 @@ cJSON *zg_aoi_plan_to_json(const zg_aoi_graph *g, const zg_net *net, const zg_ao
     cJSON_AddNumberToObject(j, "comm_s", p->price.comm_s);
     cJSON_AddNumberToObject(j, "exposed_comm_s", p->price.exposed_comm_s);
     cJSON_AddNumberToObject(j, "default_order_latency_s", p->default_order_s);
-    cJSON_AddNumberToObject(j, "mem_bytes_per_device", p->cand.mem_bytes);
+    cJSON_AddNumberToObject(j, "mem_bytes_per_device", p->mem_bytes);
     cJSON *b = cJSON_AddObjectToObject(j, "baselines");
     cJSON *bd = cJSON_AddObjectToObject(j, "baseline_configs");
     for (int i = 0; i < p->n_baselines; i++) {
@@ -242,6 +317,7 @@ cJSON *zg_aoi_plan_to_json(const zg_aoi_graph *g, const zg_net *net, const zg_ao
     cJSON_AddNumberToObject(j, "stage1_survivors", p->n_survivors);
     cJSON_AddNumberToObject(j, "placements_priced", (double)p->placements_priced);
     cJSON_AddNumberToObject(j, "plan_time_s", p->plan_time_s);
+    cJSON_AddStringToObject(j, "ilp_solver", p->ilp_solver);
     cJSON_AddStringToObject(j, "note", "latencies are predictions of an uncalibrated network and roofline model");
     return j;
 }

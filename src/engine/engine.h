@@ -71,6 +71,12 @@ zg_status zg_engine_attn_forward(zg_engine *e, const float *q, const float *k, c
 zg_status zg_engine_attn_backward(zg_engine *e, const float *q, const float *k, const float *v,
                                   const float *o, const float *lse, const float *dout, float *dq,
                                   float *dk, float *dv, zg_error *err);
+// The same backward reusing the last forward's work space (Q, gathered K/V blocks, O, LSE in
+// head-major layout, kept by the engine): only dO travels in, no all-gather is repeated, so
+// Ulysses and all-gather backward move half the bytes. Valid once after each forward (costs the
+// work space's memory between the two calls; use the stateless version under recompute).
+zg_status zg_engine_attn_backward_saved(zg_engine *e, const float *dout, float *dq, float *dk,
+                                        float *dv, zg_error *err);
 
 // ---------------------------------------------------------------------------------------------
 // Dispatch: origin[i] (i < plan->n) is the loader rank of placement i's sequence. Tokens of
@@ -110,9 +116,9 @@ typedef struct zg_engine_check {
     int64_t tokens, kernel_calls;
 } zg_engine_check;
 
-// Runs one plan distributed (forward + backward on deterministic data, twice to check
-// bit-identity) and compares every local output with the single-process reference
-// (zg_attn_*_ref on each whole sequence). Collective over the world. Results are world-reduced
+// Runs one plan distributed (forward + backward on deterministic data, twice: stateless
+// backward, then backward_saved, which must give identical bits) and compares every local
+// output with the single-process reference (zg_attn_*_ref on each whole sequence). Collective over the world. Results are world-reduced
 // (every rank gets the same numbers). tol: relative error above which the plan fails.
 // opts: NULL = defaults (fast kernels, coalesced).
 zg_status zg_engine_check_plan(zg_comm *comm, const zg_plan *plan, zg_attn_shape shape,

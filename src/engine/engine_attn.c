@@ -65,23 +65,59 @@ static zg_attn_shape work_shape(const zg_engine *e) {
     return s;
 }
 
-// One kernel call over the slice list (or one per sequence shard when not coalescing: slices
-// of one item are consecutive and share its q rows).
-static zg_status run_fwd(zg_engine *e, int32_t ns, const float *k, const float *v, float *o,
-                         float *lse, zg_error *err) {
+// One kernel call over the slice list, or, when not coalescing, one call per sequence shard
+// (the slices of one item are consecutive), each on pointers rebased to the item's own rows so
+// a call costs what a standalone per-sequence call would.
+typedef struct kargs {
+    const float *k, *v;
+    float *o, *lse;     // forward outputs (or backward's O/LSE inputs, read only)
+    float *dk, *dv;     // backward
+} kargs;
+
+static int32_t group_end(const zg_engine *e, int32_t a, int32_t ns) {
+    if (e->opts.coalesce) return ns;
+    int32_t b = a + 1;
+    while (b < ns && e->slice_item[b] == e->slice_item[a]) b++;
+    return b;
+}
+
+static zg_status run_kernel(zg_engine *e, int bwd, int32_t ns, const kargs *ka, zg_error *err) {
     zg_attn_shape sh = work_shape(e);
+    size_t D = (size_t)e->shape.head_dim;
     double t0 = zg_time_now();
     zg_status st = ZG_OK;
-    int32_t a = 0;
-    while (a < ns && !st) {
-        int32_t b = ns;
-        if (!e->opts.coalesce) {
-            b = a + 1;
-            while (b < ns && e->slice_item[b] == e->slice_item[a]) b++;
+    zg_attn_slice local[4096];
+    for (int32_t a = 0; a < ns && !st;) {
+        int32_t b = group_end(e, a, ns);
+        const zg_attn_slice *sl = e->slices + a;
+        int64_t q0 = 0, k0 = 0;
+        if (!e->opts.coalesce && b - a <= 4096) {  // rebase to the item's rows
+            q0 = sl[0].q_start;
+            k0 = sl[0].k_start;
+            for (int32_t i = 0; i < b - a; i++) {
+                if (sl[i].q_start < q0) q0 = sl[i].q_start;
+                if (sl[i].k_start < k0) k0 = sl[i].k_start;
+            }
+            for (int32_t i = 0; i < b - a; i++)
+                local[i] = (zg_attn_slice){sl[i].q_start - q0, sl[i].q_len, sl[i].k_start - k0,
+                                           sl[i].k_len};
+            sl = local;
         }
-        st = e->opts.use_ref
-                 ? zg_attn_forward_ref(e->slices + a, b - a, sh, e->qw, k, v, o, lse, err)
-                 : zg_attn_forward(e->slices + a, b - a, sh, e->qw, k, v, o, lse, err);
+        size_t qo = (size_t)q0 * D, ko = (size_t)k0 * D;
+        if (!bwd)
+            st = e->opts.use_ref
+                     ? zg_attn_forward_ref(sl, b - a, sh, e->qw + qo, ka->k + ko, ka->v + ko,
+                                           ka->o + qo, ka->lse + q0, err)
+                     : zg_attn_forward(sl, b - a, sh, e->qw + qo, ka->k + ko, ka->v + ko,
+                                       ka->o + qo, ka->lse + q0, err);
+        else
+            st = e->opts.use_ref
+                     ? zg_attn_backward_ref(sl, b - a, sh, e->qw + qo, ka->k + ko, ka->v + ko,
+                                            e->ow + qo, e->lsew + q0, e->dow + qo,
+                                            e->dqw + qo, ka->dk + ko, ka->dv + ko, err)
+                     : zg_attn_backward(sl, b - a, sh, e->qw + qo, ka->k + ko, ka->v + ko,
+                                        e->ow + qo, e->lsew + q0, e->dow + qo, e->dqw + qo,
+                                        ka->dk + ko, ka->dv + ko, err);
         e->stats.kernel_calls++;
         a = b;
     }
@@ -89,28 +125,16 @@ static zg_status run_fwd(zg_engine *e, int32_t ns, const float *k, const float *
     return st;
 }
 
+static zg_status run_fwd(zg_engine *e, int32_t ns, const float *k, const float *v, float *o,
+                         float *lse, zg_error *err) {
+    kargs ka = {k, v, o, lse, NULL, NULL};
+    return run_kernel(e, 0, ns, &ka, err);
+}
+
 static zg_status run_bwd(zg_engine *e, int32_t ns, const float *k, const float *v, float *dk,
                          float *dv, zg_error *err) {
-    zg_attn_shape sh = work_shape(e);
-    double t0 = zg_time_now();
-    zg_status st = ZG_OK;
-    int32_t a = 0;
-    while (a < ns && !st) {
-        int32_t b = ns;
-        if (!e->opts.coalesce) {
-            b = a + 1;
-            while (b < ns && e->slice_item[b] == e->slice_item[a]) b++;
-        }
-        st = e->opts.use_ref
-                 ? zg_attn_backward_ref(e->slices + a, b - a, sh, e->qw, k, v, e->ow, e->lsew,
-                                        e->dow, e->dqw, dk, dv, err)
-                 : zg_attn_backward(e->slices + a, b - a, sh, e->qw, k, v, e->ow, e->lsew,
-                                    e->dow, e->dqw, dk, dv, err);
-        e->stats.kernel_calls++;
-        a = b;
-    }
-    e->stats.t_kernel += zg_time_now() - t0;
-    return st;
+    kargs ka = {k, v, NULL, NULL, dk, dv};
+    return run_kernel(e, 1, ns, &ka, err);
 }
 
 typedef struct reqs {
@@ -237,22 +261,25 @@ zg_status zg_engine_attn_forward(zg_engine *e, const float *q, const float *k, c
     zg_efield out[2] = {{o, e->ow, (int32_t)D, 0}, {lse, e->lsew, 1, 0}};
     for (int32_t b = 0; b < e->n_ub && !st; b++)
         st = zg_eng_u_exchange(e, &e->ub[b], out, 2, 1, TAG_U_INV, err);
+    e->fwd_valid = st == ZG_OK;
     return finish(e, &rq, st, err);
 }
 
-zg_status zg_engine_attn_backward(zg_engine *e, const float *q, const float *k, const float *v,
-                                  const float *o, const float *lse, const float *dout, float *dq,
-                                  float *dk, float *dv, zg_error *err) {
+// saved: the work space still holds the last forward's Q, K/V blocks, O and LSE, so only dO
+// travels in (Ulysses) and no all-gather is repeated.
+static zg_status backward(zg_engine *e, int saved, const float *q, const float *k,
+                          const float *v, const float *o, const float *lse, const float *dout,
+                          float *dq, float *dk, float *dv, zg_error *err) {
     reqs rq = {0};
     zg_status st = begin(e, &rq, err);
     if (st) return finish(e, &rq, st, err);
     size_t D = (size_t)e->shape.head_dim;
-    zg_efield in[6] = {{(float *)q, e->qw, (int32_t)D, 0},    {(float *)k, e->kw, (int32_t)D, 1},
-                       {(float *)v, e->vw, (int32_t)D, 1},    {(float *)o, e->ow, (int32_t)D, 0},
-                       {(float *)dout, e->dow, (int32_t)D, 0}, {(float *)lse, e->lsew, 1, 0}};
+    zg_efield in[6] = {{(float *)dout, e->dow, (int32_t)D, 0}, {(float *)q, e->qw, (int32_t)D, 0},
+                       {(float *)k, e->kw, (int32_t)D, 1},     {(float *)v, e->vw, (int32_t)D, 1},
+                       {(float *)o, e->ow, (int32_t)D, 0},     {(float *)lse, e->lsew, 1, 0}};
     for (int32_t b = 0; b < e->n_ub && !st; b++)
-        st = zg_eng_u_exchange(e, &e->ub[b], in, 6, 0, TAG_U_BWD, err);
-    for (int32_t b = 0; b < e->n_gb && !st; b++)
+        st = zg_eng_u_exchange(e, &e->ub[b], in, saved ? 1 : 6, 0, TAG_U_BWD, err);
+    for (int32_t b = 0; b < e->n_gb && !st && !saved; b++)
         st = zg_eng_g_gather(e, &e->gb[b], e->kw, e->vw, TAG_G_BWD, err);
     if (!st) {
         memset(e->dqw, 0, (size_t)e->q_rows * D * 4);
@@ -301,5 +328,21 @@ zg_status zg_engine_attn_backward(zg_engine *e, const float *q, const float *k, 
                         {dv, e->dvw, (int32_t)D, 1}};
     for (int32_t b = 0; b < e->n_ub && !st; b++)
         st = zg_eng_u_exchange(e, &e->ub[b], out, 3, 1, TAG_U_DINV, err);
+    e->fwd_valid = 0;
     return finish(e, &rq, st, err);
+}
+
+zg_status zg_engine_attn_backward(zg_engine *e, const float *q, const float *k, const float *v,
+                                  const float *o, const float *lse, const float *dout, float *dq,
+                                  float *dk, float *dv, zg_error *err) {
+    return backward(e, 0, q, k, v, o, lse, dout, dq, dk, dv, err);
+}
+
+zg_status zg_engine_attn_backward_saved(zg_engine *e, const float *dout, float *dq, float *dk,
+                                        float *dv, zg_error *err) {
+    if (!e->fwd_valid)
+        return zg_error_set(err, ZG_ERR_INVALID,
+                            "engine: backward_saved needs the forward's work space: call "
+                            "zg_engine_attn_forward first (once per backward)");
+    return backward(e, 1, NULL, NULL, NULL, NULL, NULL, dout, dq, dk, dv, err);
 }

@@ -56,6 +56,7 @@ struct zg_engine {
     char *scratch[2];
     size_t scratch_cap[2];
     zg_engine_stats stats;
+    int32_t fwd_valid;  // the work space holds the last forward's Q, K/V, O, LSE
 };
 
 // Token lengths and offsets inside a placement.

@@ -27,8 +27,8 @@ ZG_AVX2 static void kernel_6x16(int64_t K, const float *A, int64_t sa_k, int64_t
         c00 = c01 = c10 = c11 = c20 = c21 = _mm256_setzero_ps();
         c30 = c31 = c40 = c41 = c50 = c51 = _mm256_setzero_ps();
     }
-    const float *a0 = A, *a1 = A + sa_m, *a2 = A + 2 * sa_m, *a3 = A + 3 * sa_m,
-                *a4 = A + 4 * sa_m, *a5 = A + 5 * sa_m;
+    const float *a0 = A, *a1 = A + sa_m, *a2 = A + 2 * sa_m, *a3 = A + 3 * sa_m, *a4 = A + 4 * sa_m,
+                *a5 = A + 5 * sa_m;
     for (int64_t k = 0; k < K; k++) {
         const float *b = B + k * ldb;
         const int64_t o = k * sa_k;
@@ -56,22 +56,25 @@ ZG_AVX2 static void kernel_6x16(int64_t K, const float *A, int64_t sa_k, int64_t
 
 // Edge tiles: mr <= 6 rows, nv (1 or 2) vectors of 8 columns.
 ZG_AVX2 static void kernel_edge(int64_t mr, int nv, int64_t K, const float *A, int64_t sa_k,
-                                int64_t sa_m, const float *B, int64_t ldb, float *C,
-                                int64_t ldc, int acc) {
+                                int64_t sa_m, const float *B, int64_t ldb, float *C, int64_t ldc,
+                                int acc) {
     __m256 c[6][2];
     for (int64_t r = 0; r < mr; r++)
         for (int v = 0; v < nv; v++)
             c[r][v] = acc ? _mm256_loadu_ps(C + r * ldc + 8 * v) : _mm256_setzero_ps();
     for (int64_t k = 0; k < K; k++) {
         __m256 b[2];
-        for (int v = 0; v < nv; v++) b[v] = _mm256_loadu_ps(B + k * ldb + 8 * v);
+        for (int v = 0; v < nv; v++)
+            b[v] = _mm256_loadu_ps(B + k * ldb + 8 * v);
         for (int64_t r = 0; r < mr; r++) {
             __m256 a = _mm256_broadcast_ss(A + k * sa_k + r * sa_m);
-            for (int v = 0; v < nv; v++) c[r][v] = _mm256_fmadd_ps(a, b[v], c[r][v]);
+            for (int v = 0; v < nv; v++)
+                c[r][v] = _mm256_fmadd_ps(a, b[v], c[r][v]);
         }
     }
     for (int64_t r = 0; r < mr; r++)
-        for (int v = 0; v < nv; v++) _mm256_storeu_ps(C + r * ldc + 8 * v, c[r][v]);
+        for (int v = 0; v < nv; v++)
+            _mm256_storeu_ps(C + r * ldc + 8 * v, c[r][v]);
 }
 
 ZG_AVX2 static void gemm_avx2(int64_t M, int64_t N, int64_t K, const float *A, int64_t sa_k,
@@ -89,7 +92,8 @@ ZG_AVX2 static void gemm_avx2(int64_t M, int64_t N, int64_t K, const float *A, i
             else
                 kernel_edge(mr, 2, K, a, sa_k, sa_m, B + n, ldb, c + n, ldc, acc);
         }
-        for (; n < N; n += 8) kernel_edge(mr, 1, K, a, sa_k, sa_m, B + n, ldb, c + n, ldc, acc);
+        for (; n < N; n += 8)
+            kernel_edge(mr, 1, K, a, sa_k, sa_m, B + n, ldb, c + n, ldc, acc);
     }
 }
 
@@ -98,8 +102,8 @@ ZG_AVX2 static inline __m256 exp8(__m256 x) {
     x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.3f)), _mm256_set1_ps(88.7f));
     __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)),
                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145752f), x);  // ln2 high part
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.42860677e-6f), r);        // ln2 low part
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145752f), x); // ln2 high part
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.42860677e-6f), r);      // ln2 low part
     __m256 p = _mm256_set1_ps(1.0f / 720.0f);
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
@@ -107,8 +111,8 @@ ZG_AVX2 static inline __m256 exp8(__m256 x) {
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-    __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)),
-                                  23);
+    __m256i e =
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
     return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
 
@@ -124,14 +128,15 @@ ZG_AVX2 static void col_max_avx2(const float *s, int64_t rows, int64_t cols, flo
     const __m256 sc = _mm256_set1_ps(scale);
     for (int64_t j = 0; j < rows; j++)
         for (int64_t i = 0; i < cols; i += 8)
-            _mm256_storeu_ps(mx + i, _mm256_max_ps(_mm256_loadu_ps(mx + i),
-                                                   _mm256_mul_ps(sc, _mm256_loadu_ps(s + j * cols + i))));
+            _mm256_storeu_ps(mx + i,
+                             _mm256_max_ps(_mm256_loadu_ps(mx + i),
+                                           _mm256_mul_ps(sc, _mm256_loadu_ps(s + j * cols + i))));
 }
 
 ZG_AVX2 static void col_exp_avx2(float *s, int64_t rows, int64_t cols, float scale,
                                  const float *sub, float *sum) {
     const __m256 sc = _mm256_set1_ps(scale);
-    for (int64_t i = 0; i < cols; i += 8) {  // 8 columns at a time, all rows
+    for (int64_t i = 0; i < cols; i += 8) { // 8 columns at a time, all rows
         const __m256 b = _mm256_sub_ps(_mm256_setzero_ps(), _mm256_loadu_ps(sub + i));
         __m256 acc = _mm256_loadu_ps(sum + i);
         for (int64_t j = 0; j < rows; j++) {
@@ -148,7 +153,8 @@ ZG_AVX2 static void col_ds_avx2(const float *p, float *ds, int64_t rows, int64_t
     const __m256 sc = _mm256_set1_ps(scale);
     for (int64_t j = 0; j < rows; j++)
         for (int64_t i = 0; i < cols; i += 8) {
-            __m256 x = _mm256_sub_ps(_mm256_loadu_ps(ds + j * cols + i), _mm256_loadu_ps(delta + i));
+            __m256 x =
+                _mm256_sub_ps(_mm256_loadu_ps(ds + j * cols + i), _mm256_loadu_ps(delta + i));
             __m256 sp = _mm256_mul_ps(sc, _mm256_loadu_ps(p + j * cols + i));
             _mm256_storeu_ps(ds + j * cols + i, _mm256_mul_ps(sp, x));
         }
@@ -157,8 +163,10 @@ ZG_AVX2 static void col_ds_avx2(const float *p, float *ds, int64_t rows, int64_t
 ZG_AVX2 static void row_scale_avx2(float *x, int64_t n, float a) {
     __m256 s = _mm256_set1_ps(a);
     int64_t j = 0;
-    for (; j + 8 <= n; j += 8) _mm256_storeu_ps(x + j, _mm256_mul_ps(s, _mm256_loadu_ps(x + j)));
-    for (; j < n; j++) x[j] *= a;
+    for (; j + 8 <= n; j += 8)
+        _mm256_storeu_ps(x + j, _mm256_mul_ps(s, _mm256_loadu_ps(x + j)));
+    for (; j < n; j++)
+        x[j] *= a;
 }
 
 ZG_AVX2 static float dot_avx2(const float *a, const float *b, int64_t n) {
@@ -167,7 +175,8 @@ ZG_AVX2 static float dot_avx2(const float *a, const float *b, int64_t n) {
     for (; j + 8 <= n; j += 8)
         acc = _mm256_fmadd_ps(_mm256_loadu_ps(a + j), _mm256_loadu_ps(b + j), acc);
     float s = hsum8(acc);
-    for (; j < n; j++) s += a[j] * b[j];
+    for (; j < n; j++)
+        s += a[j] * b[j];
     return s;
 }
 

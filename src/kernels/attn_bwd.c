@@ -27,22 +27,22 @@ typedef struct bwd_ctx {
     const zg_attn_slice *slices;
     zg_attn_shape shape;
     const zg_attn_ops *ops;
-    const float *q, *k, *v, *o, *lse, *dout;  // q/o/dout are (Tq, H, D), k/v (Tk, H, D)
+    const float *q, *k, *v, *o, *lse, *dout; // q/o/dout are (Tq, H, D), k/v (Tk, H, D)
     float *dq, *dk, *dv;
-    int64_t tq, ldt;   // rows of Q used; row length of the transposed copies (tq + 8)
-    float *qt, *dot;   // (H, D, ldt) transposed Q and dO, zero padded
-    float *delta;      // (tq, H) rowsum(dO * O)
-    const int32_t *order;   // slice indices grouped: group g is order[gbeg[g] .. gbeg[g+1])
+    int64_t tq, ldt;      // rows of Q used; row length of the transposed copies (tq + 8)
+    float *qt, *dot;      // (H, D, ldt) transposed Q and dO, zero padded
+    float *delta;         // (tq, H) rowsum(dO * O)
+    const int32_t *order; // slice indices grouped: group g is order[gbeg[g] .. gbeg[g+1])
     const int64_t *gbeg;
 } bwd_ctx;
 
 enum { BWD_BK = ZG_ATTN_BK, BWD_BQ = ZG_ATTN_BQ };
 
 static size_t bwd_scratch_floats(int64_t D) {
-    return (size_t)(2 * BWD_BK * BWD_BQ   // st, dpt: (BK, BQp) P^T and dP^T / dS^T tiles
-                    + 2 * BWD_BK * D      // acc1, acc2: (BK, D) dK/dV (or dQ) accumulators
-                    + 3 * BWD_BK * D      // packed GEMM operand rows: Q, dO (BQ, D), K (BK, D)
-                    + 3 * BWD_BQ);        // lse, delta, dummy sums: (BQp,)
+    return (size_t)(2 * BWD_BK * BWD_BQ // st, dpt: (BK, BQp) P^T and dP^T / dS^T tiles
+                    + 2 * BWD_BK * D    // acc1, acc2: (BK, D) dK/dV (or dQ) accumulators
+                    + 3 * BWD_BK * D    // packed GEMM operand rows: Q, dO (BQ, D), K (BK, D)
+                    + 3 * BWD_BQ);      // lse, delta, dummy sums: (BQp,)
 }
 
 // Shared tile step: for keys [j0, j0+kn) and queries [i0, i0+qn) of head h, leaves P^T in st
@@ -53,15 +53,15 @@ static void bwd_tile(const bwd_ctx *c, int64_t h, int64_t j0, int64_t kn, int64_
     const int64_t qp = (qn + 7) / 8 * 8;
     for (int64_t r = 0; r < qp; r++) {
         float l = r < qn ? c->lse[(i0 + r) * H + h] : INFINITY;
-        lse_c[r] = l == -INFINITY ? INFINITY : l;  // a row with no keys anywhere: p = 0
+        lse_c[r] = l == -INFINITY ? INFINITY : l; // a row with no keys anywhere: p = 0
         delta_c[r] = r < qn ? c->delta[(i0 + r) * H + h] : 0.0f;
         sums[r] = 0.0f;
     }
-    const float *kb = c->k + j0 * ld + h * D, *vb = c->v + j0 * ld + h * D;  // (kn, D) rows
+    const float *kb = c->k + j0 * ld + h * D, *vb = c->v + j0 * ld + h * D; // (kn, D) rows
     const float *qt = c->qt + h * D * c->ldt + i0, *dot = c->dot + h * D * c->ldt + i0;
-    c->ops->gemm(kn, qp, D, kb, 1, ld, qt, c->ldt, st, qp, 0);    // S^T
-    c->ops->col_exp(st, kn, qp, c->shape.scale, lse_c, sums);      // P^T
-    c->ops->gemm(kn, qp, D, vb, 1, ld, dot, c->ldt, dpt, qp, 0);  // dP^T
+    c->ops->gemm(kn, qp, D, kb, 1, ld, qt, c->ldt, st, qp, 0);   // S^T
+    c->ops->col_exp(st, kn, qp, c->shape.scale, lse_c, sums);    // P^T
+    c->ops->gemm(kn, qp, D, vb, 1, ld, dot, c->ldt, dpt, qp, 0); // dP^T
 }
 
 static void bwd_item_keys(const bwd_ctx *c, const zg_attn_item *it, float *scr) {
@@ -70,7 +70,7 @@ static void bwd_item_keys(const bwd_ctx *c, const zg_attn_item *it, float *scr) 
     float *st = scr, *dpt = st + BWD_BK * BWD_BQ, *dka = dpt + BWD_BK * BWD_BQ;
     float *dva = dka + BWD_BK * D, *lse_c = dva + BWD_BK * D, *delta_c = lse_c + BWD_BQ;
     float *sums = delta_c + BWD_BQ, *qpk = sums + BWD_BQ, *dopk = qpk + BWD_BK * D;
-    const int64_t b0 = it->r0, b1 = it->r0 + it->rn;  // global key rows of this block
+    const int64_t b0 = it->r0, b1 = it->r0 + it->rn; // global key rows of this block
     memset(dka, 0, (size_t)(2 * BWD_BK * D) * sizeof(float));
     for (int64_t g = c->gbeg[it->group]; g < c->gbeg[it->group + 1]; g++) {
         const zg_attn_slice s = c->slices[c->order[g]];
@@ -79,21 +79,23 @@ static void bwd_item_keys(const bwd_ctx *c, const zg_attn_item *it, float *scr) 
         if (j0 >= j1) continue;
         const int64_t kn = j1 - j0;
         for (int64_t i0 = s.q_start; i0 < s.q_start + s.q_len; i0 += BWD_BQ) {
-            const int64_t qn = s.q_start + s.q_len - i0 < BWD_BQ ? s.q_start + s.q_len - i0 : BWD_BQ;
+            const int64_t qn =
+                s.q_start + s.q_len - i0 < BWD_BQ ? s.q_start + s.q_len - i0 : BWD_BQ;
             const int64_t qp = (qn + 7) / 8 * 8;
             bwd_tile(c, h, j0, kn, i0, qn, st, dpt, lse_c, delta_c, sums);
             float *dk_l = dka + (j0 - b0) * D, *dv_l = dva + (j0 - b0) * D;
-            zg_attn_pack_rows(dopk, c->dout + i0 * ld + h * D, qn, D, ld);  // (qn, D)
-            zg_attn_pack_rows(qpk, c->q + i0 * ld + h * D, qn, D, ld);      // (qn, D)
-            ops->gemm(kn, D, qn, st, 1, qp, dopk, D, dv_l, D, 1);  // dV += P^T dO
+            zg_attn_pack_rows(dopk, c->dout + i0 * ld + h * D, qn, D, ld); // (qn, D)
+            zg_attn_pack_rows(qpk, c->q + i0 * ld + h * D, qn, D, ld);     // (qn, D)
+            ops->gemm(kn, D, qn, st, 1, qp, dopk, D, dv_l, D, 1);          // dV += P^T dO
             ops->col_ds(st, dpt, kn, qp, delta_c, c->shape.scale);
-            ops->gemm(kn, D, qn, dpt, 1, qp, qpk, D, dk_l, D, 1);  // dK += dS^T Q
+            ops->gemm(kn, D, qn, dpt, 1, qp, qpk, D, dk_l, D, 1); // dK += dS^T Q
         }
     }
     for (int64_t j = b0; j < b1; j++) {
         float *dkr = c->dk + j * ld + h * D, *dvr = c->dv + j * ld + h * D;
         const float *a = dka + (j - b0) * D, *b = dva + (j - b0) * D;
-        for (int64_t d = 0; d < D; d++) dkr[d] += a[d], dvr[d] += b[d];
+        for (int64_t d = 0; d < D; d++)
+            dkr[d] += a[d], dvr[d] += b[d];
     }
 }
 
@@ -103,7 +105,7 @@ static void bwd_item_queries(const bwd_ctx *c, const zg_attn_item *it, float *sc
     float *st = scr, *dpt = st + BWD_BK * BWD_BQ, *dqa = dpt + BWD_BK * BWD_BQ;
     float *lse_c = dqa + 2 * BWD_BK * D, *delta_c = lse_c + BWD_BQ, *sums = delta_c + BWD_BQ;
     float *kpk = sums + BWD_BQ;
-    const int64_t b0 = it->r0, b1 = it->r0 + it->rn;  // global query rows of this block
+    const int64_t b0 = it->r0, b1 = it->r0 + it->rn; // global query rows of this block
     memset(dqa, 0, (size_t)(it->rn * D) * sizeof(float));
     for (int64_t g = c->gbeg[it->group]; g < c->gbeg[it->group + 1]; g++) {
         const zg_attn_slice s = c->slices[c->order[g]];
@@ -112,17 +114,19 @@ static void bwd_item_queries(const bwd_ctx *c, const zg_attn_item *it, float *sc
         if (i0 >= i1) continue;
         const int64_t qn = i1 - i0, qp = (qn + 7) / 8 * 8;
         for (int64_t j0 = s.k_start; j0 < s.k_start + s.k_len; j0 += BWD_BK) {
-            const int64_t kn = s.k_start + s.k_len - j0 < BWD_BK ? s.k_start + s.k_len - j0 : BWD_BK;
+            const int64_t kn =
+                s.k_start + s.k_len - j0 < BWD_BK ? s.k_start + s.k_len - j0 : BWD_BK;
             bwd_tile(c, h, j0, kn, i0, qn, st, dpt, lse_c, delta_c, sums);
             ops->col_ds(st, dpt, kn, qp, delta_c, c->shape.scale);
-            zg_attn_pack_rows(kpk, c->k + j0 * ld + h * D, kn, D, ld);  // (kn, D)
-            ops->gemm(qn, D, kn, dpt, qp, 1, kpk, D, dqa + (i0 - b0) * D, D, 1);  // dQ += dS K
+            zg_attn_pack_rows(kpk, c->k + j0 * ld + h * D, kn, D, ld);           // (kn, D)
+            ops->gemm(qn, D, kn, dpt, qp, 1, kpk, D, dqa + (i0 - b0) * D, D, 1); // dQ += dS K
         }
     }
     for (int64_t i = b0; i < b1; i++) {
         float *dqr = c->dq + i * ld + h * D;
         const float *a = dqa + (i - b0) * D;
-        for (int64_t d = 0; d < D; d++) dqr[d] += a[d];
+        for (int64_t d = 0; d < D; d++)
+            dqr[d] += a[d];
     }
 }
 
@@ -151,23 +155,26 @@ static void bwd_item_whole(const bwd_ctx *c, const zg_attn_item *it, float *scr)
     for (int64_t g = c->gbeg[it->group]; g < c->gbeg[it->group + 1]; g++) {
         const zg_attn_slice s = c->slices[c->order[g]];
         for (int64_t j0 = s.k_start; j0 < s.k_start + s.k_len; j0 += BWD_BK) {
-            const int64_t kn = s.k_start + s.k_len - j0 < BWD_BK ? s.k_start + s.k_len - j0 : BWD_BK;
-            zg_attn_pack_rows(kpk, c->k + j0 * ld + h * D, kn, D, ld);  // (kn, D)
+            const int64_t kn =
+                s.k_start + s.k_len - j0 < BWD_BK ? s.k_start + s.k_len - j0 : BWD_BK;
+            zg_attn_pack_rows(kpk, c->k + j0 * ld + h * D, kn, D, ld); // (kn, D)
             memset(dka, 0, (size_t)(2 * BWD_BK * D) * sizeof(float));
             for (int64_t i0 = s.q_start; i0 < s.q_start + s.q_len; i0 += BWD_BQ) {
-                const int64_t qn = s.q_start + s.q_len - i0 < BWD_BQ ? s.q_start + s.q_len - i0 : BWD_BQ;
+                const int64_t qn =
+                    s.q_start + s.q_len - i0 < BWD_BQ ? s.q_start + s.q_len - i0 : BWD_BQ;
                 const int64_t qp = (qn + 7) / 8 * 8;
                 bwd_tile(c, h, j0, kn, i0, qn, st, dpt, lse_c, delta_c, sums);
-                zg_attn_pack_rows(dopk, c->dout + i0 * ld + h * D, qn, D, ld);  // (qn, D)
-                zg_attn_pack_rows(qpk, c->q + i0 * ld + h * D, qn, D, ld);      // (qn, D)
-                ops->gemm(kn, D, qn, st, 1, qp, dopk, D, dva, D, 1);  // dV += P^T dO
+                zg_attn_pack_rows(dopk, c->dout + i0 * ld + h * D, qn, D, ld); // (qn, D)
+                zg_attn_pack_rows(qpk, c->q + i0 * ld + h * D, qn, D, ld);     // (qn, D)
+                ops->gemm(kn, D, qn, st, 1, qp, dopk, D, dva, D, 1);           // dV += P^T dO
                 ops->col_ds(st, dpt, kn, qp, delta_c, c->shape.scale);
-                ops->gemm(kn, D, qn, dpt, 1, qp, qpk, D, dka, D, 1);  // dK += dS^T Q
-                ops->gemm(qn, D, kn, dpt, qp, 1, kpk, D, c->dq + i0 * ld + h * D, ld, 1);  // dQ
+                ops->gemm(kn, D, qn, dpt, 1, qp, qpk, D, dka, D, 1); // dK += dS^T Q
+                ops->gemm(qn, D, kn, dpt, qp, 1, kpk, D, c->dq + i0 * ld + h * D, ld, 1); // dQ
             }
             for (int64_t j = 0; j < kn; j++) {
                 float *dkr = c->dk + (j0 + j) * ld + h * D, *dvr = c->dv + (j0 + j) * ld + h * D;
-                for (int64_t d = 0; d < D; d++) dkr[d] += dka[j * D + d], dvr[d] += dva[j * D + d];
+                for (int64_t d = 0; d < D; d++)
+                    dkr[d] += dka[j * D + d], dvr[d] += dva[j * D + d];
             }
         }
     }
@@ -205,7 +212,8 @@ static int64_t group_slices(const zg_attn_slice *sl, int32_t n, int use_k, int32
 }
 
 static int32_t uf_find(int32_t *parent, int32_t x) {
-    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    while (parent[x] != x)
+        x = parent[x] = parent[parent[x]];
     return x;
 }
 
@@ -213,7 +221,8 @@ static int64_t components(const zg_attn_slice *sl, int32_t n, int32_t *order, in
                           int64_t *lo, int64_t *hi, zg_error *err) {
     int32_t *parent = zg_calloc((size_t)(n > 0 ? n : 1), sizeof *parent, err);
     if (!parent) return -1;
-    for (int32_t i = 0; i < n; i++) parent[i] = i;
+    for (int32_t i = 0; i < n; i++)
+        parent[i] = i;
     for (int use_k = 0; use_k < 2; use_k++) {
         int64_t ng = group_slices(sl, n, use_k, order, gbeg, lo, hi, err);
         if (ng < 0) {
@@ -223,19 +232,20 @@ static int64_t components(const zg_attn_slice *sl, int32_t n, int32_t *order, in
         for (int64_t g = 0; g < ng; g++)
             for (int64_t a = gbeg[g] + 1; a < gbeg[g + 1]; a++) {
                 int32_t x = uf_find(parent, order[gbeg[g]]), y = uf_find(parent, order[a]);
-                if (x != y) parent[x > y ? x : y] = x < y ? x : y;  // root = smallest index
+                if (x != y) parent[x > y ? x : y] = x < y ? x : y; // root = smallest index
             }
     }
     // bucket members by root (counting sort): slice order inside, components by root index,
     // which is each component's first member
     int64_t m = 0, ng = 0;
-    for (int32_t i = 0; i < n; i++) lo[i] = 0;  // lo[r]: member count of root r
+    for (int32_t i = 0; i < n; i++)
+        lo[i] = 0; // lo[r]: member count of root r
     for (int32_t i = 0; i < n; i++)
         if (sl[i].q_len > 0 && sl[i].k_len > 0) lo[uf_find(parent, i)]++;
     for (int32_t r = 0; r < n; r++)
         if (lo[r] > 0) {
             gbeg[ng++] = m;
-            hi[r] = m;  // hi[r]: next free position of root r's members
+            hi[r] = m; // hi[r]: next free position of root r's members
             m += lo[r];
         }
     for (int32_t i = 0; i < n; i++)
@@ -247,8 +257,8 @@ static int64_t components(const zg_attn_slice *sl, int32_t n, int32_t *order, in
 
 typedef void (*bwd_item_fn)(const bwd_ctx *, const zg_attn_item *, float *);
 
-static int run_items(const bwd_ctx *c, zg_attn_item *items, int64_t n, bwd_item_fn fn,
-                     size_t scr_n, int nt) {
+static int run_items(const bwd_ctx *c, zg_attn_item *items, int64_t n, bwd_item_fn fn, size_t scr_n,
+                     int nt) {
     int failed = 0;
     zg_attn_items_sort(items, n);
     (void)nt;
@@ -275,17 +285,17 @@ static int run_items(const bwd_ctx *c, zg_attn_item *items, int64_t n, bwd_item_
 
 // Builds the items of one pass: per group, per head, blocks of `blk` rows of the union range;
 // cost = rows * (work of the group's slices per row), a simple proxy.
-static zg_attn_item *make_items(const zg_attn_slice *sl, const int32_t *order,
-                                const int64_t *gbeg, const int64_t *lo, const int64_t *hi,
-                                int64_t ng, int32_t H, int64_t blk, int64_t *n_out,
-                                zg_error *err) {
+static zg_attn_item *make_items(const zg_attn_slice *sl, const int32_t *order, const int64_t *gbeg,
+                                const int64_t *lo, const int64_t *hi, int64_t ng, int32_t H,
+                                int64_t blk, int64_t *n_out, zg_error *err) {
     int64_t n = 0;
-    for (int64_t g = 0; g < ng; g++) n += (hi[g] - lo[g] + blk - 1) / blk * H;
+    for (int64_t g = 0; g < ng; g++)
+        n += (hi[g] - lo[g] + blk - 1) / blk * H;
     zg_attn_item *items = zg_calloc((size_t)(n ? n : 1), sizeof *items, err);
     if (!items) return NULL;
     n = 0;
     for (int64_t g = 0; g < ng; g++) {
-        double work = 0.0;  // pairs per row of the union range, averaged
+        double work = 0.0; // pairs per row of the union range, averaged
         for (int64_t a = gbeg[g]; a < gbeg[g + 1]; a++)
             work += (double)sl[order[a]].q_len * (double)sl[order[a]].k_len;
         work /= (double)(hi[g] - lo[g]);
@@ -299,22 +309,22 @@ static zg_attn_item *make_items(const zg_attn_slice *sl, const int32_t *order,
     return items;
 }
 
-zg_status zg_attn_backward_opts(const zg_attn_slice *slices, int32_t n_slices,
-                                zg_attn_shape shape, const float *q, const float *k,
-                                const float *v, const float *o, const float *lse,
-                                const float *dout, float *dq, float *dk, float *dv,
-                                const zg_attn_opts *opts, zg_error *err) {
+zg_status zg_attn_backward_opts(const zg_attn_slice *slices, int32_t n_slices, zg_attn_shape shape,
+                                const float *q, const float *k, const float *v, const float *o,
+                                const float *lse, const float *dout, float *dq, float *dk,
+                                float *dv, const zg_attn_opts *opts, zg_error *err) {
     zg_status st = zg_attn_check_shape(shape, err);
     if (!st) st = zg_attn_check_slices(slices, n_slices, 0, err);
     const void *bufs[] = {q, k, v, o, lse, dout, dq, dk, dv};
     const char *names[] = {"q", "k", "v", "o", "lse", "dout", "dq", "dk", "dv"};
     if (!st) st = zg_attn_check_bufs(slices, n_slices, bufs, names, 9, err);
-    bwd_ctx c = {slices, shape, NULL, q, k, v, o, lse, dout, dq, dk, dv, 0, 0, NULL, NULL, NULL,
-                 NULL, NULL};
+    bwd_ctx c = {slices, shape, NULL, q, k,    v,    o,    lse,  dout, dq,
+                 dk,     dv,    0,    0, NULL, NULL, NULL, NULL, NULL};
     if (!st) st = zg_attn_ops_pick(opts ? opts->isa : 0, shape.head_dim, &c.ops, err);
     if (st) return st;
     for (int32_t i = 0; i < n_slices; i++)
-        if (slices[i].q_len > 0 && slices[i].k_len > 0 && slices[i].q_start + slices[i].q_len > c.tq)
+        if (slices[i].q_len > 0 && slices[i].k_len > 0 &&
+            slices[i].q_start + slices[i].q_len > c.tq)
             c.tq = slices[i].q_start + slices[i].q_len;
     if (c.tq == 0) return ZG_OK;
     const int64_t H = shape.n_heads, D = shape.head_dim, ld = H * D;
@@ -373,7 +383,8 @@ zg_status zg_attn_backward_opts(const zg_attn_slice *slices, int32_t n_slices,
             double w = 0.0;
             for (int64_t a = gbeg[g]; a < gbeg[g + 1]; a++)
                 w += (double)slices[order[a]].q_len * (double)slices[order[a]].k_len;
-            for (int32_t h = 0; h < H; h++) items[n++] = (zg_attn_item){(int32_t)g, h, 0, 0, w};
+            for (int32_t h = 0; h < H; h++)
+                items[n++] = (zg_attn_item){(int32_t)g, h, 0, 0, w};
         }
         failed |= run_items(&c, items, n, bwd_item_whole, scr_n, nt);
     } else {

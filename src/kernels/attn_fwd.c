@@ -14,8 +14,8 @@ typedef struct fwd_ctx {
     const zg_attn_slice *slices;
     zg_attn_shape shape;
     const zg_attn_ops *ops;
-    const float *q, *k, *v;  // q is (Tq, H, D); k, v are (Tk, H, D)
-    float *o, *lse;          // o is (Tq, H, D); lse is (Tq, H)
+    const float *q, *k, *v; // q is (Tq, H, D); k, v are (Tk, H, D)
+    float *o, *lse;         // o is (Tq, H, D); lse is (Tq, H)
 } fwd_ctx;
 
 // Per-thread scratch layout (floats).
@@ -45,20 +45,22 @@ static void fwd_item(const fwd_ctx *c, const zg_attn_item *it, float *scr) {
         return;
     }
     for (int64_t r = 0; r < qp; r++) {
-        const float *qr = c->q + (q0 + r) * ld + h * D;  // qr is (D,)
-        for (int64_t d = 0; d < D; d++) qt[d * qp + r] = r < qn ? qr[d] : 0.0f;
+        const float *qr = c->q + (q0 + r) * ld + h * D; // qr is (D,)
+        for (int64_t d = 0; d < D; d++)
+            qt[d * qp + r] = r < qn ? qr[d] : 0.0f;
         m[r] = -INFINITY, l[r] = 0.0f;
     }
     memset(acc, 0, (size_t)(qn * D) * sizeof(float));
     for (int64_t k0 = 0; k0 < sl.k_len; k0 += ZG_ATTN_BK) {
         const int64_t kn = sl.k_len - k0 < ZG_ATTN_BK ? sl.k_len - k0 : ZG_ATTN_BK;
-        const float *kb = c->k + (sl.k_start + k0) * ld + h * D;  // kb rows: (kn, D), stride ld
-        const float *vb = c->v + (sl.k_start + k0) * ld + h * D;  // vb rows: (kn, D), stride ld
-        ops->gemm(kn, qp, D, kb, 1, ld, qt, qp, st, qp, 0);       // st = kb qt: (kn, qp)
-        for (int64_t r = 0; r < qp; r++) mx[r] = m[r];
+        const float *kb = c->k + (sl.k_start + k0) * ld + h * D; // kb rows: (kn, D), stride ld
+        const float *vb = c->v + (sl.k_start + k0) * ld + h * D; // vb rows: (kn, D), stride ld
+        ops->gemm(kn, qp, D, kb, 1, ld, qt, qp, st, qp, 0);      // st = kb qt: (kn, qp)
+        for (int64_t r = 0; r < qp; r++)
+            mx[r] = m[r];
         ops->col_max(st, kn, qp, scale, mx);
         for (int64_t r = 0; r < qp; r++) {
-            alpha[r] = expf(m[r] - mx[r]);  // 0 on the first block (m = -inf)
+            alpha[r] = expf(m[r] - mx[r]); // 0 on the first block (m = -inf)
             l[r] *= alpha[r];
             m[r] = mx[r];
         }
@@ -66,20 +68,20 @@ static void fwd_item(const fwd_ctx *c, const zg_attn_item *it, float *scr) {
         for (int64_t r = 0; r < qn; r++)
             if (alpha[r] != 1.0f) ops->row_scale(acc + r * D, D, alpha[r]);
         zg_attn_pack_rows(vp, vb, kn, D, ld);
-        ops->gemm(qn, D, kn, st, qp, 1, vp, D, acc, D, 1);  // acc += st^T vp
+        ops->gemm(qn, D, kn, st, qp, 1, vp, D, acc, D, 1); // acc += st^T vp
     }
     for (int64_t r = 0; r < qn; r++) {
         float *orow = c->o + (q0 + r) * ld + h * D;
         const float inv = 1.0f / l[r];
-        for (int64_t d = 0; d < D; d++) orow[d] = acc[r * D + d] * inv;
+        for (int64_t d = 0; d < D; d++)
+            orow[d] = acc[r * D + d] * inv;
         c->lse[(q0 + r) * H + h] = m[r] + logf(l[r]);
     }
 }
 
-zg_status zg_attn_forward_opts(const zg_attn_slice *slices, int32_t n_slices,
-                               zg_attn_shape shape, const float *q, const float *k,
-                               const float *v, float *o, float *lse, const zg_attn_opts *opts,
-                               zg_error *err) {
+zg_status zg_attn_forward_opts(const zg_attn_slice *slices, int32_t n_slices, zg_attn_shape shape,
+                               const float *q, const float *k, const float *v, float *o, float *lse,
+                               const zg_attn_opts *opts, zg_error *err) {
     zg_status st = zg_attn_check_shape(shape, err);
     if (!st) st = zg_attn_check_slices(slices, n_slices, 1, err);
     const void *bufs[] = {q, k, v, o, lse};
@@ -99,7 +101,8 @@ zg_status zg_attn_forward_opts(const zg_attn_slice *slices, int32_t n_slices,
         for (int32_t h = 0; h < shape.n_heads; h++)
             for (int64_t r0 = 0; r0 < slices[i].q_len; r0 += ZG_ATTN_BQ) {
                 int64_t rn = slices[i].q_len - r0 < ZG_ATTN_BQ ? slices[i].q_len - r0 : ZG_ATTN_BQ;
-                items[n++] = (zg_attn_item){i, h, r0, rn, (double)rn * (double)(slices[i].k_len + 16)};
+                items[n++] =
+                    (zg_attn_item){i, h, r0, rn, (double)rn * (double)(slices[i].k_len + 16)};
             }
     zg_attn_items_sort(items, n);
     const size_t scr_n = fwd_scratch_floats(shape.head_dim);

@@ -11,9 +11,8 @@ zg_status zg_attn_check_shape(zg_attn_shape shape, zg_error *err);
 zg_status zg_attn_check_slices(const zg_attn_slice *slices, int32_t n_slices, int q_disjoint,
                                zg_error *err);
 // When any slice has rows, every bufs[j] must be non-NULL (names[j] names it in the message).
-zg_status zg_attn_check_bufs(const zg_attn_slice *slices, int32_t n_slices,
-                             const void *const *bufs, const char *const *names, int n_bufs,
-                             zg_error *err);
+zg_status zg_attn_check_bufs(const zg_attn_slice *slices, int32_t n_slices, const void *const *bufs,
+                             const char *const *names, int n_bufs, zg_error *err);
 
 #endif
 
@@ -22,7 +21,7 @@ zg_status zg_attn_check_bufs(const zg_attn_slice *slices, int32_t n_slices,
 // run time (attn_ops.c). Rows are packed tiles in per-thread scratch, so lengths are small.
 
 typedef struct zg_attn_ops {
-    const char *isa;  // "avx2" or "scalar"
+    const char *isa; // "avx2" or "scalar"
     // C[m][n] (+)= sum_k A[k*sa_k + m*sa_m] * B[k*ldb + n], m < M, n < N, k < K; acc=0 overwrites.
     // The AVX2 version needs N % 8 == 0 (callers pad).
     void (*gemm)(int64_t M, int64_t N, int64_t K, const float *A, int64_t sa_k, int64_t sa_m,
@@ -73,10 +72,11 @@ float *zg_attn_scratch(size_t n_floats);
 
 #ifdef ZG_HAVE_OPENMP
 #include <omp.h>
-#define ZG_ATTN_THREADS(opts) ((opts) && (opts)->n_threads > 0 ? (opts)->n_threads : omp_get_max_threads())
+#define ZG_ATTN_THREADS(opts)                                                                      \
+    ((opts) && (opts)->n_threads > 0 ? (opts)->n_threads : omp_get_max_threads())
 #else
 #define ZG_ATTN_THREADS(opts) 1
 #endif
 
-#define ZG_ATTN_BQ 144   // query rows per tile (a multiple of the 6-row micro-kernel)
-#define ZG_ATTN_BK 256  // keys per tile
+#define ZG_ATTN_BQ 144 // query rows per tile (a multiple of the 6-row micro-kernel)
+#define ZG_ATTN_BK 256 // keys per tile

@@ -10,16 +10,13 @@ static int cpu_has_avx2_fma(void) {
 #endif
 }
 
-zg_status zg_attn_ops_pick(int32_t isa, int32_t head_dim, const zg_attn_ops **ops,
-                           zg_error *err) {
+zg_status zg_attn_ops_pick(int32_t isa, int32_t head_dim, const zg_attn_ops **ops, zg_error *err) {
     int avx2 = cpu_has_avx2_fma();
     switch (isa) {
     case ZG_ATTN_ISA_AUTO:
         *ops = avx2 && head_dim % 8 == 0 ? &zg_attn_ops_avx2 : &zg_attn_ops_scalar;
         return ZG_OK;
-    case ZG_ATTN_ISA_SCALAR:
-        *ops = &zg_attn_ops_scalar;
-        return ZG_OK;
+    case ZG_ATTN_ISA_SCALAR: *ops = &zg_attn_ops_scalar; return ZG_OK;
     case ZG_ATTN_ISA_AVX2:
         if (!avx2)
             return zg_error_set(err, ZG_ERR_UNSUPPORTED,
@@ -40,4 +37,6 @@ zg_status zg_attn_ops_pick(int32_t isa, int32_t head_dim, const zg_attn_ops **op
     }
 }
 
-const char *zg_attn_isa(void) { return cpu_has_avx2_fma() ? "avx2" : "scalar"; }
+const char *zg_attn_isa(void) {
+    return cpu_has_avx2_fma() ? "avx2" : "scalar";
+}

@@ -22,5 +22,6 @@ float *zg_attn_scratch(size_t n_floats) {
 }
 
 void zg_attn_pack_rows(float *dst, const float *src, int64_t n, int64_t D, int64_t ld) {
-    for (int64_t r = 0; r < n; r++) memcpy(dst + r * D, src + r * ld, (size_t)D * sizeof(float));
+    for (int64_t r = 0; r < n; r++)
+        memcpy(dst + r * D, src + r * ld, (size_t)D * sizeof(float));
 }

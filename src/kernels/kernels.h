@@ -1,7 +1,8 @@
 // kernels — attention forward/backward over slice lists (the coalesced engine's kernel
-// contract), partial-result merge, and GEMM via BLAS. A plain fp32 reference (attn_ref.c)
-// and a fast version (tiled online softmax, SIMD with runtime dispatch, OpenMP) that tests
-// check against it.
+// contract) and partial-result merge. A plain fp32 reference (attn_ref.c) and a fast version
+// (FlashAttention-2 style tiled online softmax, AVX2+FMA micro-kernels with runtime dispatch and
+// a scalar fallback, OpenMP) that tests check against it; see docs/kernels.md. (No GEMM wrapper
+// yet: other modules call OpenBLAS cblas_sgemm directly.)
 //
 // Layout: packed token-major buffers. Q is (Tq, H, D), K and V are (Tk, H, D), O is (Tq, H, D),
 // LSE is (Tq, H), all fp32 and contiguous. A slice (q_start, q_len, k_start, k_len) means rows
@@ -48,13 +49,12 @@ void zg_attn_merge(int64_t rows, zg_attn_shape shape, float *o1, float *lse1, co
                    const float *lse2);
 
 // The plain fp32 reference versions (same contracts); double-accumulating, readable, slow.
-zg_status zg_attn_forward_ref(const zg_attn_slice *slices, int32_t n_slices,
-                              zg_attn_shape shape, const float *q, const float *k,
-                              const float *v, float *o, float *lse, zg_error *err);
-zg_status zg_attn_backward_ref(const zg_attn_slice *slices, int32_t n_slices,
-                               zg_attn_shape shape, const float *q, const float *k,
-                               const float *v, const float *o, const float *lse,
-                               const float *dout, float *dq, float *dk, float *dv,
+zg_status zg_attn_forward_ref(const zg_attn_slice *slices, int32_t n_slices, zg_attn_shape shape,
+                              const float *q, const float *k, const float *v, float *o, float *lse,
+                              zg_error *err);
+zg_status zg_attn_backward_ref(const zg_attn_slice *slices, int32_t n_slices, zg_attn_shape shape,
+                               const float *q, const float *k, const float *v, const float *o,
+                               const float *lse, const float *dout, float *dq, float *dk, float *dv,
                                zg_error *err);
 
 // Which SIMD path the fast kernels use on this CPU ("avx512", "avx2", "scalar"). Head dims that
@@ -64,32 +64,30 @@ const char *zg_attn_isa(void);
 
 // Options for the fast kernels (the plain calls above use the defaults: all zero).
 typedef enum {
-    ZG_ATTN_ISA_AUTO = 0,  // the best path this CPU supports
-    ZG_ATTN_ISA_SCALAR,    // plain C tiles (for tests and comparisons)
-    ZG_ATTN_ISA_AVX2,      // AVX2+FMA; ZG_ERR_UNSUPPORTED if the CPU lacks it or D % 8 != 0
+    ZG_ATTN_ISA_AUTO = 0, // the best path this CPU supports
+    ZG_ATTN_ISA_SCALAR,   // plain C tiles (for tests and comparisons)
+    ZG_ATTN_ISA_AVX2,     // AVX2+FMA; ZG_ERR_UNSUPPORTED if the CPU lacks it or D % 8 != 0
 } zg_attn_isa_choice;
 
 typedef struct zg_attn_opts {
-    int32_t isa;        // a zg_attn_isa_choice
-    int32_t n_threads;  // OpenMP threads; 0 = the OpenMP default. Results are bit-identical
-                        // for every thread count (fixed work items, fixed reduction order).
-    int32_t bwd_plan;   // a zg_attn_bwd_plan: how backward splits its work (tests force each)
+    int32_t isa;       // a zg_attn_isa_choice
+    int32_t n_threads; // OpenMP threads; 0 = the OpenMP default. Results are bit-identical
+                       // for every thread count (fixed work items, fixed reduction order).
+    int32_t bwd_plan;  // a zg_attn_bwd_plan: how backward splits its work (tests force each)
 } zg_attn_opts;
 
 typedef enum {
-    ZG_ATTN_BWD_AUTO = 0,  // ONE_PASS when the list has >= 8 balanced (component, head) items
-    ZG_ATTN_BWD_ONE_PASS,  // items = (slices linked by shared rows, head): 5 GEMMs per tile
-    ZG_ATTN_BWD_TWO_PASS,  // key blocks for dK/dV, then query blocks for dQ: 7 GEMMs per tile
+    ZG_ATTN_BWD_AUTO = 0, // ONE_PASS when the list has >= 8 balanced (component, head) items
+    ZG_ATTN_BWD_ONE_PASS, // items = (slices linked by shared rows, head): 5 GEMMs per tile
+    ZG_ATTN_BWD_TWO_PASS, // key blocks for dK/dV, then query blocks for dQ: 7 GEMMs per tile
 } zg_attn_bwd_plan;
 
-zg_status zg_attn_forward_opts(const zg_attn_slice *slices, int32_t n_slices,
-                               zg_attn_shape shape, const float *q, const float *k,
-                               const float *v, float *o, float *lse, const zg_attn_opts *opts,
-                               zg_error *err);
-zg_status zg_attn_backward_opts(const zg_attn_slice *slices, int32_t n_slices,
-                                zg_attn_shape shape, const float *q, const float *k,
-                                const float *v, const float *o, const float *lse,
-                                const float *dout, float *dq, float *dk, float *dv,
-                                const zg_attn_opts *opts, zg_error *err);
+zg_status zg_attn_forward_opts(const zg_attn_slice *slices, int32_t n_slices, zg_attn_shape shape,
+                               const float *q, const float *k, const float *v, float *o, float *lse,
+                               const zg_attn_opts *opts, zg_error *err);
+zg_status zg_attn_backward_opts(const zg_attn_slice *slices, int32_t n_slices, zg_attn_shape shape,
+                                const float *q, const float *k, const float *v, const float *o,
+                                const float *lse, const float *dout, float *dq, float *dk,
+                                float *dv, const zg_attn_opts *opts, zg_error *err);
 
 #endif

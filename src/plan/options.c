@@ -61,9 +61,14 @@ zg_status zg_options_enumerate_all(const zg_plan_ctx *ctx, const zg_seq *s, int 
     if (st) return st;
     int32_t *starts = zg_calloc((size_t)w, sizeof *starts, err);
     int32_t *ranks = zg_calloc((size_t)w, sizeof *ranks, err);
+    // price memo per offset (start % ranks_per_node) for the current config: memo_gen[o] == ci+1
+    int32_t rpn = cl->ranks_per_node > 0 && cl->ranks_per_node <= w ? cl->ranks_per_node : w;
+    int reuse = !ctx->opts.exact_rank_prices;
+    zg_price *memo = zg_calloc((size_t)rpn, sizeof *memo, err);
+    int32_t *memo_gen = zg_calloc((size_t)rpn, sizeof *memo_gen, err);
     zg_option *opts = NULL;
     int32_t cap = 0, cnt = 0, ns = 0, ns_degree = -1;
-    if (!starts || !ranks) {
+    if (!starts || !ranks || !memo || !memo_gen) {
         st = ZG_ERR_NOMEM;
         goto done;
     }
@@ -76,10 +81,17 @@ zg_status zg_options_enumerate_all(const zg_plan_ctx *ctx, const zg_seq *s, int 
             ns_degree = d;
         }
         for (int32_t si = 0; si < ns; si++) {
-            for (int32_t i = 0; i < d; i++) ranks[i] = starts[si] + i;
+            int32_t off = starts[si] % rpn;
             zg_price p;
-            st = zg_pricer_price(pr, s, c, ranks, d, &p, err);
-            if (st) goto done;
+            if (reuse && memo_gen[off] == ci + 1) {
+                p = memo[off];
+            } else {
+                for (int32_t i = 0; i < d; i++) ranks[i] = starts[si] + i;
+                st = zg_pricer_price(pr, s, c, ranks, d, &p, err);
+                if (st) goto done;
+                memo[off] = p;
+                memo_gen[off] = ci + 1;
+            }
             if (!isfinite(p.time) || !isfinite(p.mem) || p.time < 0 || p.mem < 0) {
                 char cb[32];
                 st = zg_error_set(err, ZG_ERR_INTERNAL,
@@ -107,6 +119,8 @@ done:
     free(cfgs);
     free(starts);
     free(ranks);
+    free(memo);
+    free(memo_gen);
     if (st) {
         free(opts);
         return st;

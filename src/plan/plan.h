@@ -55,6 +55,8 @@ typedef struct zg_planner_opts {
     int32_t d_model;           // 0 = model dim
     int32_t world_size;        // 0 = cluster world size
     uint64_t seed;             // for randomised tie-breaks / local search (deterministic)
+    int32_t exact_rank_prices; // 1: call the pricer for every rank set; 0 (default): a block
+                               // shifted by whole nodes reuses the price (zg_options_enumerate)
 } zg_planner_opts;
 void zg_planner_opts_default(zg_planner_opts *o);
 
@@ -160,7 +162,9 @@ zg_status zg_plan_read_file(const char *path, zg_plan *p, zg_error *err);
 // q, k, h), then start ascending. Degrees up to opts.max_degree (0 = the cluster's world size).
 // The pricer is assumed to depend only on a sequence's tokens, kind, frames, height, width,
 // text_tokens and bucket (not on id / origin_rank): zg_problem_build prices each distinct
-// combination once.
+// combination once. Unless opts.exact_rank_prices is set, a block is also assumed to cost the
+// same when shifted by whole nodes (same offset start % ranks_per_node: the same links), so
+// each (config, offset) is priced once; at 1024 ranks this cuts the pricer calls ~50x.
 zg_status zg_options_enumerate(const zg_plan_ctx *ctx, const zg_seq *s, zg_option **out,
                                int32_t *n, zg_error *err);
 // Same, keeping options over the cap when keep_over_cap != 0.

@@ -299,7 +299,7 @@ static zg_status place_final(search *S, const layout *L, zg_plan *out, zg_error 
         zg_price p;
         if ((st = zg_pricer_price(S->ctx->pricer, s, cd->cfg, ranks, cd->size, &p, err))) break;
         mem[g] += p.mem;
-        if (mem[g] > S->cap) {
+        if (mem[g] > S->cap * (1 + 1e-12)) {  // the search summed in LPT order
             char a[32], cb[32], name[128];
             layout_name(S, L, name, sizeof name);
             st = zg_error_set(err, ZG_ERR_INFEASIBLE,

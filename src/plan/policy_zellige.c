@@ -29,10 +29,11 @@ static zg_status plan_zellige(zg_planner *pl, const zg_batch *b, zg_plan *out, z
         out->optimal = 0;
         snprintf(out->summary, sizeof out->summary,
                  "cut %.4g s: %lld anchors in %d groups, %lld split; anchor stage %s "
-                 "(T*=%.6g s, lower bound %.6g s, %lld nodes)",
+                 "(T*=%.6g s, lower bound %.6g s, %lld nodes)%s",
                  res.cut, (long long)res.n_anchors, res.n_anchor_groups, (long long)res.st1.K,
                  res.st1.optimal ? "optimal" : "node limit", res.st1.T, res.st1.lb,
-                 (long long)res.st1.nodes);
+                 (long long)res.st1.nodes,
+                 res.uniform_degree ? "; a disjoint-tile plan was better and is used" : "");
     }
     free(res.choice);
     zg_problem_free(&pr);

@@ -40,6 +40,7 @@ typedef struct bb {
     size_t cs_n, cs_cap;
     uint8_t *inv;   // n_grps x n_sym
     int32_t *tmp;   // max group count
+    double *scr;    // 2 * n_ranks scratch for the fluid model
     int64_t nodes, max_nodes;
     double t0, time_limit;
     int stop, oom;
@@ -87,23 +88,14 @@ static int canonical(bb *c, const zel_sym *y, int32_t gi, const int32_t *v, int6
 
 static void leaf(bb *c) {
     const zel_model *m = c->m;
+    double t = zel_objective(m, c->L, c->H, c->scr);
     if (c->phase == 1) {
-        double t = 0;
-        for (int32_t r = 0; r < m->n_ranks; r++)
-            if (c->L[r] > t) t = c->L[r];
-        double avg = (c->sumL + m->extra_area) / m->n_ranks;
-        if (avg > t) t = avg;
         if (t < c->best->T * (1 - ZEL_REL_TOL)) {
             memcpy(c->best->opt, c->cur, sizeof(int32_t) * (size_t)m->n_units);
             c->best->T = t;
             c->best->K = c->kcur;
         }
-    } else if (c->kcur < c->best->K) {
-        double t = 0;
-        for (int32_t r = 0; r < m->n_ranks; r++)
-            if (c->L[r] > t) t = c->L[r];
-        double avg = (c->sumL + m->extra_area) / m->n_ranks;
-        if (avg > t) t = avg;
+    } else if (c->kcur < c->best->K && t <= c->tcap * (1 + 1e-12)) {
         memcpy(c->best->opt, c->cur, sizeof(int32_t) * (size_t)m->n_units);
         c->best->T = t;
         c->best->K = c->kcur;
@@ -119,6 +111,9 @@ static int node_bound(bb *c, int64_t u, int32_t gi, int32_t lo) {
     for (int32_t r = 0; r < N; r++)
         if (c->L[r] > lb) lb = c->L[r];
     int64_t klb = 0;
+    double f0 = m->fill_mem > 0 ? zel_fluid_T(m, c->L, c->H, c->scr) : 0;
+    if (f0 > lb) lb = f0;
+    if (!fits(c, lb, lim)) return 0;
     for (int32_t g = gi; g < m->n_grps; g++) {
         const zel_grp *G = &m->grps[g];
         int64_t rem = g == gi ? m->unit0[g + 1] - u : G->count;
@@ -161,7 +156,7 @@ static int node_bound(bb *c, int64_t u, int32_t gi, int32_t lo) {
         if (area / N > lb) lb = area / N;
         return lb < lim;
     }
-    if (area > (double)N * lim) return 0;
+    if (area > (double)N * lim || lb > lim) return 0;
     return c->kcur + klb < c->best->K;
 }
 
@@ -216,6 +211,16 @@ static void node(bb *c, int64_t u) {
         if (zel_rmq_max(&c->rh, o->start, o->degree) + o->mem > m->mem_cap) continue;
         double e = zel_rmq_max(&c->rl, o->start, o->degree) + o->time;
         if (!fits(c, e, lim)) continue;
+        if (m->fill_mem > 0) {
+            // memory-aware order (and bound): the fluid T once this option is placed
+            for (int32_t r = o->start; r < o->start + o->degree; r++)
+                c->L[r] += o->time, c->H[r] += o->mem;
+            double fl = zel_fluid_T(m, c->L, c->H, c->scr);
+            for (int32_t r = o->start; r < o->start + o->degree; r++)
+                c->L[r] -= o->time, c->H[r] -= o->mem;
+            if (fl > e) e = fl;
+            if (!fits(c, e, lim)) continue;
+        }
         c->cs[c->cs_n++] = (cand){e, o->area, j, c->phase == 2 ? o->split : 0};
     }
     size_t n = c->cs_n - base;
@@ -257,7 +262,7 @@ static zg_status run(const zel_model *m, int phase, double tcap, zel_sol *best,
         if (m->grps[i].count > maxc) maxc = m->grps[i].count;
     int32_t levels = zel_rmq_levels(N > 0 ? N : 1);
     size_t tsz = (size_t)levels * (size_t)N;
-    double *buf = malloc(sizeof(double) * (2 * tsz + 2 * (size_t)N + 1));
+    double *buf = malloc(sizeof(double) * (2 * tsz + 4 * (size_t)N + 1));
     int32_t *lg = malloc(sizeof(int32_t) * (size_t)(N + 1));
     c.cur = malloc(sizeof(int32_t) * (size_t)(m->n_units + 1));
     c.tmp = malloc(sizeof(int32_t) * (size_t)maxc);
@@ -271,6 +276,7 @@ static zg_status run(const zel_model *m, int phase, double tcap, zel_sol *best,
     zel_rmq_init_log(&c.rl);
     c.L = buf + 2 * tsz;
     c.H = c.L + N;
+    c.scr = c.H + N;
     memcpy(c.L, m->base_load, sizeof(double) * (size_t)N);
     memcpy(c.H, m->base_mem, sizeof(double) * (size_t)N);
     for (int32_t r = 0; r < N; r++) c.sumL += m->base_load[r];

@@ -72,6 +72,11 @@ typedef struct zel_model {
     // Fluid work still to come (the fillers' total whole time, seconds): the objective is
     // max(max_r load_r, (sum_r load_r + extra_area) / N). 0 = the paper's stage 1 (max load).
     double extra_area;
+    // Memory of that fluid work (the fillers' total whole memory, bytes): with fill_mem > 0 the
+    // fillers are a fluid of time density tau = extra_area / fill_mem that can only go where a
+    // rank has memory left, and the objective also includes T_mem = min T such that
+    // sum_r min(T - load_r, tau * (mem_cap - mem_r)) >= extra_area (zel_fluid_T). 0 = off.
+    double fill_mem;
     int32_t n_sym;
     zel_sym *sym;
     zg_arena arena;
@@ -101,6 +106,15 @@ int zel_sol_eval(const zel_model *m, const int32_t *opt, double *L, double *H, d
 // Puts a solution into ECF canonical form (option indices sorted inside each group).
 void zel_sol_canon(const zel_model *m, zel_sol *s);
 
+// T_mem of the memory-aware fluid filler model for ledgers L, H (n_ranks each): the smallest
+// T >= max_r L_r at which the ranks' filler capacities min(T - L_r, tau * (cap - H_r)) sum to
+// extra_area; 0 when fill_mem <= 0 or extra_area <= 0, INFINITY when the fillers' memory does
+// not fit in the memory left. Nondecreasing in every L_r and H_r (so a valid bound inside the
+// search). scratch: 2 * n_ranks doubles.
+double zel_fluid_T(const zel_model *m, const double *L, const double *H, double *scratch);
+// The model's objective for ledgers L, H: max(max_r L_r, (sum_r L_r + extra_area) / N, T_mem).
+double zel_objective(const zel_model *m, const double *L, const double *H, double *scratch);
+
 // Root lower bound on the model's makespan: max of the fixed loads, every group's cheapest
 // reachable option, and the area (LP) bound restricted to options no taller than T.
 double zel_model_lower_bound(const zel_model *m);
@@ -109,6 +123,10 @@ double zel_model_lower_bound(const zel_model *m);
 // block under a target, else the option with the lowest resulting block maximum; the best over
 // a ladder of targets above `lb`. Returns 0 if no memory-feasible assignment was found.
 int zel_heuristic(const zel_model *m, double lb, zel_sol *out);
+
+// 1-opt descent on a feasible solution: moves one unit to another option of its group while
+// that lowers (T, then K); at most max_sweeps moves. Deterministic.
+void zel_local_improve(const zel_model *m, zel_sol *s, int32_t max_sweeps);
 
 typedef struct zel_limits {
     int64_t max_nodes;    // 0 = no limit
@@ -168,6 +186,12 @@ zg_status zel_decode(const zg_problem *pr, const zg_batch *b, const int32_t *cho
 // Per-rank loads (L, H: world_size, may be NULL) and the makespan of a full choice.
 double zel_choice_makespan(const zg_problem *pr, const int32_t *choice, double *L, double *H);
 
+// Best disjoint aligned-tile candidate (zel_uniform.c): for every degree d | N, LPT of all
+// sequences over the N/d tiles with each sequence's fastest memory-fitting option of degree d
+// on the tile. choice[n_seqs] gets the best one; returns its makespan (INFINITY: none feasible)
+// and its degree in *degree.
+double zel_uniform_best(const zg_problem *pr, int32_t *choice, int32_t *degree);
+
 // ---- the two-stage planner as a function (zel_plan.c), shared by zellige and joint --------------
 
 typedef struct zel_result {
@@ -178,6 +202,7 @@ typedef struct zel_result {
     int64_t n_anchors;
     zel_stage1 st1;
     double anchor_ms, filler_ms;
+    int32_t uniform_degree;  // > 0: a disjoint-tile candidate of this degree beat the two stages
 } zel_result;
 
 // warm (may be NULL): the previous step's anchor choices, updated with this step's. res->choice

@@ -208,14 +208,12 @@ int zel_sol_eval(const zel_model *m, const int32_t *opt, double *L, double *H, d
         }
         k += o->split;
     }
-    double t = 0, sum = m->extra_area;
     int ok = 1;
-    for (int32_t r = 0; r < N; r++) {
-        if (l[r] > t) t = l[r];
-        sum += l[r];
+    for (int32_t r = 0; r < N; r++)
         if (h[r] > m->mem_cap) ok = 0;
-    }
-    if (sum / N > t) t = sum / N;
+    double *scr = malloc(sizeof(double) * 2 * (size_t)(N > 0 ? N : 1));
+    double t = scr ? zel_objective(m, l, h, scr) : INFINITY;
+    free(scr);
     if (T) *T = t;
     if (K) *K = k;
     free(own);
@@ -231,6 +229,65 @@ void zel_sol_canon(const zel_model *m, zel_sol *s) {
     for (int32_t i = 0; i < m->n_grps; i++)
         qsort(s->opt + m->unit0[i], (size_t)(m->unit0[i + 1] - m->unit0[i]), sizeof(int32_t),
               i32_cmp);
+}
+
+// ---- memory-aware fluid filler model --------------------------------------------------------
+
+static int pair_cmp(const void *pa, const void *pb) {
+    const double *a = pa, *b = pb;
+    if (a[0] != b[0]) return a[0] < b[0] ? -1 : 1;
+    return (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+double zel_fluid_T(const zel_model *m, const double *L, const double *H, double *scratch) {
+    int32_t N = m->n_ranks;
+    double A = m->extra_area, X = m->fill_mem;
+    if (A <= 0 || X <= 0 || N <= 0) return 0;
+    double tau = A / X, maxL = 0, tot = 0;
+    for (int32_t r = 0; r < N; r++) {
+        double c = m->mem_cap - H[r];
+        if (c < 0) c = 0;
+        scratch[2 * r] = L[r] + tau * c;  // saturation point of rank r
+        scratch[2 * r + 1] = L[r];
+        tot += tau * c;
+        if (L[r] > maxL) maxL = L[r];
+    }
+    if (tot < A * (1 - 1e-12)) return INFINITY;
+    qsort(scratch, (size_t)N, 2 * sizeof(double), pair_cmp);
+    // h(T) = sum_{b_r <= T} tau c_r + sum_{b_r > T} (T - L_r), T >= maxL
+    double sat = 0, sumL = 0;
+    int32_t k = 0;
+    for (int32_t r = 0; r < N; r++) sumL += scratch[2 * r + 1];
+    while (k < N && scratch[2 * k] <= maxL) {  // saturated already at maxL
+        sat += scratch[2 * k] - scratch[2 * k + 1];
+        sumL -= scratch[2 * k + 1];
+        k++;
+    }
+    double lo = maxL;
+    for (; k < N; k++) {
+        int32_t na = N - k;
+        double t = (A - sat + sumL) / na;  // h(t) = A with the active set fixed
+        if (t <= scratch[2 * k]) return t > lo ? t : lo;
+        lo = scratch[2 * k];
+        sat += scratch[2 * k] - scratch[2 * k + 1];
+        sumL -= scratch[2 * k + 1];
+    }
+    return lo;  // all saturated: tot >= A up to rounding
+}
+
+double zel_objective(const zel_model *m, const double *L, const double *H, double *scratch) {
+    int32_t N = m->n_ranks;
+    double t = 0, sum = m->extra_area;
+    for (int32_t r = 0; r < N; r++) {
+        if (L[r] > t) t = L[r];
+        sum += L[r];
+    }
+    if (N > 0 && sum / N > t) t = sum / N;
+    if (m->fill_mem > 0) {
+        double f = zel_fluid_T(m, L, H, scratch);
+        if (f > t) t = f;
+    }
+    return t;
 }
 
 // ---- lower bound ------------------------------------------------------------------------------
@@ -255,6 +312,14 @@ double zel_model_lower_bound(const zel_model *m) {
         sum += m->base_load[r];
     }
     if (N > 0 && sum / N > lb) lb = sum / N;
+    if (m->fill_mem > 0 && N > 0) {  // the fluid bound only grows as anchors are added
+        double *scr = malloc(sizeof(double) * 2 * (size_t)N);
+        if (scr) {
+            double f = zel_fluid_T(m, m->base_load, m->base_mem, scr);
+            if (f > lb) lb = f;
+            free(scr);
+        }
+    }
     if (m->n_grps == 0 || N == 0) return lb;
     zel_rmq rl = {N, zel_rmq_levels(N), NULL, NULL}, rh = rl;
     size_t tsz = (size_t)rl.levels * (size_t)N;
@@ -341,14 +406,108 @@ static int greedy_pass(const zel_model *m, double tgt, double *L, double *H, zel
         k += o->split;
         opt[u] = best;
     }
-    double t = 0, sum = m->extra_area;
-    for (int32_t r = 0; r < N; r++) {
-        if (L[r] > t) t = L[r];
-        sum += L[r];
-    }
-    *T = sum / N > t ? sum / N : t;
+    // rl->t and rh->t are contiguous (2 * levels * N >= 2N doubles) and free scratch here
+    *T = zel_objective(m, L, H, rl->t);
     *K = k;
     return 1;
+}
+
+// Objective-driven greedy (for the memory-aware model, where block heights alone say little):
+// units in group order, each to the option with the lowest model objective of the partial
+// state, the later units counted as fluid area; ties by area, then index.
+static int greedy_objective(const zel_model *m, double *L, double *H, double *scr, int32_t *opt,
+                            double *T, int64_t *K) {
+    int32_t N = m->n_ranks;
+    memcpy(L, m->base_load, sizeof(double) * (size_t)N);
+    memcpy(H, m->base_mem, sizeof(double) * (size_t)N);
+    double rest = 0;
+    for (int32_t i = 0; i < m->n_grps; i++) rest += (double)m->grps[i].count * m->grps[i].min_area;
+    zel_model mm = *m;
+    int64_t k = 0;
+    for (int64_t u = 0; u < m->n_units; u++) {
+        const zel_grp *G = &m->grps[m->grp_of[u]];
+        rest -= G->min_area;
+        mm.extra_area = m->extra_area + (rest > 0 ? rest : 0);
+        int32_t best = -1;
+        double bt = INFINITY, ba = INFINITY;
+        for (int32_t j = 0; j < G->n_opts; j++) {
+            const zel_opt *o = &G->opts[j];
+            int ok = 1;
+            for (int32_t r = o->start; r < o->start + o->degree && ok; r++)
+                ok = H[r] + o->mem <= m->mem_cap;
+            if (!ok) continue;
+            for (int32_t r = o->start; r < o->start + o->degree; r++) L[r] += o->time, H[r] += o->mem;
+            double t = zel_objective(&mm, L, H, scr);
+            for (int32_t r = o->start; r < o->start + o->degree; r++) L[r] -= o->time, H[r] -= o->mem;
+            if (t < bt * (1 - 1e-12) || (t <= bt * (1 + 1e-12) && o->area < ba)) {
+                if (t < bt) bt = t;
+                ba = o->area, best = j;
+            }
+        }
+        if (best < 0) return 0;
+        const zel_opt *o = &G->opts[best];
+        for (int32_t r = o->start; r < o->start + o->degree; r++) L[r] += o->time, H[r] += o->mem;
+        k += o->split;
+        opt[u] = best;
+    }
+    *T = zel_objective(m, L, H, scr);
+    *K = k;
+    return 1;
+}
+
+// 1-opt descent: moves one unit to another option of its group while that lowers (T, K);
+// deterministic (units and options in order, best move per sweep). max_sweeps bounds the work.
+void zel_local_improve(const zel_model *m, zel_sol *s, int32_t max_sweeps) {
+    int32_t N = m->n_ranks;
+    if (m->n_units == 0 || s->T == INFINITY) return;
+    double *L = malloc(sizeof(double) * 4 * (size_t)N);
+    if (!L) return;
+    double *H = L + N, *scr = H + N;
+    if (!zel_sol_eval(m, s->opt, L, H, NULL, NULL)) {
+        free(L);
+        return;
+    }
+    double T = zel_objective(m, L, H, scr);
+    int64_t K = s->K;
+    for (int32_t sweep = 0; sweep < max_sweeps; sweep++) {
+        int64_t bu = -1;
+        int32_t bj = -1;
+        double bT = T;
+        int64_t bK = K;
+        for (int64_t u = 0; u < m->n_units; u++) {
+            const zel_grp *G = &m->grps[m->grp_of[u]];
+            const zel_opt *a = &G->opts[s->opt[u]];
+            for (int32_t r = a->start; r < a->start + a->degree; r++) L[r] -= a->time, H[r] -= a->mem;
+            for (int32_t j = 0; j < G->n_opts; j++) {
+                if (j == s->opt[u]) continue;
+                const zel_opt *o = &G->opts[j];
+                int ok = 1;
+                for (int32_t r = o->start; r < o->start + o->degree && ok; r++)
+                    ok = H[r] + o->mem <= m->mem_cap;
+                if (!ok) continue;
+                for (int32_t r = o->start; r < o->start + o->degree; r++) L[r] += o->time, H[r] += o->mem;
+                double t = zel_objective(m, L, H, scr);
+                for (int32_t r = o->start; r < o->start + o->degree; r++) L[r] -= o->time, H[r] -= o->mem;
+                int64_t k = K - a->split + o->split;
+                if (t < bT * (1 - 1e-12) || (t <= bT * (1 + 1e-12) && k < bK)) {
+                    bT = t < bT ? t : bT;
+                    bK = k, bu = u, bj = j;
+                }
+            }
+            for (int32_t r = a->start; r < a->start + a->degree; r++) L[r] += a->time, H[r] += a->mem;
+        }
+        if (bu < 0) break;
+        const zel_grp *G = &m->grps[m->grp_of[bu]];
+        const zel_opt *a = &G->opts[s->opt[bu]], *o = &G->opts[bj];
+        for (int32_t r = a->start; r < a->start + a->degree; r++) L[r] -= a->time, H[r] -= a->mem;
+        for (int32_t r = o->start; r < o->start + o->degree; r++) L[r] += o->time, H[r] += o->mem;
+        s->opt[bu] = bj;
+        T = zel_objective(m, L, H, scr);
+        K = bK;
+    }
+    free(L);
+    zel_sol_canon(m, s);
+    zel_sol_eval(m, s->opt, NULL, NULL, &s->T, &s->K);
 }
 
 int zel_heuristic(const zel_model *m, double lb, zel_sol *out) {
@@ -380,11 +539,17 @@ int zel_heuristic(const zel_model *m, double lb, zel_sol *out) {
     size_t n_steps = work > 4000000 ? sizeof short_ladder / sizeof *short_ladder
                                     : sizeof ladder / sizeof *ladder;
     int found = 0;
-    for (size_t i = 0; i < n_steps; i++) {
-        double tgt = steps[i] == INFINITY ? INFINITY : lb * (1 + steps[i]);
+    for (size_t i = 0; i <= n_steps; i++) {
         double T;
         int64_t K;
-        if (!greedy_pass(m, tgt, L, H, &rl, &rh, opt, &T, &K)) continue;
+        if (i == n_steps) {
+            // memory-aware model only, and only where the work stays small
+            if (m->fill_mem <= 0 || work * (size_t)(N > 1 ? N : 1) > 2000000) continue;
+            if (!greedy_objective(m, L, H, buf, opt, &T, &K)) continue;
+        } else {
+            double tgt = steps[i] == INFINITY ? INFINITY : lb * (1 + steps[i]);
+            if (!greedy_pass(m, tgt, L, H, &rl, &rh, opt, &T, &K)) continue;
+        }
         if (!found || T < out->T || (T == out->T && K < out->K)) {
             memcpy(out->opt, opt, sizeof(int32_t) * (size_t)m->n_units);
             out->T = T;
@@ -393,6 +558,10 @@ int zel_heuristic(const zel_model *m, double lb, zel_sol *out) {
         }
     }
     free(buf), free(lg), free(opt);
-    if (found) zel_sol_canon(m, out);
+    if (found) {
+        zel_sol_canon(m, out);
+        if (out->T > lb * (1 + ZEL_REL_TOL) && m->fill_mem > 0 && m->n_units * N <= 1024)
+            zel_local_improve(m, out, 4 * (int32_t)(m->n_units < 64 ? m->n_units : 64));
+    }
     return found;
 }

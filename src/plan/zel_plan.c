@@ -113,8 +113,15 @@ static int has_whole(const zg_group *g) {
     return 0;
 }
 
-// Node budget of the anchor search (deterministic; tens of ms worst case at 32 ranks).
+// Node budget of the anchor search (deterministic, never time-based): 50 000 per phase up to 8
+// ranks (where the memory-aware search usually proves optimality), 80 000 / N beyond (a node
+// costs O(options x N log N) there), at least 200.
 #define ZEL_ANCHOR_MAX_NODES 50000
+static int64_t anchor_node_budget(int32_t N) {
+    if (N <= 8) return ZEL_ANCHOR_MAX_NODES;
+    int64_t b = 80000 / N;
+    return b < 200 ? 200 : b;
+}
 
 zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_batch *b,
                         zel_warm *warm, zel_result *res, zg_error *err) {
@@ -152,15 +159,28 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
         // will top up the ranks, so the anchors minimise max(max load, (anchor area + filler
         // area) / N) instead of their bare max load; anchors then stay whole when the fillers
         // can even out the ranks, and split only when a rank would otherwise stick out.
-        for (int32_t i = 0; i < res->n_filler_groups; i++)
-            m.extra_area += (double)pr->groups[fil[i]].count * pr->groups[fil[i]].whole_time;
+        // Memory-aware: the fillers can only go where memory is left, so their whole memory is
+        // part of the model too (zel_fluid_T); otherwise memory-tight batches leave anchor-free
+        // ranks full of images and short of time.
+        for (int32_t i = 0; i < res->n_filler_groups; i++) {
+            const zg_group *G = &pr->groups[fil[i]];
+            m.extra_area += (double)G->count * G->whole_time;
+            m.fill_mem += (double)G->count * G->whole_mem;
+        }
         st = zel_sol_alloc(&m, &sol, err);
     }
     if (!st) {
         int32_t *wv = warm_vector(warm, &m, pr);
-        zel_limits lim = {ZEL_ANCHOR_MAX_NODES, 0};
+        zel_limits lim = {anchor_node_budget(N), 0};
         double eps = ctx->opts.eps >= 0 ? ctx->opts.eps : 1e-3;
         st = zel_anchor_solve(&m, eps, &lim, wv, &sol, &res->st1, err);
+        if (st == ZG_ERR_INFEASIBLE && m.fill_mem > 0) {
+            // no anchor placement leaves the fillers' memory: plan the anchors memory-blind
+            // and let stage 2 (memory-first retry, split fallback) do what it can
+            zg_error_clear(err);
+            m.fill_mem = 0;
+            st = zel_anchor_solve(&m, eps, &lim, wv, &sol, &res->st1, err);
+        }
         free(wv);
     }
     if (!st) {
@@ -175,6 +195,21 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
     if (!st) st = zel_filler_place(pr, b, fil, res->n_filler_groups, L, H, res->choice, err);
     res->filler_ms = (zg_time_now() - t1) * 1e3;
     if (!st) res->makespan = zel_choice_makespan(pr, res->choice, NULL, NULL);
+    if (!st || st == ZG_ERR_INFEASIBLE) {
+        // Safety net: the best disjoint-tile plan (static / USP / DP-like) under the same
+        // prices; kept only when it beats the two stages (or they found nothing).
+        int32_t *alt = res->choice ? malloc(sizeof(int32_t) * (size_t)(pr->n_seqs + 1)) : NULL;
+        int32_t d = 0;
+        double ms = alt ? zel_uniform_best(pr, alt, &d) : INFINITY;
+        if (ms < INFINITY && (st || ms < res->makespan * (1 - 1e-12))) {
+            memcpy(res->choice, alt, sizeof(int32_t) * (size_t)pr->n_seqs);
+            res->makespan = ms;
+            res->uniform_degree = d;
+            if (st) zg_error_clear(err);
+            st = ZG_OK;
+        }
+        free(alt);
+    }
     free(anc), free(fil), free(L);
     if (st) {
         free(res->choice);

@@ -36,6 +36,10 @@ void zg_html_table(zg_html *h, const zg_table *t) {
     zg_sbuf_puts(&h->body, "</table>\n");
 }
 
+// Series colours for bar charts (distinct, colour-blind friendly; Okabe-Ito).
+static const char *const series_colours[] = {"#0072B2", "#E69F00", "#009E73", "#CC79A7",
+                                             "#56B4E9", "#D55E00", "#F0E442", "#000000"};
+
 // Deterministic colour per sequence id: golden-ratio hue steps.
 static void seq_colour(int64_t id, char *buf, size_t n) {
     double hue = fmod((double)(id % 100000) * 137.508, 360.0);
@@ -164,11 +168,12 @@ void zg_html_bars(zg_html *h, const char *title, const char *y_label, int32_t n_
         for (int32_t k = 0; k < n_series; k++) {
             double v = values[g * n_series + k];
             double x = gx + k * bar_w;
-            char col[48];
-            seq_colour(k * 7 + 3, col, sizeof col);
+            const char *col = series_colours[k % 8];
             if (!isfinite(v) || v <= 0) {
-                zg_sbuf_printf(s, "<text x='%.1f' y='%.1f' font-size='8'>n/a</text>\n", x,
-                               top + H - 2);
+                zg_sbuf_printf(s,
+                               "<text x='%.1f' y='%.1f' font-size='8' transform='rotate(-90 %.1f "
+                               "%.1f)'>n/a</text>\n",
+                               x + 9, top + H - 2, x + 9, top + H - 2);
                 continue;
             }
             double bh = H * v / vmax;
@@ -183,8 +188,7 @@ void zg_html_bars(zg_html *h, const char *title, const char *y_label, int32_t n_
         zg_sbuf_puts(s, "</text>\n");
     }
     for (int32_t k = 0; k < n_series; k++) {
-        char col[48];
-        seq_colour(k * 7 + 3, col, sizeof col);
+        const char *col = series_colours[k % 8];
         double x = left + (k % 4) * 130, y = top + H + 28 + 16 * (k / 4);
         zg_sbuf_printf(s, "<rect x='%.0f' y='%.0f' width='10' height='10' fill='%s'/>", x, y, col);
         zg_sbuf_printf(s, "<text x='%.0f' y='%.0f'>", x + 14, y + 9);

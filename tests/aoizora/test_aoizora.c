@@ -396,6 +396,7 @@ static char *plan_json(const char *model, const char *topo, int training, zg_err
         return NULL;
     zg_aoi_plan_opts po;
     zg_aoi_plan_opts_default(&po);
+    snprintf(po.ilp_solver, sizeof po.ilp_solver, "dp");  // exact and fast; CBC agreement is tested in test_autoshard
     zg_aoi_plan p;
     if (zg_aoi_plan_run(&g, &net, &po, &p, e)) return NULL;
     cJSON *j = zg_aoi_plan_to_json(&g, &net, &p);

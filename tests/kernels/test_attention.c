@@ -32,7 +32,7 @@ static uint64_t g_seed = 1234;
 static void fill(float *x, double *xd, int64_t n, double amp, zg_rng *rng) {
     for (int64_t i = 0; i < n; i++) {
         x[i] = (float)(amp * zg_rng_normal(rng));
-        if (x[i] == 0.0f) x[i] = 1e-3f;  // never zeros
+        if (x[i] == 0.0f) x[i] = 1e-3f; // never zeros
         xd[i] = x[i];
     }
 }
@@ -85,8 +85,10 @@ static double check_forward(const prob *p, fwd_fn fn, zg_error *err) {
     int64_t e = p->T * p->H * p->D, r = p->T * p->H;
     float *o = malloc((size_t)e * 4 + 4), *lse = malloc((size_t)r * 4 + 4);
     double *od = calloc((size_t)e + 1, 8), *lsed = calloc((size_t)r + 1, 8);
-    for (int64_t i = 0; i < e; i++) o[i] = 0.0f;
-    for (int64_t i = 0; i < r; i++) lse[i] = 0.0f;
+    for (int64_t i = 0; i < e; i++)
+        o[i] = 0.0f;
+    for (int64_t i = 0; i < r; i++)
+        lse[i] = 0.0f;
     zg_attn_shape sh = {p->H, p->D, (float)p->scale};
     double w = INFINITY;
     if (fn(p->sl, p->n, sh, p->q, p->k, p->v, o, lse, err) == ZG_OK) {
@@ -106,38 +108,41 @@ static double check_backward(const prob *p, bwd_fn fn, zg_error *err) {
     double *od = calloc((size_t)e + 1, 8), *lsed = calloc((size_t)r + 1, 8);
     double *g[3];
     float *o = malloc((size_t)e * 4 + 4), *lse = malloc((size_t)r * 4 + 4), *gf[3];
-    for (int i = 0; i < 3; i++) g[i] = calloc((size_t)e + 1, 8), gf[i] = calloc((size_t)e + 1, 4);
+    for (int i = 0; i < 3; i++)
+        g[i] = calloc((size_t)e + 1, 8), gf[i] = calloc((size_t)e + 1, 4);
     double sc = (double)(float)p->scale;
     f64_forward(p->sl, p->n, p->H, p->D, sc, p->qd, p->kd, p->vd, od, lsed);
-    for (int64_t i = 0; i < e; i++) o[i] = (float)od[i], od[i] = o[i];
-    for (int64_t i = 0; i < r; i++) lse[i] = (float)lsed[i], lsed[i] = lse[i];
-    f64_backward(p->sl, p->n, p->H, p->D, sc, p->qd, p->kd, p->vd, od, lsed, p->doutd, g[0],
-                 g[1], g[2]);
+    for (int64_t i = 0; i < e; i++)
+        o[i] = (float)od[i], od[i] = o[i];
+    for (int64_t i = 0; i < r; i++)
+        lse[i] = (float)lsed[i], lsed[i] = lse[i];
+    f64_backward(p->sl, p->n, p->H, p->D, sc, p->qd, p->kd, p->vd, od, lsed, p->doutd, g[0], g[1],
+                 g[2]);
     zg_attn_shape sh = {p->H, p->D, (float)p->scale};
     double w = INFINITY;
-    if (fn(p->sl, p->n, sh, p->q, p->k, p->v, o, lse, p->dout, gf[0], gf[1], gf[2], err) ==
-        ZG_OK) {
+    if (fn(p->sl, p->n, sh, p->q, p->k, p->v, o, lse, p->dout, gf[0], gf[1], gf[2], err) == ZG_OK) {
         w = 0.0;
         for (int i = 0; i < 3; i++) {
             double wi = worst(gf[i], g[i], e, 1e-4);
             if (wi > w) w = wi;
         }
     }
-    for (int i = 0; i < 3; i++) free(g[i]), free(gf[i]);
+    for (int i = 0; i < 3; i++)
+        free(g[i]), free(gf[i]);
     free(od), free(lsed), free(o), free(lse);
     return w;
 }
 
 // Slice lists used below (T tokens each).
 static const zg_attn_slice odd_slices[] = {
-    {0, 1, 0, 1},     // length 1
-    {1, 2, 1, 2},     // length 2
-    {3, 17, 3, 17},   // 17
+    {0, 1, 0, 1},       // length 1
+    {1, 2, 1, 2},       // length 2
+    {3, 17, 3, 17},     // 17
     {20, 131, 20, 131}, // > 100, not a block multiple
-    {151, 5, 151, 0}, // empty key range -> O = 0, LSE = -inf
-    {156, 0, 0, 50},  // empty query range
-    {156, 40, 0, 156}, // attends to keys of the slices above (shared keys)
-    {196, 1, 3, 150}, // one query, many keys
+    {151, 5, 151, 0},   // empty key range -> O = 0, LSE = -inf
+    {156, 0, 0, 50},    // empty query range
+    {156, 40, 0, 156},  // attends to keys of the slices above (shared keys)
+    {196, 1, 3, 150},   // one query, many keys
 };
 #define ODD_T 197
 
@@ -146,34 +151,33 @@ static void run_matrix(int *zg_failed_, fwd_fn f, bwd_fn b, const char *what) {
     for (size_t di = 0; di < sizeof dims / sizeof *dims; di++) {
         int D = dims[di], H = D >= 256 ? 1 : 3;
         prob p;
-        prob_init(&p, ODD_T, H, D, odd_slices, (int)(sizeof odd_slices / sizeof *odd_slices),
-                  1.0);
+        prob_init(&p, ODD_T, H, D, odd_slices, (int)(sizeof odd_slices / sizeof *odd_slices), 1.0);
         zg_error err = {0};
         double wf = check_forward(&p, f, &err);
         double wb = b ? check_backward(&p, b, &err) : 0.0;
         prob_free(&p);
-        CHECK_MSG(wf <= 1.0, "%s forward D=%d: error %.3g x tolerance (%s)", what, D, wf,
-                  err.msg);
-        CHECK_MSG(wb <= 1.0, "%s backward D=%d: error %.3g x tolerance (%s)", what, D, wb,
-                  err.msg);
+        CHECK_MSG(wf <= 1.0, "%s forward D=%d: error %.3g x tolerance (%s)", what, D, wf, err.msg);
+        CHECK_MSG(wb <= 1.0, "%s backward D=%d: error %.3g x tolerance (%s)", what, D, wb, err.msg);
     }
 }
 
-ZG_TEST(ref_matches_float64) { run_matrix(zg_failed_, zg_attn_forward_ref, zg_attn_backward_ref, "ref"); }
-ZG_TEST(fast_matches_float64) { run_matrix(zg_failed_, zg_attn_forward, zg_attn_backward, "fast"); }
+ZG_TEST(ref_matches_float64) {
+    run_matrix(zg_failed_, zg_attn_forward_ref, zg_attn_backward_ref, "ref");
+}
+ZG_TEST(fast_matches_float64) {
+    run_matrix(zg_failed_, zg_attn_forward, zg_attn_backward, "fast");
+}
 
 // Sharp softmax (large scores) exercises the online max rescaling across key blocks.
 // The scalar tile path (taken on CPUs without AVX2 and for head dims not a multiple of 8).
-static zg_status fwd_scalar(const zg_attn_slice *sl, int32_t n, zg_attn_shape sh,
-                            const float *q, const float *k, const float *v, float *o,
-                            float *lse, zg_error *err) {
+static zg_status fwd_scalar(const zg_attn_slice *sl, int32_t n, zg_attn_shape sh, const float *q,
+                            const float *k, const float *v, float *o, float *lse, zg_error *err) {
     zg_attn_opts opts = {ZG_ATTN_ISA_SCALAR, 0, 0};
     return zg_attn_forward_opts(sl, n, sh, q, k, v, o, lse, &opts, err);
 }
-static zg_status bwd_scalar(const zg_attn_slice *sl, int32_t n, zg_attn_shape sh,
-                            const float *q, const float *k, const float *v, const float *o,
-                            const float *lse, const float *dout, float *dq, float *dk,
-                            float *dv, zg_error *err) {
+static zg_status bwd_scalar(const zg_attn_slice *sl, int32_t n, zg_attn_shape sh, const float *q,
+                            const float *k, const float *v, const float *o, const float *lse,
+                            const float *dout, float *dq, float *dk, float *dv, zg_error *err) {
     zg_attn_opts opts = {ZG_ATTN_ISA_SCALAR, 0, 0};
     return zg_attn_backward_opts(sl, n, sh, q, k, v, o, lse, dout, dq, dk, dv, &opts, err);
 }
@@ -197,8 +201,11 @@ static zg_status bwd_two(const zg_attn_slice *sl, int32_t n, zg_attn_shape sh, c
 ZG_TEST(fast_backward_plans_match_float64) {
     run_matrix(zg_failed_, zg_attn_forward, bwd_one, "one-pass");
     run_matrix(zg_failed_, zg_attn_forward, bwd_two, "two-pass");
-    static const zg_attn_slice sl[] = {{0, 300, 0, 700}, {300, 400, 0, 700}, {700, 3, 650, 50},
-                                       {703, 40, 703, 40}, {743, 20, 743, 20}};
+    static const zg_attn_slice sl[] = {{0, 300, 0, 700},
+                                       {300, 400, 0, 700},
+                                       {700, 3, 650, 50},
+                                       {703, 40, 703, 40},
+                                       {743, 20, 743, 20}};
     for (int plan = 1; plan <= 2; plan++) {
         prob p;
         prob_init(&p, 763, 2, 64, sl, 5, 1.0);
@@ -251,8 +258,10 @@ ZG_TEST(fast_untouched_rows_and_empty_keys) {
     prob p;
     prob_init(&p, 9, 2, 64, sl, 2, 1.0);
     float o[9 * 2 * 64], lse[9 * 2];
-    for (int i = 0; i < 9 * 2 * 64; i++) o[i] = 7.0f;
-    for (int i = 0; i < 9 * 2; i++) lse[i] = 7.0f;
+    for (int i = 0; i < 9 * 2 * 64; i++)
+        o[i] = 7.0f;
+    for (int i = 0; i < 9 * 2; i++)
+        lse[i] = 7.0f;
     zg_error err = {0};
     zg_attn_shape sh = {2, 64, 0.125f};
     CHECK_OK(zg_attn_forward(sl, 2, sh, p.q, p.k, p.v, o, lse, &err), &err);
@@ -261,7 +270,9 @@ ZG_TEST(fast_untouched_rows_and_empty_keys) {
         int covered = (r >= 2 && r < 5), empty = (r >= 6 && r < 8);
         for (int h = 0; h < 2; h++) {
             if (!covered && !empty) CHECK(lse[r * 2 + h] == 7.0f && o[(r * 2 + h) * 64] == 7.0f);
-            if (empty) CHECK(isinf(lse[r * 2 + h]) && lse[r * 2 + h] < 0 && o[(r * 2 + h) * 64 + 5] == 0.0f);
+            if (empty)
+                CHECK(isinf(lse[r * 2 + h]) && lse[r * 2 + h] < 0 &&
+                      o[(r * 2 + h) * 64 + 5] == 0.0f);
             if (covered) CHECK(isfinite(lse[r * 2 + h]));
         }
     }
@@ -284,24 +295,31 @@ ZG_TEST(merge_split_equals_whole) {
     CHECK_OK(zg_attn_forward(b, 1, sh, p.q, p.k, p.v, o2, l2, &err), &err);
     CHECK_OK(zg_attn_forward(whole, 1, sh, p.q, p.k, p.v, ow, lw, &err), &err);
     CHECK_OK(zg_attn_forward(e, 1, sh, p.q, p.k, p.v, oe, le, &err), &err);
-    zg_attn_merge(Tq, sh, o1, l1, oe, le);  // merging an empty partial changes nothing
-    zg_attn_merge(Tq, sh, oe, le, o2, l2);  // merging into an empty partial copies
+    zg_attn_merge(Tq, sh, o1, l1, oe, le); // merging an empty partial changes nothing
+    zg_attn_merge(Tq, sh, oe, le, o2, l2); // merging into an empty partial copies
     CHECK(memcmp(oe, o2, no * 4) == 0 && memcmp(le, l2, nl * 4) == 0);
     zg_attn_merge(Tq, sh, o1, l1, o2, l2);
-    for (size_t i = 0; i < no; i++) CHECK_NEAR(o1[i], ow[i], 2e-6, 1e-5);
-    for (size_t i = 0; i < nl; i++) CHECK_NEAR(l1[i], lw[i], 2e-6, 1e-5);
+    for (size_t i = 0; i < no; i++)
+        CHECK_NEAR(o1[i], ow[i], 2e-6, 1e-5);
+    for (size_t i = 0; i < nl; i++)
+        CHECK_NEAR(l1[i], lw[i], 2e-6, 1e-5);
     // backward: split list (sharing queries) with the merged outputs == whole
     size_t ng = (size_t)(Tk * H * D);
     float *gs[3], *gw[3];
-    for (int i = 0; i < 3; i++) gs[i] = calloc(ng, 4), gw[i] = calloc(ng, 4);
+    for (int i = 0; i < 3; i++)
+        gs[i] = calloc(ng, 4), gw[i] = calloc(ng, 4);
     const zg_attn_slice split[] = {a[0], b[0]};
-    CHECK_OK(zg_attn_backward(split, 2, sh, p.q, p.k, p.v, ow, lw, p.dout, gs[0], gs[1], gs[2],
-                              &err), &err);
-    CHECK_OK(zg_attn_backward(whole, 1, sh, p.q, p.k, p.v, ow, lw, p.dout, gw[0], gw[1], gw[2],
-                              &err), &err);
+    CHECK_OK(
+        zg_attn_backward(split, 2, sh, p.q, p.k, p.v, ow, lw, p.dout, gs[0], gs[1], gs[2], &err),
+        &err);
+    CHECK_OK(
+        zg_attn_backward(whole, 1, sh, p.q, p.k, p.v, ow, lw, p.dout, gw[0], gw[1], gw[2], &err),
+        &err);
     for (int g = 0; g < 3; g++)
-        for (size_t i = 0; i < ng; i++) CHECK_NEAR(gs[g][i], gw[g][i], 1e-5, 1e-4);
-    for (int i = 0; i < 3; i++) free(gs[i]), free(gw[i]);
+        for (size_t i = 0; i < ng; i++)
+            CHECK_NEAR(gs[g][i], gw[g][i], 1e-5, 1e-4);
+    for (int i = 0; i < 3; i++)
+        free(gs[i]), free(gw[i]);
     free(o1), free(o2), free(ow), free(oe), free(l1), free(l2), free(lw), free(le);
     prob_free(&p);
 }
@@ -315,7 +333,8 @@ ZG_TEST(float64_backward_matches_finite_differences) {
     prob_init(&p, T, H, D, sl, 2, 1.0);
     int e = T * H * D;
     double *o = calloc((size_t)e, 8), *lse = calloc((size_t)(T * H), 8), *g[3];
-    for (int i = 0; i < 3; i++) g[i] = calloc((size_t)e, 8);
+    for (int i = 0; i < 3; i++)
+        g[i] = calloc((size_t)e, 8);
     f64_forward(sl, 2, H, D, p.scale, p.qd, p.kd, p.vd, o, lse);
     f64_backward(sl, 2, H, D, p.scale, p.qd, p.kd, p.vd, o, lse, p.doutd, g[0], g[1], g[2]);
     double *x[3] = {p.qd, p.kd, p.vd};
@@ -326,12 +345,14 @@ ZG_TEST(float64_backward_matches_finite_differences) {
                 x[t][i] = keep + (s ? -1e-6 : 1e-6);
                 f64_forward(sl, 2, H, D, p.scale, p.qd, p.kd, p.vd, o, lse);
                 l[s] = 0.0;
-                for (int j = 0; j < 7 * H * D; j++) l[s] += p.doutd[j] * o[j];
+                for (int j = 0; j < 7 * H * D; j++)
+                    l[s] += p.doutd[j] * o[j];
             }
             x[t][i] = keep;
             CHECK_NEAR((l[0] - l[1]) / 2e-6, g[t][i], 1e-6, 1e-5);
         }
-    for (int i = 0; i < 3; i++) free(g[i]);
+    for (int i = 0; i < 3; i++)
+        free(g[i]);
     free(o), free(lse);
     prob_free(&p);
 }
@@ -347,16 +368,20 @@ ZG_TEST(fast_deterministic) {
     zg_error err = {0};
     for (int r = 0; r < 2; r++) {
         o[r] = calloc(e, 4), lse[r] = calloc(800, 4);
-        for (int i = 0; i < 3; i++) g[r][i] = calloc(e, 4);
+        for (int i = 0; i < 3; i++)
+            g[r][i] = calloc(e, 4);
         CHECK_OK(zg_attn_forward(sl, 2, sh, p.q, p.k, p.v, o[r], lse[r], &err), &err);
-        CHECK_OK(zg_attn_backward(sl, 3, sh, p.q, p.k, p.v, o[r], lse[r], p.dout, g[r][0],
-                                  g[r][1], g[r][2], &err), &err);
+        CHECK_OK(zg_attn_backward(sl, 3, sh, p.q, p.k, p.v, o[r], lse[r], p.dout, g[r][0], g[r][1],
+                                  g[r][2], &err),
+                 &err);
     }
     CHECK(memcmp(o[0], o[1], e * 4) == 0 && memcmp(lse[0], lse[1], 800 * 4) == 0);
-    for (int i = 0; i < 3; i++) CHECK(memcmp(g[0][i], g[1][i], e * 4) == 0);
+    for (int i = 0; i < 3; i++)
+        CHECK(memcmp(g[0][i], g[1][i], e * 4) == 0);
     for (int r = 0; r < 2; r++) {
         free(o[r]), free(lse[r]);
-        for (int i = 0; i < 3; i++) free(g[r][i]);
+        for (int i = 0; i < 3; i++)
+            free(g[r][i]);
     }
     prob_free(&p);
 }
@@ -378,7 +403,8 @@ ZG_TEST(fast_thread_count_independent) {
             zg_attn_opts opts = {ZG_ATTN_ISA_AUTO, r + 1, plan};
             CHECK_OK(zg_attn_forward_opts(sl, 2, sh, p.q, p.k, p.v, o, lse, &opts, &err), &err);
             CHECK_OK(zg_attn_backward_opts(sl, 3, sh, p.q, p.k, p.v, o, lse, p.dout, g, g + e,
-                                           g + 2 * e, &opts, &err), &err);
+                                           g + 2 * e, &opts, &err),
+                     &err);
         }
         CHECK_MSG(memcmp(buf, buf + 4 * e + nl, (4 * e + nl) * sizeof(float)) == 0,
                   "plan %d: 1 and 2 threads differ", plan);

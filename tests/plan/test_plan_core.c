@@ -181,6 +181,57 @@ ZG_TEST(options_enumerate_order_and_cap) {
     zg_batch_free(&f.b);
 }
 
+// Reusing a price for blocks shifted by whole nodes must give the same options as pricing
+// every block, under the analytic model on two nodes.
+ZG_TEST(options_node_shift_reuse_matches_exact) {
+    zg_model m;
+    zg_cluster c;
+    zg_pricer pr;
+    zg_error err;
+    CHECK_OK(zg_model_preset("wan2.1-1.3b", &m, &err), &err);
+    CHECK_OK(zg_cluster_preset("16xA800", &c, &err), &err);
+    zg_cost_opts co;
+    zg_cost_opts_default(&co);
+    CHECK_OK(zg_cost_analytic_init(&pr, &m, &c, &co, &err), &err);
+    zg_plan_ctx ctx = {&m, &c, &pr, NULL, {0}};
+    zg_planner_opts_default(&ctx.opts);
+    zg_seq s;
+    zg_seq_init(&s);
+    s.tokens = 200000;
+    zg_option *a = NULL, *b = NULL;
+    int32_t na = 0, nb = 0;
+    for (int f = 0; f < 3; f++) {
+        ctx.opts.family = (zg_rankset_family)f;
+        ctx.opts.exact_rank_prices = 0;
+        CHECK_OK(zg_options_enumerate(&ctx, &s, &a, &na, &err), &err);
+        ctx.opts.exact_rank_prices = 1;
+        CHECK_OK(zg_options_enumerate(&ctx, &s, &b, &nb, &err), &err);
+        CHECK_EQ_INT(na, nb);
+        CHECK(na > 100);
+        CHECK(memcmp(a, b, (size_t)na * sizeof *a) == 0);
+        free(a);
+        free(b);
+    }
+    zg_pricer_free(&pr);
+}
+
+ZG_TEST(price_classes) {
+    fixture f;
+    fx_init(&f, 2, 2, 1e9);
+    fx_push(&f, 100, "a");  // 0
+    fx_push(&f, 50, "a");   // 1
+    fx_push(&f, 100, "a");  // 2 = class of 0
+    fx_push(&f, 100, "b");  // 3: other bucket
+    fx_push(&f, 50, "a");   // 4 = class of 1
+    f.b.seqs[4].text_tokens = 7;  // ... but different text: own class
+    int32_t cls[5], n = -1;
+    zg_error err;
+    CHECK_OK(zg_batch_price_classes(&f.b, cls, &n, &err), &err);
+    CHECK_EQ_INT(n, 4);
+    CHECK(cls[0] == 0 && cls[1] == 1 && cls[2] == 0 && cls[3] == 2 && cls[4] == 3);
+    zg_batch_free(&f.b);
+}
+
 ZG_TEST(problem_groups_and_order) {
     fixture f;
     fx_init(&f, 4, 4, 1e9);

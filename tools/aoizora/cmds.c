@@ -44,7 +44,7 @@ int aoi_parse(int argc, char **argv, aoi_opts *o, zg_error *err) {
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             printf("aoizora %s [--model M] [--res R] [--frames N] [--topology T] [--training]\n"
                    "  [--batch N] [--top-k K] [--json] [--sharding S] [-o FILE] [--html FILE]\n"
-                   "  [--evidence FILE | --hlo FILE] [--search]\n"
+                   "  [--evidence FILE | --hlo FILE] [--search] [--ilp-solver auto|cbc|dp]\n"
                    "Latencies are predictions of an uncalibrated network + roofline model.\n",
                    o->cmd);
             return 2;
@@ -60,6 +60,7 @@ int aoi_parse(int argc, char **argv, aoi_opts *o, zg_error *err) {
                  opt(argc, argv, &i, "--html", &o->html, err, &bad) ||
                  opt(argc, argv, &i, "--evidence", &o->evidence, err, &bad) ||
                  opt(argc, argv, &i, "--hlo", &o->hlo, err, &bad) ||
+                 opt(argc, argv, &i, "--ilp-solver", &o->ilp_solver, err, &bad) ||
                  opt_int(argc, argv, &i, "--frames", &o->frames, err, &bad) ||
                  opt_int(argc, argv, &i, "--batch", &o->batch, err, &bad) ||
                  opt_int(argc, argv, &i, "--top-k", &o->top_k, err, &bad)) {
@@ -100,62 +101,10 @@ static int cmp_row(const void *a, const void *b) {
     return (x->link > y->link) - (x->link < y->link);
 }
 
-static zg_status write_html(const char *path, const zg_net *net, const double *chosen,
-                            const double *dflt, const char *title, zg_error *err) {
-    if (net->kind != ZG_NET_GRID || net->dims[2] != 1)
-        return zg_error_set(err, ZG_ERR_UNSUPPORTED,
-                            "--html draws 2D grids only; %s is not one", net->name);
-    int32_t X = net->dims[0], Y = net->dims[1], nl = zg_net_n_links(net);
-    double mx = 1;
-    for (int32_t l = 0; l < nl; l++) {
-        if (chosen[l] > mx) mx = chosen[l];
-        if (dflt[l] > mx) mx = dflt[l];
-    }
-    size_t cap = 65536 + (size_t)nl * 400, len = 0;
-    char *h = malloc(cap);
-    if (!h) return zg_error_set(err, ZG_ERR_NOMEM, "html: out of memory");
-#define P(...) len += (size_t)snprintf(h + len, cap - len, __VA_ARGS__)
-    P("<!doctype html><html><head><meta charset=\"utf-8\"><title>aoizora explain</title></head>"
-      "<body style=\"font-family:sans-serif\"><h2>%s</h2><p>Link loads (bytes per step, darker ="
-      " heavier, max %.3g B). Predictions of an uncalibrated model.</p>", title, mx);
-    const double *loads[2] = {chosen, dflt};
-    const char *names[2] = {"chosen placement", "default device order"};
-    for (int k = 0; k < 2; k++) {
-        int W = X * 120 + 40, H = Y * 120 + 40;
-        P("<div style=\"display:inline-block;margin:8px\"><h3>%s</h3><svg width=\"%d\" height=\"%d\">",
-          names[k], W, H);
-        for (int32_t l = 0; l < nl; l++) {
-            if (loads[k][l] <= 0 || zg_net_link_bw(net, l) <= 0) continue;
-            int32_t dev = l / (2 * ZG_NET_MAX_DIMS), d = (l / 2) % ZG_NET_MAX_DIMS, dir = l % 2, c[3];
-            zg_net_coords(net, dev, c);
-            int32_t e[3] = {c[0], c[1], c[2]};
-            e[d] = (c[d] + (dir ? net->dims[d] - 1 : 1)) % net->dims[d];
-            double off = dir ? 6 : -6, x1 = 40 + c[0] * 120, y1 = 40 + c[1] * 120,
-                   x2 = 40 + e[0] * 120, y2 = 40 + e[1] * 120;
-            if (d == 0) y1 += off, y2 += off;
-            else x1 += off, x2 += off;
-            int shade = (int)(230 - 230 * loads[k][l] / mx);
-            P("<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"rgb(255,%d,%d)\" "
-              "stroke-width=\"5\"><title>%.4g B</title></line>", x1, y1, x2, y2, shade, shade, loads[k][l]);
-        }
-        for (int32_t y = 0; y < Y; y++)
-            for (int32_t x = 0; x < X; x++)
-                P("<circle cx=\"%d\" cy=\"%d\" r=\"14\" fill=\"#468\"/><text x=\"%d\" y=\"%d\" "
-                  "fill=\"white\" font-size=\"11\" text-anchor=\"middle\">%d</text>",
-                  40 + x * 120, 40 + y * 120, 40 + x * 120, 44 + y * 120, x + X * y);
-        P("</svg></div>");
-    }
-    P("</body></html>\n");
-#undef P
-    zg_status st = zg_file_write_atomic(path, h, len, err);
-    free(h);
-    return st;
-}
-
 static zg_status explain(const aoi_opts *o, const zg_aoi_graph *g, const zg_net *net,
                          const zg_aoi_plan *p, zg_error *err) {
     zg_aoi_evidence ev;
-    if (zg_aoi_lower(g, &p->cand, &ev, err)) return err->status;
+    if (zg_aoi_plan_evidence(g, net, p, &ev, err)) return err->status;
     int32_t nl = zg_net_n_links(net);
     double *a = calloc((size_t)nl, sizeof *a), *b = calloc((size_t)nl, sizeof *b);
     link_row *rows = calloc((size_t)nl, sizeof *rows);
@@ -182,7 +131,7 @@ static zg_status explain(const aoi_opts *o, const zg_aoi_graph *g, const zg_net 
             char title[320];
             snprintf(title, sizeof title, "%s on %s: %.4f s (chosen) vs %.4f s (default order)",
                      g->work.model.name, net->name, pa.total_s, pb.total_s);
-            st = write_html(o->html, net, a, b, title, err);
+            st = aoi_write_html(o->html, net, a, b, title, err);
             if (!st) printf("wrote %s\n", o->html);
         }
     }
@@ -198,6 +147,7 @@ zg_status aoi_cmd_plan(const aoi_opts *o, int do_explain, zg_error *err) {
     zg_aoi_plan_opts po;
     zg_aoi_plan_opts_default(&po);
     if (o->top_k > 0) po.top_k = (int32_t)o->top_k;
+    if (o->ilp_solver) snprintf(po.ilp_solver, sizeof po.ilp_solver, "%s", o->ilp_solver);
     zg_aoi_plan p;
     if (zg_aoi_plan_run(&g, &net, &po, &p, err)) return err->status;
     zg_status st = ZG_OK;
@@ -211,25 +161,23 @@ zg_status aoi_cmd_plan(const aoi_opts *o, int do_explain, zg_error *err) {
         free(s);
         cJSON_Delete(j);
     } else {
-        char lab[64], perm[4096], specs[1024];
-        zg_aoi_cand_label(&p.cand, lab, sizeof lab);
+        char perm[4096];
         fmt_perm(&net, p.perm, perm, sizeof perm);
-        zg_aoi_partition_specs(&p.cand, specs, sizeof specs);
         printf("aoizora plan: %s, %lld tokens x batch %d, %s on %s\n", g.work.model.name,
                (long long)g.tokens, g.work.batch, g.work.training ? "training step" : "denoising step",
                net.name);
         printf("mesh: (");
-        for (int a = 0; a < p.cand.n_axes; a++) printf("%s%d", a ? "," : "", p.cand.shape[a]);
+        for (int a = 0; a < p.n_axes; a++) printf("%s%d", a ? "," : "", p.mesh_shape[a]);
         printf(") axes (");
-        for (int a = 0; a < p.cand.n_axes; a++) printf("%s'%s'", a ? "," : "", p.cand.names[a]);
-        printf(")  [%s]\n", lab);
+        for (int a = 0; a < p.n_axes; a++) printf("%s'%s'", a ? "," : "", p.axis_names[a]);
+        printf(")  [%s]%s\n", p.label, p.from_ilp ? "  (the Alpa-style ILP's sharding, placed by AoiZora)" : "");
         printf("device order (jax.sharding.Mesh: np.array(devices)[order].reshape(mesh); devices\n"
                "  sorted by coords, x fastest; torch DeviceMesh rank order is the same): [%s]\n", perm);
-        printf("partition specs:\n%s", specs);
+        printf("partition specs:\n%s", p.specs);
         char mb[32];
         printf("predicted latency: %.4f s (compute %.4f s, communication %.4f s, exposed %.4f s); "
                "%s per device\n", p.price.total_s, p.price.compute_s, p.price.comm_s,
-               p.price.exposed_comm_s, zg_fmt_bytes(p.cand.mem_bytes, mb, sizeof mb));
+               p.price.exposed_comm_s, zg_fmt_bytes(p.mem_bytes, mb, sizeof mb));
         printf("same sharding in the default device order: %.4f s (placement gain %.3fx)\n",
                p.default_order_s, p.default_order_s / p.price.total_s);
         printf("baselines (same network model, default device order):\n");
@@ -241,8 +189,10 @@ zg_status aoi_cmd_plan(const aoi_opts *o, int do_explain, zg_error *err) {
             else
                 printf("  %-20s illegal: %s\n", b->name, b->why);
         }
-        printf("candidates %d (legal %d), stage-1 survivors %d, placements priced %lld, plan time %.2f s\n",
-               p.n_cands, p.n_legal, p.n_survivors, (long long)p.placements_priced, p.plan_time_s);
+        printf("candidates %d (legal %d), stage-2 shardings %d (incl. the ILP's), placements priced %lld, "
+               "ILP (%s, %d mesh shapes) %.2f s, plan time %.2f s\n",
+               p.n_cands, p.n_legal, p.n_survivors, (long long)p.placements_priced,
+               p.ilp_solver[0] ? p.ilp_solver : "-", p.ilp.n_meshes, p.ilp_solve_s, p.plan_time_s);
         printf("(latencies are model predictions from an uncalibrated network + roofline model)\n");
     }
     zg_aoi_plan_free(&p);

@@ -17,8 +17,11 @@ void zg_cli_register(const char *name, const char *summary, zg_cli_fn fn);
 
 // Prints "zellige <cmd>: <message>" on stderr and returns the exit code for err->status.
 int cli_fail(const char *cmd, const zg_error *err);
-// Option helpers: `--key value` pairs. Return 1 when argv[*i] matches and consumes its value.
-int cli_opt_str(int argc, char **argv, int *i, const char *key, const char **out);
+// Option helpers: `--key value` pairs. Each returns 1 when argv[*i] is `key` (and consumes its
+// value), 0 otherwise. A missing or malformed value sets *bad = 1 and fills err (nothing is
+// printed: the command reports err once, through cli_fail).
+int cli_opt_str(int argc, char **argv, int *i, const char *key, const char **out, zg_error *err,
+                int *bad);
 int cli_opt_int(int argc, char **argv, int *i, const char *key, int64_t *out, zg_error *err,
                 int *bad);
 int cli_opt_num(int argc, char **argv, int *i, const char *key, double *out, zg_error *err,

@@ -30,7 +30,7 @@ typedef struct row {
     char kind[16];
     int64_t tokens;
     int dim;
-    double fwd, bwd, torch_fwd;  // GFLOP/s; torch_fwd < 0 when not measured
+    double fwd, bwd, torch_fwd; // GFLOP/s; torch_fwd < 0 when not measured
 } row;
 
 // Best time over a few repetitions (at most 3, stop after ~0.3 s in total).
@@ -88,13 +88,14 @@ static double sample_fwd_error(const attn_case *c, int32_t si, zg_error *err) {
     double worst = -1.0;
     if (q && o && lse) {
         for (int64_t i = 0; i < m; i++) {
-            src[i] = s0.q_start + i * s0.q_len / m;  // distinct, spread over the slice
+            src[i] = s0.q_start + i * s0.q_len / m; // distinct, spread over the slice
             rows[i] = (zg_attn_slice){i, 1, s0.k_start, s0.k_len};
             memcpy(q + i * HD, c->q + src[i] * HD, (size_t)HD * sizeof(float));
         }
         if (zg_attn_forward_ref(rows, (int32_t)m, c->shape, q, c->k, c->v, o, lse, err) == ZG_OK) {
             double ss = 0.0;
-            for (int64_t x = 0; x < m * HD; x++) ss += (double)o[x] * o[x];
+            for (int64_t x = 0; x < m * HD; x++)
+                ss += (double)o[x] * o[x];
             double rms = sqrt(ss / (double)(m * HD));
             worst = 0.0;
             for (int64_t i = 0; i < m; i++) {
@@ -125,7 +126,8 @@ static double small_bwd_error(int dim, zg_error *err) {
     float *lse = buf + 11 * e;
     zg_rng rng;
     zg_rng_init(&rng, 99);
-    for (size_t i = 0; i < 5 * e; i++) buf[i] = (float)zg_rng_normal(&rng);
+    for (size_t i = 0; i < 5 * e; i++)
+        buf[i] = (float)zg_rng_normal(&rng);
     double worst = -1.0;
     if (!zg_attn_forward_ref(s, 2, sh, q, k, v, o, lse, err) &&
         !zg_attn_backward(s, 2, sh, q, k, v, o, lse, dout, g, g + e, g + 2 * e, err) &&
@@ -135,7 +137,8 @@ static double small_bwd_error(int dim, zg_error *err) {
         for (int t = 0; t < 3; t++) {
             const float *a = g + t * e, *r = g + (3 + t) * e;
             double ss = 0.0;
-            for (size_t i = 0; i < e; i++) ss += (double)r[i] * r[i];
+            for (size_t i = 0; i < e; i++)
+                ss += (double)r[i] * r[i];
             double rms = sqrt(ss / (double)e);
             for (size_t i = 0; i < e; i++) {
                 double x = fabs((double)a[i] - r[i]) / (fabs(r[i]) + rms);
@@ -165,8 +168,10 @@ static zg_status run_gemm(void *p, zg_error *err) {
 // Best SGEMM GFLOP/s over the attention-shaped GEMMs of one head at T tokens (S = Q K^T is
 // T x T x D, O = P V is T x D x T) for D = 64 and 128, and a square 2048^3 reference.
 static double sgemm_ceiling(int64_t T, double *square, zg_error *err) {
-    const int shapes[5][4] = {{(int)T, (int)T, 64, 1},  {(int)T, 64, (int)T, 0},
-                              {(int)T, (int)T, 128, 1}, {(int)T, 128, (int)T, 0},
+    const int shapes[5][4] = {{(int)T, (int)T, 64, 1},
+                              {(int)T, 64, (int)T, 0},
+                              {(int)T, (int)T, 128, 1},
+                              {(int)T, 128, (int)T, 0},
                               {2048, 2048, 2048, 0}};
     double best = 0.0;
     for (int s = 0; s < 5; s++) {
@@ -178,8 +183,10 @@ static double sgemm_ceiling(int64_t T, double *square, zg_error *err) {
             zg_error_set(err, ZG_ERR_NOMEM, "bench: no memory for a %dx%dx%d SGEMM", g.m, g.n, g.k);
             return -1.0;
         }
-        for (size_t i = 0; i < na; i++) g.a[i] = (float)((i * 7919) % 1000) * 1e-3f - 0.5f;
-        for (size_t i = 0; i < nb; i++) g.b[i] = (float)((i * 104729) % 997) * 1e-3f - 0.5f;
+        for (size_t i = 0; i < na; i++)
+            g.a[i] = (float)((i * 7919) % 1000) * 1e-3f - 0.5f;
+        for (size_t i = 0; i < nb; i++)
+            g.b[i] = (float)((i * 104729) % 997) * 1e-3f - 0.5f;
         double t = time_best(run_gemm, &g, err);
         double gf = 2.0 * g.m * g.n * (double)g.k / t / 1e9;
         if (s < 4 && gf > best) best = gf;
@@ -226,7 +233,8 @@ static int run_torch(const bench_opts *o, row *rows, int n_rows, char *version, 
         size_t l = strlen(tokens);
         snprintf(tokens + l, sizeof tokens - l, "%s%lld", l ? "," : "", (long long)rows[i].tokens);
     }
-    snprintf(cmd, sizeof cmd, "'%s' '%s' --tokens %s --dims 64,128 --heads %lld --threads %lld 2>/dev/null",
+    snprintf(cmd, sizeof cmd,
+             "'%s' '%s' --tokens %s --dims 64,128 --heads %lld --threads %lld 2>/dev/null",
              o->python, o->torch_script, tokens, (long long)o->heads, (long long)o->threads);
     FILE *p = popen(cmd, "r");
     if (!p) return 0;
@@ -251,8 +259,8 @@ static int run_torch(const bench_opts *o, row *rows, int n_rows, char *version, 
 // --- the benchmark ---------------------------------------------------------------------------
 
 static zg_status bench_case(const zg_attn_slice *sl, int32_t n, int64_t T, int dim,
-                            const bench_opts *o, int do_bwd, row *r, double *max_err,
-                            zg_rng *rng, zg_error *err) {
+                            const bench_opts *o, int do_bwd, row *r, double *max_err, zg_rng *rng,
+                            zg_error *err) {
     zg_attn_shape sh = {(int32_t)o->heads, dim, (float)(1.0 / sqrt((double)dim))};
     size_t e = (size_t)T * (size_t)o->heads * (size_t)dim;
     attn_case c = {sl, n, sh, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
@@ -263,44 +271,50 @@ static zg_status bench_case(const zg_attn_slice *sl, int32_t n, int64_t T, int d
         if (!(*bufs[i] = zg_calloc(e, sizeof(float), err))) st = ZG_ERR_NOMEM;
     if (!st && !(c.lse = zg_calloc((size_t)T * (size_t)o->heads, sizeof(float), err)))
         st = ZG_ERR_NOMEM;
-    float *fill[4] = {c.q, c.k, c.v, c.dout};  // random inputs, never zeros
+    float *fill[4] = {c.q, c.k, c.v, c.dout}; // random inputs, never zeros
     for (int i = 0; i < (do_bwd ? 4 : 3) && !st; i++)
-        for (size_t j = 0; j < e; j++) fill[i][j] = (float)zg_rng_normal(rng);
+        for (size_t j = 0; j < e; j++)
+            fill[i][j] = (float)zg_rng_normal(rng);
     double fl = case_flops(sl, n, sh);
     if (!st) {
         double t = time_best(run_fwd, &c, err);
-        if (t < 0) st = err->status;
-        else r->fwd = fl / t / 1e9;
+        if (t < 0)
+            st = err->status;
+        else
+            r->fwd = fl / t / 1e9;
     }
     if (!st) {
-        for (int32_t si = 0; si < n && !st; si += (n > 1 ? n - 1 : 1)) {  // first and last
+        for (int32_t si = 0; si < n && !st; si += (n > 1 ? n - 1 : 1)) { // first and last
             double e1 = sample_fwd_error(&c, si, err);
-            if (e1 < 0) st = err->status ? err->status : ZG_ERR_INTERNAL;
-            else if (e1 > *max_err) *max_err = e1;
+            if (e1 < 0)
+                st = err->status ? err->status : ZG_ERR_INTERNAL;
+            else if (e1 > *max_err)
+                *max_err = e1;
         }
     }
     if (!st && do_bwd) {
-        double t0 = zg_time_now();  // one run: backward accumulates into dq/dk/dv
+        double t0 = zg_time_now(); // one run: backward accumulates into dq/dk/dv
         st = run_bwd(&c, err);
         r->bwd = 2.5 * fl / (zg_time_now() - t0) / 1e9;
     }
-    for (int i = 0; i < 8; i++) free(*bufs[i]);
+    for (int i = 0; i < 8; i++)
+        free(*bufs[i]);
     free(c.lse);
     return st;
 }
 
 static int usage(FILE *f) {
-    fprintf(f,
-            "usage: zellige bench attention [--json] [--quick] [--max-tokens N] [--shard N]\n"
-            "                               [--heads H] [--threads N] [--python PY]\n"
-            "                               [--torch-script FILE] [--no-torch]\n"
-            "  CPU attention kernels (fwd/bwd GFLOP/s; fwd = 4*Lq*Lk*D*H flops, bwd = 2.5x) on\n"
-            "  single sequences 256..max-tokens (default 4096; --quick: 1024) and a coalesced\n"
-            "  pack (50 images x 1560 tokens + 3 shards of --shard tokens, default 8192), head\n"
-            "  dims 64 and 128, 12 heads; OpenBLAS SGEMM on the attention GEMM shapes in the same\n"
-            "  run (also with OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset when they are set); PyTorch\n"
-            "  scaled_dot_product_attention through the helper script when PY imports torch.\n"
-            "  --json prints one JSON line instead of the table.\n");
+    fprintf(
+        f, "usage: zellige bench attention [--json] [--quick] [--max-tokens N] [--shard N]\n"
+           "                               [--heads H] [--threads N] [--python PY]\n"
+           "                               [--torch-script FILE] [--no-torch]\n"
+           "  CPU attention kernels (fwd/bwd GFLOP/s; fwd = 4*Lq*Lk*D*H flops, bwd = 2.5x) on\n"
+           "  single sequences 256..max-tokens (default 4096; --quick: 1024) and a coalesced\n"
+           "  pack (50 images x 1560 tokens + 3 shards of --shard tokens, default 8192), head\n"
+           "  dims 64 and 128, 12 heads; OpenBLAS SGEMM on the attention GEMM shapes in the same\n"
+           "  run (also with OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset when they are set); PyTorch\n"
+           "  scaled_dot_product_attention through the helper script when PY imports torch.\n"
+           "  --json prints one JSON line instead of the table.\n");
     return f == stdout ? 0 : 2;
 }
 
@@ -314,9 +328,12 @@ static int cmd_bench_attention(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         int r = 0;
         if (cli_is_help(argv[i])) return usage(stdout);
-        if (!strcmp(argv[i], "--json")) o.json = 1;
-        else if (!strcmp(argv[i], "--quick")) o.quick = 1;
-        else if (!strcmp(argv[i], "--no-torch")) o.no_torch = 1;
+        if (!strcmp(argv[i], "--json"))
+            o.json = 1;
+        else if (!strcmp(argv[i], "--quick"))
+            o.quick = 1;
+        else if (!strcmp(argv[i], "--no-torch"))
+            o.no_torch = 1;
         else if (!strcmp(argv[i], "--sgemm-only") && i + 1 < argc) {
             double sq = 0.0, c = sgemm_ceiling(atoll(argv[i + 1]), &sq, &err);
             printf("%.3f\n", c > sq ? c : sq);
@@ -325,8 +342,8 @@ static int cmd_bench_attention(int argc, char **argv) {
                    (r = cli_opt_int(argc, argv, &i, "--shard", &o.shard, &err, &bad)) ||
                    (r = cli_opt_int(argc, argv, &i, "--heads", &o.heads, &err, &bad)) ||
                    (r = cli_opt_int(argc, argv, &i, "--threads", &o.threads, &err, &bad)) ||
-                   (r = cli_opt_str(argc, argv, &i, "--python", &o.python)) ||
-                   (r = cli_opt_str(argc, argv, &i, "--torch-script", &o.torch_script))) {
+                   (r = cli_opt_str(argc, argv, &i, "--python", &o.python, &err, &bad)) ||
+                   (r = cli_opt_str(argc, argv, &i, "--torch-script", &o.torch_script, &err, &bad))) {
             if (r < 0 || bad) return cli_fail("bench attention", &err);
         } else {
             zg_error_set(&err, ZG_ERR_INVALID, "unknown option '%s' (see --help)", argv[i]);
@@ -349,11 +366,11 @@ static int cmd_bench_attention(int argc, char **argv) {
 #else
     o.threads = 1;
 #endif
-    if (!o.torch_script) {  // the helper sits next to this file: <root>/tools/zellige/
+    if (!o.torch_script) { // the helper sits next to this file: <root>/tools/zellige/
         char exe[4096] = {0};
         ssize_t l = readlink("/proc/self/exe", exe, sizeof exe - 1);
         char *slash = l > 0 ? strrchr(exe, '/') : NULL;
-        if (slash) *slash = 0;  // <root>/<build>/bin
+        if (slash) *slash = 0; // <root>/<build>/bin
         snprintf(script, sizeof script, "%s/../../tools/zellige/bench_attention_torch.py", exe);
         o.torch_script = script;
     }
@@ -400,7 +417,8 @@ static int cmd_bench_attention(int argc, char **argv) {
     double sgemm_unset = env_set ? sgemm_env_unset(gemm_T) : -1.0;
     double ceiling = sgemm > sgemm_unset ? sgemm : sgemm_unset;
     char torch_version[64] = "";
-    int have_torch = !o.no_torch && run_torch(&o, rows, n_rows, torch_version, sizeof torch_version);
+    int have_torch =
+        !o.no_torch && run_torch(&o, rows, n_rows, torch_version, sizeof torch_version);
 
     // headline numbers: single sequences of >= 4096 tokens (or the largest measured)
     int64_t big = 0;
@@ -429,13 +447,19 @@ static int cmd_bench_attention(int argc, char **argv) {
                "\"sgemm_square_gflops\":%.2f,",
                zg_attn_isa(), (long long)o.threads, (long long)o.heads, (long long)big, fwd, bwd,
                pack_fwd, pack_bwd, (long long)t, ceiling, square);
-        if (env_set) printf("\"sgemm_gflops_env\":%.2f,\"sgemm_gflops_env_unset\":%.2f,", sgemm, sgemm_unset);
-        if (have_torch && nt) printf("\"torch_fwd_gflops\":%.2f,\"torch\":\"%s\",", tfwd, torch_version);
-        else printf("\"torch_fwd_gflops\":null,");
-        printf("\"fwd_vs_sgemm\":%.3f,\"bwd_vs_sgemm\":%.3f,\"pack_vs_sgemm\":%.3f,",
-               fwd / ceiling, bwd / ceiling, pack_fwd / ceiling);
-        if (have_torch && nt) printf("\"fwd_vs_torch\":%.3f,", fwd / tfwd);
-        else printf("\"fwd_vs_torch\":null,");
+        if (env_set)
+            printf("\"sgemm_gflops_env\":%.2f,\"sgemm_gflops_env_unset\":%.2f,", sgemm,
+                   sgemm_unset);
+        if (have_torch && nt)
+            printf("\"torch_fwd_gflops\":%.2f,\"torch\":\"%s\",", tfwd, torch_version);
+        else
+            printf("\"torch_fwd_gflops\":null,");
+        printf("\"fwd_vs_sgemm\":%.3f,\"bwd_vs_sgemm\":%.3f,\"pack_vs_sgemm\":%.3f,", fwd / ceiling,
+               bwd / ceiling, pack_fwd / ceiling);
+        if (have_torch && nt)
+            printf("\"fwd_vs_torch\":%.3f,", fwd / tfwd);
+        else
+            printf("\"fwd_vs_torch\":null,");
         printf("\"max_rel_err\":%.3g,\"bwd_max_rel_err\":%.3g,\"rows\":[", max_err, bwd_err);
         for (int i = 0; i < n_rows; i++) {
             printf("%s{\"kind\":\"%s\",\"tokens\":%lld,\"dim\":%d,\"fwd_gflops\":%.2f",
@@ -455,20 +479,25 @@ static int cmd_bench_attention(int argc, char **argv) {
         row *r = &rows[i];
         char tb[16] = "-", bb[16] = "-", bg[16] = "-";
         if (r->torch_fwd > 0) snprintf(tb, sizeof tb, "%.1f", r->torch_fwd);
-        if (r->bwd > 0) snprintf(bb, sizeof bb, "%.1f", r->bwd), snprintf(bg, sizeof bg, "%.0f%%", 100 * r->bwd / ceiling);
+        if (r->bwd > 0)
+            snprintf(bb, sizeof bb, "%.1f", r->bwd),
+                snprintf(bg, sizeof bg, "%.0f%%", 100 * r->bwd / ceiling);
         printf("%-7s %7lld %4d %10.1f %10s %10s %7.0f%% %8s\n", r->kind, (long long)r->tokens,
                r->dim, r->fwd, bb, tb, 100 * r->fwd / ceiling, bg);
     }
     printf("SGEMM ceiling (attention shapes at T=%lld): %.1f GFLOP/s; square 2048^3: %.1f\n",
            (long long)gemm_T, sgemm, square);
-    if (env_set) printf("SGEMM with OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset: %.1f (ceiling %.1f)\n",
-                        sgemm_unset, ceiling);
+    if (env_set)
+        printf("SGEMM with OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset: %.1f (ceiling %.1f)\n",
+               sgemm_unset, ceiling);
     printf("headline (T >= %lld): fwd %.1f (%.0f%% of SGEMM), bwd %.1f (%.0f%%), pack fwd %.1f "
            "(%.0f%%)",
            (long long)big, fwd, 100 * fwd / ceiling, bwd, 100 * bwd / ceiling, pack_fwd,
            100 * pack_fwd / ceiling);
-    if (have_torch && nt) printf(", torch fwd %.1f (%.2fx)\n", tfwd, fwd / tfwd);
-    else printf(", torch: absent\n");
+    if (have_torch && nt)
+        printf(", torch fwd %.1f (%.2fx)\n", tfwd, fwd / tfwd);
+    else
+        printf(", torch: absent\n");
     printf("max rel err vs reference: fwd %.3g, bwd %.3g\n", max_err, bwd_err);
     return 0;
 }

@@ -30,21 +30,13 @@ static const char *usage_text =
     "  --catalog C           default | none: bucket catalog for the anchor cut (default: the\n"
     "                        model's default catalog when every bucket of the batch is in it)\n"
     "  --seed N              seed for randomised tie-breaks (default 0)\n"
+    "  --exact-rank-prices   price every rank set (default: blocks shifted by whole nodes\n"
+    "                        reuse one price)\n"
     "  knapformer: --bags SPEC (e.g. g1n2+g2n1+g4n1), --gamma X (default 1.0),\n"
     "              --d-model D (default the model's dim), --world-size N (default the\n"
     "              cluster's)\n"
     "  --ranks               print the per-rank table even for more than 32 ranks\n"
     "  --quiet               print nothing on success\n";
-
-static int opt_s(int argc, char **argv, int *i, const char *key, const char **out, int *bad) {
-    const char *prev = *out;
-    int r = cli_opt_str(argc, argv, i, key, out);
-    if (r < 0) {
-        *bad = 1;
-        *out = prev;
-    }
-    return r != 0;
-}
 
 // Copies s into a fixed buffer, failing on overflow.
 static int copy_opt(char *dst, size_t sz, const char *s, const char *key, zg_error *err) {
@@ -105,7 +97,7 @@ static int run_plan(int argc, char **argv) {
     const char *fallback = NULL, *bags = NULL, *catalog_opt = NULL;
     int64_t max_degree = 0, d_model = 0, world = 0, seed = 0;
     double eps = 1e-3, time_limit = 0, gamma = 1.0, anchor_cut = 0;
-    int bad = 0, quiet = 0, all_ranks = 0;
+    int bad = 0, quiet = 0, all_ranks = 0, exact_prices = 0;
     zg_error err;
     zg_error_clear(&err);
     for (int i = 1; i < argc; i++) {
@@ -114,16 +106,17 @@ static int run_plan(int argc, char **argv) {
             return 0;
         } else if (!strcmp(argv[i], "--quiet")) quiet = 1;
         else if (!strcmp(argv[i], "--ranks")) all_ranks = 1;
-        else if (opt_s(argc, argv, &i, "--model", &model_name, &bad) ||
-                 opt_s(argc, argv, &i, "--cluster", &cluster_name, &bad) ||
-                 opt_s(argc, argv, &i, "--batch", &batch_path, &bad) ||
-                 opt_s(argc, argv, &i, "--policy", &policy, &bad) ||
-                 opt_s(argc, argv, &i, "--json", &json_out, &bad) ||
-                 opt_s(argc, argv, &i, "--export-problem", &export_path, &bad) ||
-                 opt_s(argc, argv, &i, "--family", &family, &bad) ||
-                 opt_s(argc, argv, &i, "--fallback", &fallback, &bad) ||
-                 opt_s(argc, argv, &i, "--bags", &bags, &bad) ||
-                 opt_s(argc, argv, &i, "--catalog", &catalog_opt, &bad)) {
+        else if (!strcmp(argv[i], "--exact-rank-prices")) exact_prices = 1;
+        else if (cli_opt_str(argc, argv, &i, "--model", &model_name, &err, &bad) ||
+                 cli_opt_str(argc, argv, &i, "--cluster", &cluster_name, &err, &bad) ||
+                 cli_opt_str(argc, argv, &i, "--batch", &batch_path, &err, &bad) ||
+                 cli_opt_str(argc, argv, &i, "--policy", &policy, &err, &bad) ||
+                 cli_opt_str(argc, argv, &i, "--json", &json_out, &err, &bad) ||
+                 cli_opt_str(argc, argv, &i, "--export-problem", &export_path, &err, &bad) ||
+                 cli_opt_str(argc, argv, &i, "--family", &family, &err, &bad) ||
+                 cli_opt_str(argc, argv, &i, "--fallback", &fallback, &err, &bad) ||
+                 cli_opt_str(argc, argv, &i, "--bags", &bags, &err, &bad) ||
+                 cli_opt_str(argc, argv, &i, "--catalog", &catalog_opt, &err, &bad)) {
         } else if (cli_opt_int(argc, argv, &i, "--max-degree", &max_degree, &err, &bad) ||
                    cli_opt_int(argc, argv, &i, "--d-model", &d_model, &err, &bad) ||
                    cli_opt_int(argc, argv, &i, "--world-size", &world, &err, &bad) ||
@@ -207,6 +200,7 @@ static int run_plan(int argc, char **argv) {
     ctx.opts.d_model = (int32_t)d_model;
     ctx.opts.world_size = (int32_t)world;
     ctx.opts.seed = (uint64_t)seed;
+    ctx.opts.exact_rank_prices = exact_prices;
     if ((fallback && !copy_opt(ctx.opts.fallback, sizeof ctx.opts.fallback, fallback,
                                "--fallback", &err)) ||
         (bags && !copy_opt(ctx.opts.bags, sizeof ctx.opts.bags, bags, "--bags", &err)))

@@ -11,7 +11,7 @@
 
 #define SIM_MAX_MIX 16
 #define SIM_MAX_POL 12
-#define SIM_MAX_BAGS 64
+#define SIM_MAX_BAGS 256
 
 typedef struct {
     double makespan_sum, balance_sum, comm_sum, plan_ms_sum;
@@ -35,7 +35,10 @@ static const char *usage_text =
     "  --policies LIST     comma list (default zellige,knapformer,usp,adaptive,dp,static;\n"
     "                      'joint' adds the exact reference, with --time-limit)\n"
     "  --bags SPEC         KnapFormer bag layout (default: the best of every layout with at\n"
-    "                      most 3 distinct bag sizes, up to 64, chosen per mix)\n"
+    "                      most 3 distinct bag sizes, up to 256, chosen per mix:\n"
+    "                      fewest plans over the memory cap, then lowest makespan)\n"
+    "  --knap-ignore-memory  choose KnapFormer's layout by makespan alone (its plans may then\n"
+    "                      exceed the memory cap; the 'over cap' column counts them)\n"
     "  --gamma X           KnapFormer attention weight (default 1.0)\n"
     "  --family F          rank sets: node | aligned | sliding (default node)\n"
     "  --time-limit S      seconds per joint solve (default 10)\n"
@@ -49,24 +52,13 @@ static int split_list(char *s, char **out, int max) {
     return n;
 }
 
-// --key value for strings; a missing value marks the command line bad.
-static int opt_s(int argc, char **argv, int *i, const char *key, const char **out, int *bad) {
-    const char *prev = *out;
-    int r = cli_opt_str(argc, argv, i, key, out);
-    if (r < 0) {
-        *bad = 1;
-        *out = prev;
-    }
-    return r != 0;
-}
-
 static int run_simulate(int argc, char **argv) {
     const char *model_name = "wan2.1-1.3b", *cluster_name = "16xA800", *report = NULL;
     const char *bags = NULL, *family = "node";
     char mix_buf[256] = "all", pol_buf[256] = "zellige,knapformer,usp,adaptive,dp,static";
     int64_t load = 350000, vsec = 15, steps = 3, seed = 1;
     double gamma = 1.0, time_limit = 10;
-    int json = 0, bad = 0;
+    int json = 0, bad = 0, knap_ignore_mem = 0;
     zg_error err;
     zg_error_clear(&err);
     for (int i = 1; i < argc; i++) {
@@ -75,14 +67,15 @@ static int run_simulate(int argc, char **argv) {
             fputs(usage_text, stdout);
             return 0;
         } else if (!strcmp(argv[i], "--json")) json = 1;
-        else if (opt_s(argc, argv, &i, "--model", &model_name, &bad) ||
-                 opt_s(argc, argv, &i, "--cluster", &cluster_name, &bad) ||
-                 opt_s(argc, argv, &i, "--report", &report, &bad) ||
-                 opt_s(argc, argv, &i, "--bags", &bags, &bad) ||
-                 opt_s(argc, argv, &i, "--family", &family, &bad)) {
-        } else if (opt_s(argc, argv, &i, "--mix", &v, &bad)) {
+        else if (!strcmp(argv[i], "--knap-ignore-memory")) knap_ignore_mem = 1;
+        else if (cli_opt_str(argc, argv, &i, "--model", &model_name, &err, &bad) ||
+                 cli_opt_str(argc, argv, &i, "--cluster", &cluster_name, &err, &bad) ||
+                 cli_opt_str(argc, argv, &i, "--report", &report, &err, &bad) ||
+                 cli_opt_str(argc, argv, &i, "--bags", &bags, &err, &bad) ||
+                 cli_opt_str(argc, argv, &i, "--family", &family, &err, &bad)) {
+        } else if (cli_opt_str(argc, argv, &i, "--mix", &v, &err, &bad)) {
             if (v) snprintf(mix_buf, sizeof mix_buf, "%s", v);
-        } else if (opt_s(argc, argv, &i, "--policies", &v, &bad)) {
+        } else if (cli_opt_str(argc, argv, &i, "--policies", &v, &err, &bad)) {
             if (v) snprintf(pol_buf, sizeof pol_buf, "%s", v);
         }
         else if (cli_opt_int(argc, argv, &i, "--load", &load, &err, &bad) ||
@@ -98,7 +91,6 @@ static int run_simulate(int argc, char **argv) {
         if (bad) break;
     }
     if (bad) {
-        if (!err.msg[0]) zg_error_set(&err, ZG_ERR_INVALID, "an option is missing its value");
         return cli_fail("simulate", &err);
     }
     if (steps <= 0 || load <= 0 || (vsec != 10 && vsec != 15)) {
@@ -250,9 +242,12 @@ static int run_simulate(int argc, char **argv) {
                 snprintf(c.bags, sizeof c.bags, "%.127s", p == knap_idx ? layouts[t] : "");
                 double mean = c.ok ? c.makespan_sum / c.ok : INFINITY;
                 double best_mean = best.ok ? best.makespan_sum / best.ok : INFINITY;
-                // best layout: fewest failures, then lowest mean makespan
+                // best layout: fewest failures, then fewest plans over the memory cap (a user
+                // would not pick a layout that runs out of memory), then lowest mean makespan
                 if (t == 0 || c.failed < best.failed ||
-                    (c.failed == best.failed && mean < best_mean)) {
+                    (c.failed == best.failed && !knap_ignore_mem && c.over_cap < best.over_cap) ||
+                    (c.failed == best.failed && (knap_ignore_mem || c.over_cap == best.over_cap) &&
+                     mean < best_mean)) {
                     best = c;
                     if (m == gantt_mix) {
                         zg_plan_free(&gantt_plans[p]);

@@ -27,12 +27,13 @@ int cli_fail(const char *cmd, const zg_error *err) {
 
 int cli_is_help(const char *arg) { return !strcmp(arg, "-h") || !strcmp(arg, "--help"); }
 
-int cli_opt_str(int argc, char **argv, int *i, const char *key, const char **out) {
+int cli_opt_str(int argc, char **argv, int *i, const char *key, const char **out, zg_error *err,
+                int *bad) {
     if (strcmp(argv[*i], key) != 0) return 0;
     if (*i + 1 >= argc) {
-        fprintf(stderr, "zellige: %s needs a value\n", key);
-        *out = NULL;
-        return -1;
+        zg_error_set(err, ZG_ERR_INVALID, "%s needs a value", key);
+        *bad = 1;
+        return 1;
     }
     *out = argv[++*i];
     return 1;
@@ -41,11 +42,8 @@ int cli_opt_str(int argc, char **argv, int *i, const char *key, const char **out
 int cli_opt_int(int argc, char **argv, int *i, const char *key, int64_t *out, zg_error *err,
                 int *bad) {
     const char *s = NULL;
-    int r = cli_opt_str(argc, argv, i, key, &s);
-    if (r <= 0) {
-        if (r < 0) *bad = 1, zg_error_set(err, ZG_ERR_INVALID, "%s needs a value", key);
-        return r;
-    }
+    if (!cli_opt_str(argc, argv, i, key, &s, err, bad)) return 0;
+    if (!s) return 1;
     char *end = NULL;
     long long v = strtoll(s, &end, 10);
     if (end == s || *end) {
@@ -64,11 +62,8 @@ int cli_opt_int(int argc, char **argv, int *i, const char *key, int64_t *out, zg
 int cli_opt_num(int argc, char **argv, int *i, const char *key, double *out, zg_error *err,
                 int *bad) {
     const char *s = NULL;
-    int r = cli_opt_str(argc, argv, i, key, &s);
-    if (r <= 0) {
-        if (r < 0) *bad = 1, zg_error_set(err, ZG_ERR_INVALID, "%s needs a value", key);
-        return r;
-    }
+    if (!cli_opt_str(argc, argv, i, key, &s, err, bad)) return 0;
+    if (!s) return 1;
     char *end = NULL;
     double v = strtod(s, &end);
     if (end == s || *end) {

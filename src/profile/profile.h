@@ -1,0 +1,139 @@
+// profile — the hardware profiler and the fidelity harness (docs/profiler.md).
+//
+// Profiler: for every (bucket, configuration) it runs real training steps (zg_trainer_step:
+// dispatch, DiT forward/backward with attention through the coalesced engine, gradient
+// all-reduce, AdamW) of a plan that places ONE sequence of that bucket with that config on
+// ranks 0..λ-1 (other ranks idle), and an EMPTY plan (no sequence) as the baseline. Steps are
+// measured in rounds (every item once per round, after warm-up rounds), so slow drifts of a
+// shared machine hit every item alike. Per round, price = step makespan (slowest rank) of the
+// item - makespan of the empty plan in the same round; the stored price is the median over
+// rounds. The empty plan's median makespan is the placement-independent host overhead (engine
+// set-up, gradient all-reduce, AdamW, statistics), stored once as overhead_s.
+// Memory: the tracked peak of every measured run plus calibration runs with several sequences
+// per rank fit base + per_token * local tokens + per_text * text rows + per_sample * samples
+// (least squares). The result is a zg_cost_table (cost.h) written as the profile JSON.
+//
+// Fidelity: a rotation design of mixed plans (each holds one video of each resolution of a
+// block, with configurations rotated so every (video bucket x configuration) pair runs once
+// per block, plus whole images packed greedily) and corner plans with everything whole, run for
+// real; predicted makespan = table makespan + overhead_s, predicted peak = base + Σ memory.
+//
+// Everything collective takes the world communicator; every rank must call with equal inputs.
+#ifndef ZG_PROFILE_H
+#define ZG_PROFILE_H
+
+#include "train/train.h"
+
+// ---- catalogs ---------------------------------------------------------------------------------
+// The CPU catalog (small buckets for this machine; pixel sizes under the model's token math):
+// images 64x64, 128x128, 192x256; videos 128x192, 192x256, 256x320 at 5 and 9 frames
+// (2 and 3 latent frames). Names "64p-img", ..., "128p-5f", "128p-9f", ...
+zg_status zg_profile_cpu_catalog(const zg_model *m, zg_catalog *c, zg_error *err);
+// "cpu" (above), "default" (zg_catalog_default) or a JSON file
+// {"buckets":[{"name":"a","kind":"video","frames":5,"height":128,"width":192}, ...]}
+// (tokens computed from the model; "tokens" may be given instead of frames/height/width).
+zg_status zg_profile_catalog_load(const char *spec, const zg_model *m, zg_catalog *c,
+                                  zg_error *err);
+
+// Sets OpenMP and OpenBLAS threads per rank (n <= 0: 1 when world > 1, else leave as is).
+void zg_profile_set_threads(int32_t n, int32_t world);
+
+// ---- measurement rounds ----------------------------------------------------------------------
+// Clocks: WALL = step makespan in wall time (slowest rank, as zg_trainer_step reports it);
+// CPU = the largest per-rank process CPU time of the step (CLOCK_PROCESS_CPUTIME_ID around
+// zg_trainer_step, max over ranks). On a dedicated machine with busy-polling MPI the two agree;
+// on a shared machine CPU time leaves out the time other users' processes held the core.
+typedef enum { ZG_PROFILE_CLOCK_WALL = 0, ZG_PROFILE_CLOCK_CPU } zg_profile_clock;
+const char *zg_profile_clock_name(zg_profile_clock c);
+zg_status zg_profile_clock_parse(const char *s, zg_profile_clock *c, zg_error *err);
+
+// One item = a batch and a plan for it.
+typedef struct zg_profile_item {
+    zg_batch batch;
+    zg_plan plan;
+} zg_profile_item;
+
+// Runs `warmup` unmeasured rounds then `reps` measured rounds; in each round every item runs
+// one trainer step. times[i * reps + r] = makespan of item i in round r under `clock`;
+// peaks[i] = the tracked peak bytes (max over ranks) of item i's last run. Collective.
+// progress(ctx, done, total) is called on every rank after each step (may be NULL).
+typedef void (*zg_profile_progress_fn)(void *ctx, int64_t done, int64_t total);
+zg_status zg_profile_run_rounds(zg_trainer *tr, zg_profile_item *items, int32_t n,
+                                int32_t warmup, int32_t reps, zg_profile_clock clock,
+                                double *times, double *peaks,
+                                zg_profile_progress_fn progress, void *pctx, zg_error *err);
+
+// Median of n values (copies; n >= 1).
+double zg_profile_median(const double *v, int32_t n);
+
+// ---- profiler -----------------------------------------------------------------------------------
+typedef struct zg_profile_opts {
+    int32_t warmup;       // warm-up rounds (default 1)
+    int32_t reps;         // measured rounds (default 5)
+    int32_t max_degree;   // largest degree measured (0 = world size)
+    int32_t act_ckpt;     // activation checkpointing in the measured steps (default 1)
+    int32_t text_tokens;  // text rows of profiled sequences (0 = model text_len)
+    uint64_t seed;        // trainer seed (default 1)
+    zg_profile_clock clock;  // default WALL
+    zg_profile_progress_fn progress;
+    void *progress_ctx;
+} zg_profile_opts;
+void zg_profile_opts_default(zg_profile_opts *o);
+
+// Measures every (bucket, legal config of degree <= max_degree) pair; fills *out (model,
+// cluster name, world size, overhead, prices, memory fit, "machine" and "settings" in extra).
+zg_status zg_profile_measure(zg_comm *comm, const zg_model *m, const zg_cluster *cl,
+                             const zg_catalog *cat, const zg_profile_opts *o,
+                             zg_cost_table *out, zg_error *err);
+
+// Machine description: cpu model, logical cores, world size, UTC date, `git describe` when
+// available, OpenBLAS/OpenMP thread counts. Never fails (unknown fields are "unknown").
+cJSON *zg_profile_machine_json(int32_t world_size);
+
+// Memory calibration: one observation per run (busiest rank's local tokens, text rows and
+// samples, and its tracked peak). Fits the coefficients of t (least squares; a feature that
+// does not vary is dropped and its coefficient set to 0) and t->mem_fit_max_err.
+typedef struct zg_mem_obs {
+    double tokens, text_rows, samples, peak;
+} zg_mem_obs;
+zg_status zg_profile_fit_memory(const zg_mem_obs *obs, int32_t n, zg_cost_table *t,
+                                zg_error *err);
+
+// ---- fidelity -------------------------------------------------------------------------------------
+typedef struct zg_fidelity_plan {
+    char name[64];        // "mixed-03", "corner-whole-1"
+    zg_profile_item item;
+    double pred_time;     // table makespan + overhead (s)
+    double pred_mem;      // max over ranks: base + Σ memory prices (bytes)
+    double meas_time;     // median makespan over rounds (s)
+    double meas_lo, meas_hi;
+    double meas_mem;      // tracked peak, max over ranks (bytes)
+} zg_fidelity_plan;
+
+typedef struct zg_fidelity_opts {
+    int32_t images;       // whole images per plan (default 12)
+    int32_t min_mixed;    // at least this many mixed plans (default 18)
+    int32_t corners;      // corner plans (default 3)
+    uint64_t seed;        // image draw (default 1)
+} zg_fidelity_opts;
+void zg_fidelity_opts_default(zg_fidelity_opts *o);
+
+// Builds the plans (not collective; deterministic). Video buckets of the catalog are grouped by
+// frames (a block per duration); configs are the table's measured configs of degree <= world.
+// Needs at least one image and one video bucket.
+zg_status zg_fidelity_design(const zg_model *m, const zg_cluster *cl, const zg_catalog *cat,
+                             const zg_pricer *table, double overhead_s,
+                             const zg_fidelity_opts *o, zg_fidelity_plan **plans, int32_t *n,
+                             zg_error *err);
+void zg_fidelity_free(zg_fidelity_plan *plans, int32_t n);
+
+typedef struct zg_fidelity_summary {
+    int32_t plans;
+    double mae_time, mape_time, max_ape_time;  // s, %, %
+    double mape_time_net;  // % on (makespan - overhead): the placement-dependent part only
+    double mae_mem, mape_mem, max_ape_mem;     // bytes, %, %
+} zg_fidelity_summary;
+void zg_fidelity_summarize(const zg_fidelity_plan *plans, int32_t n, double overhead_s,
+                           zg_fidelity_summary *s);
+
+#endif

@@ -1,0 +1,187 @@
+// test_table.c — the measured price table: JSON round trip, exact-bucket lookups, linear
+// interpolation/extrapolation in tokens (hand-computed values), the memory model, the pricer,
+// and clear errors for unmeasured configs and bad profiles.
+#include <unistd.h>
+
+#include "cost/cost.h"
+#include "zgtest.h"
+
+static void add(zg_cost_table *t, const char *bucket, int64_t tokens, zg_config c, double time) {
+    zg_cost_table_entry e;
+    memset(&e, 0, sizeof e);
+    snprintf(e.bucket, sizeof e.bucket, "%s", bucket);
+    e.tokens = tokens;
+    e.text_tokens = 8;
+    e.config = c;
+    e.time = time;
+    e.time_lo = time * 0.9;
+    e.time_hi = time * 1.1;
+    e.reps = 5;
+    e.peak = 1000;
+    zg_cost_table_push(t, &e, NULL);
+}
+
+static void make_table(zg_cost_table *t) {
+    zg_cost_table_init_empty(t);
+    snprintf(t->model, sizeof t->model, "tiny");
+    snprintf(t->cluster, sizeof t->cluster, "cpu:2");
+    t->world_size = 2;
+    t->overhead_s = 0.005;
+    t->mem_base = 1e6;
+    t->mem_per_token = 100;
+    t->mem_per_text = 10;
+    t->mem_per_sample = 1000;
+    zg_config w = {1, 1, 1}, u = {1, 2, 1};
+    add(t, "a", 100, w, 1.0);
+    add(t, "b", 200, w, 3.0);
+    add(t, "c", 400, w, 11.0);
+    add(t, "c2", 400, w, 13.0);  // same tokens, other bucket: averaged (12) for interpolation
+    add(t, "b", 200, u, 2.0);
+}
+
+static zg_seq seq(int64_t tokens, const char *bucket) {
+    zg_seq s;
+    zg_seq_init(&s);
+    s.tokens = tokens;
+    s.text_tokens = 8;
+    if (bucket) snprintf(s.bucket, sizeof s.bucket, "%s", bucket);
+    return s;
+}
+
+ZG_TEST(lookup_exact_interpolate_extrapolate) {
+    zg_cost_table t;
+    make_table(&t);
+    zg_config w = {1, 1, 1}, u = {1, 2, 1};
+    double v = -1;
+    zg_seq s = seq(400, "c2");
+    CHECK(zg_cost_table_time(&t, &s, w, &v, NULL) == ZG_OK);
+    CHECK_NEAR(v, 13.0, 0, 1e-15);  // exact bucket
+    s = seq(400, "x");
+    CHECK(zg_cost_table_time(&t, &s, w, &v, NULL) == ZG_OK);
+    CHECK_NEAR(v, 12.0, 0, 1e-15);  // same count, averaged
+    s = seq(150, NULL);
+    CHECK(zg_cost_table_time(&t, &s, w, &v, NULL) == ZG_OK);
+    CHECK_NEAR(v, 2.0, 0, 1e-15);  // halfway between 1 and 3
+    s = seq(300, NULL);
+    CHECK(zg_cost_table_time(&t, &s, w, &v, NULL) == ZG_OK);
+    CHECK_NEAR(v, 7.5, 0, 1e-15);  // 3 + (12-3)/2
+    s = seq(600, NULL);  // above: along 200..400 (slope 9/200): 12 + 9 = 21
+    CHECK(zg_cost_table_time(&t, &s, w, &v, NULL) == ZG_OK);
+    CHECK_NEAR(v, 21.0, 0, 1e-12);
+    s = seq(50, NULL);  // below: line gives 0, floor 1.0 * 50/100 = 0.5
+    CHECK(zg_cost_table_time(&t, &s, w, &v, NULL) == ZG_OK);
+    CHECK_NEAR(v, 0.5, 0, 1e-15);
+    s = seq(300, NULL);  // one measured point for (1,2,1): proportional
+    CHECK(zg_cost_table_time(&t, &s, u, &v, NULL) == ZG_OK);
+    CHECK_NEAR(v, 3.0, 0, 1e-15);
+    zg_cost_table_free(&t);
+}
+
+ZG_TEST(unmeasured_config_is_a_clear_error) {
+    zg_cost_table t;
+    make_table(&t);
+    zg_error e = {0};
+    double v;
+    zg_seq s = seq(200, NULL);
+    CHECK(zg_cost_table_time(&t, &s, (zg_config){2, 1, 1}, &v, &e) == ZG_ERR_UNSUPPORTED);
+    CHECK(strstr(e.msg, "(2,1,1)") && strstr(e.msg, "(1,1,1)") && strstr(e.msg, "(1,2,1)"));
+    zg_cost_table_free(&t);
+}
+
+ZG_TEST(json_round_trip_keeps_everything) {
+    zg_cost_table t, r;
+    make_table(&t);
+    t.extra = cJSON_CreateObject();
+    cJSON_AddStringToObject(t.extra, "note", "kept");
+    cJSON *j = zg_cost_table_to_json(&t);
+    CHECK(j != NULL);
+    zg_error e = {0};
+    CHECK(zg_cost_table_from_json(j, &r, &e) == ZG_OK);
+    cJSON_Delete(j);
+    CHECK_EQ_INT(r.n, t.n);
+    CHECK_STR(r.model, "tiny");
+    CHECK_STR(r.cluster, "cpu:2");
+    CHECK_EQ_INT(r.world_size, 2);
+    CHECK(r.overhead_s == t.overhead_s && r.mem_base == t.mem_base);
+    CHECK(r.mem_per_token == 100 && r.mem_per_text == 10 && r.mem_per_sample == 1000);
+    for (int32_t i = 0; i < t.n; i++) {
+        CHECK_STR(r.e[i].bucket, t.e[i].bucket);
+        CHECK(r.e[i].tokens == t.e[i].tokens && zg_config_eq(r.e[i].config, t.e[i].config));
+        CHECK(r.e[i].time == t.e[i].time && r.e[i].reps == 5 && r.e[i].text_tokens == 8);
+    }
+    const cJSON *note = cJSON_GetObjectItemCaseSensitive(r.extra, "note");
+    CHECK(cJSON_IsString(note) && !strcmp(note->valuestring, "kept"));
+    zg_cost_table_free(&t);
+    zg_cost_table_free(&r);
+}
+
+ZG_TEST(pricer_memory_and_cap) {
+    zg_cost_table t;
+    make_table(&t);
+    zg_model m;
+    zg_cluster c;
+    zg_pricer p;
+    zg_error e = {0};
+    CHECK(zg_model_preset("tiny", &m, &e) == ZG_OK);
+    CHECK(zg_cluster_preset("cpu:2", &c, &e) == ZG_OK);
+    CHECK(zg_cost_table_init(&p, &t, &m, &c, &e) == ZG_OK);
+    zg_cost_table_free(&t);  // the pricer keeps its own copy
+    CHECK_STR(p.kind, "table");
+    CHECK(p.mem_base == 1e6);
+    CHECK_NEAR(p.mem_cap, c.mem_bytes * c.mem_usable_frac - 1e6, 0, 1e-12);
+    zg_seq s = seq(201, "x");
+    int32_t ranks[2] = {0, 1};
+    zg_price pr;
+    CHECK(zg_pricer_price(&p, &s, (zg_config){1, 2, 1}, ranks, 2, &pr, &e) == ZG_OK);
+    CHECK_NEAR(pr.time, 2.0 * 201 / 200, 0, 1e-12);
+    CHECK_NEAR(pr.mem, 100.0 * 101 + 10 * 8 + 1000, 0, 1e-9);  // ceil(201/2) = 101
+    CHECK(zg_pricer_price(&p, &s, (zg_config){1, 3, 1}, ranks, 2, &pr, &e) != ZG_OK);  // 3 ∤ 4
+    zg_pricer_free(&p);
+}
+
+ZG_TEST(bad_profiles_are_rejected) {
+    const char *bad[] = {
+        "[]",
+        "{\"model\":\"tiny\",\"prices\":[]}",                                     // no memory
+        "{\"model\":\"tiny\",\"memory\":{\"base_bytes\":1,\"per_token_bytes\":1}}",  // no prices
+        "{\"version\":2,\"model\":\"tiny\",\"memory\":{\"base_bytes\":1,\"per_token_bytes\":1},"
+        "\"prices\":[]}",
+        "{\"model\":\"tiny\",\"memory\":{\"base_bytes\":1,\"per_token_bytes\":1},\"prices\":"
+        "[{\"tokens\":1,\"q\":1,\"h\":2,\"k\":1,\"time_s\":1}]}",  // degree > tokens
+        "{\"model\":\"tiny\",\"memory\":{\"base_bytes\":1,\"per_token_bytes\":1},\"prices\":"
+        "[{\"tokens\":5,\"q\":0,\"h\":1,\"k\":1,\"time_s\":1}]}",
+        "{\"model\":\"tiny\",\"memory\":{\"base_bytes\":1,\"per_token_bytes\":1},\"prices\":"
+        "[{\"tokens\":5,\"q\":1,\"h\":1,\"k\":1,\"time_s\":-1}]}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cJSON *j = cJSON_Parse(bad[i]);
+        zg_cost_table t;
+        zg_error e = {0};
+        CHECK_MSG(zg_cost_table_from_json(j, &t, &e) != ZG_OK, "case %zu accepted", i);
+        CHECK_MSG(e.msg[0] != 0, "case %zu: no message", i);
+        cJSON_Delete(j);
+    }
+    // a table for another model is refused by the loader
+    zg_cost_table t;
+    make_table(&t);
+    char path[] = "/tmp/zg_test_table_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    close(fd);
+    zg_error e = {0};
+    CHECK(zg_cost_table_write(path, &t, &e) == ZG_OK);
+    zg_model m;
+    zg_cluster c;
+    zg_model_preset("tiny-mmdit", &m, &e);
+    zg_cluster_preset("cpu:2", &c, &e);
+    zg_pricer p;
+    CHECK(zg_cost_table_pricer_load(&p, path, &m, &c, &e) == ZG_ERR_INVALID);
+    CHECK(strstr(e.msg, "tiny") != NULL);
+    zg_model_preset("tiny", &m, &e);
+    CHECK(zg_cost_table_pricer_load(&p, path, &m, &c, &e) == ZG_OK);
+    zg_pricer_free(&p);
+    unlink(path);
+    zg_cost_table_free(&t);
+}
+
+ZG_TEST_MAIN()

@@ -1,0 +1,180 @@
+// cmd_workload.c — `zellige workload`: show the bucket catalog, draw a batch of a paper mix or
+// of KnapFormer data codes, or read a batch/trace file; summarise it and optionally write it.
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "workload/workload.h"
+
+static const char *usage_text =
+    "usage: zellige workload catalog [--model M]\n"
+    "       zellige workload mix --mix V50 [--load 350K] [--world-size 16] [--video-seconds 15]\n"
+    "                            [--seed 1] [--step 0] [--model M] [--out batch.json]\n"
+    "       zellige workload knap --codes g8b4i256f1s0,... --world-size 32 [--seed 1]\n"
+    "                            [--step 0] [--out batch.json]\n"
+    "       zellige workload read FILE [--model M]\n"
+    "Draws seeded batches (docs/workloads.md) and prints per-bucket counts, tokens, the video\n"
+    "share and tokens per origin rank. --out writes the batch JSON (atomically).\n";
+
+// One row per bucket (first-appearance order), then totals and tokens per origin rank.
+static void summarize(const zg_batch *b, int32_t world) {
+    int64_t total = zg_batch_total_tokens(b), video = 0;
+    printf("%-12s %6s %12s %8s\n", "bucket", "count", "tokens", "share");
+    for (int64_t i = 0; i < b->n; i++) {
+        int seen = 0;
+        for (int64_t k = 0; k < i && !seen; k++) seen = !strcmp(b->seqs[k].bucket, b->seqs[i].bucket);
+        if (seen) continue;
+        int64_t cnt = 0, tok = 0;
+        for (int64_t k = i; k < b->n; k++)
+            if (!strcmp(b->seqs[k].bucket, b->seqs[i].bucket)) cnt++, tok += b->seqs[k].tokens;
+        printf("%-12s %6lld %12lld %7.2f%%\n", b->seqs[i].bucket[0] ? b->seqs[i].bucket : "-",
+               (long long)cnt, (long long)tok, 100.0 * (double)tok / (double)(total ? total : 1));
+    }
+    for (int64_t i = 0; i < b->n; i++)
+        if (b->seqs[i].kind == ZG_SEQ_VIDEO) video += b->seqs[i].tokens;
+    printf("sequences %lld, tokens %lld, video share %.4f\n", (long long)b->n, (long long)total,
+           total ? (double)video / (double)total : 0.0);
+    if (world <= 0) return;
+    int64_t *load = calloc((size_t)world, sizeof *load), *cnt = calloc((size_t)world, sizeof *cnt);
+    if (!load || !cnt) {
+        free(load);
+        free(cnt);
+        return;
+    }
+    for (int64_t i = 0; i < b->n; i++)
+        if (b->seqs[i].origin_rank >= 0 && b->seqs[i].origin_rank < world)
+            load[b->seqs[i].origin_rank] += b->seqs[i].tokens, cnt[b->seqs[i].origin_rank]++;
+    int64_t lo = load[0], hi = load[0];
+    for (int32_t r = 0; r < world; r++) {
+        if (load[r] < lo) lo = load[r];
+        if (load[r] > hi) hi = load[r];
+    }
+    printf("origin ranks %d: tokens per rank min %lld, max %lld, mean %.0f\n", world,
+           (long long)lo, (long long)hi, (double)total / world);
+    if (world <= 32) {
+        printf("rank:sequences/tokens");
+        for (int32_t r = 0; r < world; r++)
+            printf("%s %d:%lld/%lld", r % 4 ? "" : "\n ", r, (long long)cnt[r], (long long)load[r]);
+        printf("\n");
+    }
+    free(load);
+    free(cnt);
+}
+
+static int run_workload(int argc, char **argv) {
+    zg_error err;
+    zg_error_clear(&err);
+    if (argc < 2 || cli_is_help(argv[1])) {
+        fputs(usage_text, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    const char *what = argv[1], *model_name = "wan2.1-1.3b", *mix = NULL, *codes_s = NULL,
+               *out = NULL, *file = NULL;
+    int64_t load = 350000, world = 16, vsec = 15, seed = 1, step = 0;
+    int bad = 0;
+    for (int i = 2; i < argc && !bad; i++) {
+        if (cli_is_help(argv[i])) {
+            fputs(usage_text, stdout);
+            return 0;
+        }
+        if (cli_opt_str(argc, argv, &i, "--model", &model_name, &err, &bad) ||
+            cli_opt_str(argc, argv, &i, "--mix", &mix, &err, &bad) ||
+            cli_opt_str(argc, argv, &i, "--codes", &codes_s, &err, &bad) ||
+            cli_opt_str(argc, argv, &i, "--out", &out, &err, &bad)) {
+        } else if (cli_opt_int(argc, argv, &i, "--load", &load, &err, &bad) ||
+                   cli_opt_int(argc, argv, &i, "--world-size", &world, &err, &bad) ||
+                   cli_opt_int(argc, argv, &i, "--video-seconds", &vsec, &err, &bad) ||
+                   cli_opt_int(argc, argv, &i, "--seed", &seed, &err, &bad) ||
+                   cli_opt_int(argc, argv, &i, "--step", &step, &err, &bad)) {
+        } else if (!strcmp(what, "read") && !file && argv[i][0] != '-') {
+            file = argv[i];
+        } else {
+            bad = 1;
+            zg_error_set(&err, ZG_ERR_INVALID, "unknown option '%s' (see --help)", argv[i]);
+        }
+    }
+    if (bad) return cli_fail("workload", &err);
+    if (world <= 0 || world > 1 << 20 || load <= 0 || step < 0) {
+        zg_error_set(&err, ZG_ERR_INVALID,
+                     "--world-size (%lld), --load (%lld) must be positive, --step (%lld) >= 0",
+                     (long long)world, (long long)load, (long long)step);
+        return cli_fail("workload", &err);
+    }
+    zg_model m;
+    if (zg_model_load(model_name, &m, &err)) return cli_fail("workload", &err);
+    zg_batch b;
+    zg_batch_init(&b);
+    int32_t show_world = 0;
+    if (!strcmp(what, "catalog")) {
+        zg_catalog c;
+        if (zg_catalog_default(&m, &c, &err)) return cli_fail("workload", &err);
+        printf("%-10s %-6s %6s %6s %6s %8s\n", "bucket", "kind", "frames", "height", "width",
+               "tokens");
+        for (int32_t i = 0; i < c.n; i++)
+            printf("%-10s %-6s %6d %6d %6d %8lld\n", c.buckets[i].name,
+                   zg_seq_kind_name(c.buckets[i].kind), c.buckets[i].frames, c.buckets[i].height,
+                   c.buckets[i].width, (long long)c.buckets[i].tokens);
+        zg_catalog_free(&c);
+        return 0;
+    } else if (!strcmp(what, "mix")) {
+        double share = mix ? zg_mix_share_from_name(mix) : -1;
+        if (share < 0) {
+            zg_error_set(&err, ZG_ERR_INVALID, "--mix '%s' is not one of V35, V40, ..., V60",
+                         mix ? mix : "(missing)");
+            return cli_fail("workload", &err);
+        }
+        zg_mix_spec sp = {share, load, (int32_t)vsec, (int32_t)world, (uint64_t)seed};
+        if (zg_workload_mix(&m, &sp, step, &b, &err)) return cli_fail("workload", &err);
+        char lb[32];
+        if (load % 1000 == 0) snprintf(lb, sizeof lb, "%lldK", (long long)(load / 1000));
+        else snprintf(lb, sizeof lb, "%lld", (long long)load);
+        printf("mix %s, %s tokens/rank x %lld ranks = %lld target, %lld s videos, seed %lld, "
+               "step %lld\n",
+               mix, lb, (long long)world, (long long)(load * world), (long long)vsec,
+               (long long)seed, (long long)step);
+        show_world = (int32_t)world;
+    } else if (!strcmp(what, "knap")) {
+        zg_knap_code *codes = NULL;
+        int32_t n = 0;
+        if (!codes_s) {
+            zg_error_set(&err, ZG_ERR_INVALID, "knap needs --codes (e.g. g8b4i256f1s0,g2b5i512f1s0)");
+            return cli_fail("workload", &err);
+        }
+        if (zg_knap_codes_parse(codes_s, &codes, &n, &err)) return cli_fail("workload", &err);
+        zg_status st = zg_knap_codes_sample(codes, n, (int32_t)world, (uint64_t)seed, step, &b, &err);
+        if (!st)
+            for (int32_t i = 0; i < n; i++)
+                printf("code %d g%db%di%df%ds%d: visual tokens %lld\n", i, codes[i].gpus,
+                       codes[i].batch, codes[i].res, codes[i].frames, codes[i].smooth,
+                       (long long)zg_knap_code_visual_tokens(&codes[i]));
+        free(codes);
+        if (st) return cli_fail("workload", &err);
+        show_world = (int32_t)world;
+    } else if (!strcmp(what, "read")) {
+        if (!file) {
+            zg_error_set(&err, ZG_ERR_INVALID, "read needs a FILE (batch .json or .jsonl trace)");
+            return cli_fail("workload", &err);
+        }
+        if (zg_batch_read_file(file, &m, &b, &err)) return cli_fail("workload", &err);
+        for (int64_t i = 0; i < b.n && i < 10; i++)
+            printf("id %lld tokens %lld kind %s frames %d %dx%d text %d rank %d bucket \"%s\"\n",
+                   (long long)b.seqs[i].id, (long long)b.seqs[i].tokens,
+                   zg_seq_kind_name(b.seqs[i].kind), b.seqs[i].frames, b.seqs[i].height,
+                   b.seqs[i].width, b.seqs[i].text_tokens, b.seqs[i].origin_rank, b.seqs[i].bucket);
+    } else {
+        zg_error_set(&err, ZG_ERR_INVALID, "unknown workload action '%s' (catalog, mix, knap, read)",
+                     what);
+        return cli_fail("workload", &err);
+    }
+    summarize(&b, show_world);
+    int rc = 0;
+    if (out) {
+        if (zg_batch_write_file(out, &b, &err)) rc = cli_fail("workload", &err);
+        else printf("wrote %s\n", out);
+    }
+    zg_batch_free(&b);
+    return rc;
+}
+
+ZG_CLI_COMMAND(workload, "workload", "show the catalog, draw seeded batches, read batch files",
+               run_workload)
