@@ -1,0 +1,135 @@
+"""End-to-end checks of the `zellige` CLI: --help is true, bad input gives a non-zero exit, one
+clear line on stderr naming the value, and no output file; good input writes a valid plan.
+Binaries: $ZG_BUILD (default "build")."""
+import json
+import os
+import subprocess
+
+import pytest
+
+BUILD = os.environ.get("ZG_BUILD", "build")
+ZELLIGE = os.path.join(BUILD, "bin", "zellige")
+AOIZORA = os.path.join(BUILD, "bin", "aoizora")
+
+
+def run(*args, cwd=None):
+    return subprocess.run([ZELLIGE, *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+
+
+def test_help_lists_every_command_and_each_help_works():
+    r = run("--help")
+    assert r.returncode == 0
+    commands = [l.split()[0] for l in r.stdout.splitlines() if l.startswith("  ")]
+    for must in ("plan", "simulate", "workload", "check-engine", "bench"):
+        assert must in commands, r.stdout
+    for c in commands:
+        h = run(c, "--help")
+        assert h.returncode == 0, (c, h.stderr)
+        assert "usage" in h.stdout.lower(), (c, h.stdout)
+
+
+def write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+BAD_BATCHES = {
+    "malformed.json": ('{"sequences": [{"tokens": 5},', "malformed JSON"),
+    "negative.json": ('{"sequences": [{"tokens": -5}]}', "-5"),
+    "zero.json": ('{"sequences": [{"tokens": 0}]}', "tokens"),
+    "kind.json": ('{"sequences": [{"tokens": 5, "kind": "audio"}]}', "audio"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_BATCHES))
+def test_bad_batch_fails_cleanly_without_output(tmp_path, name):
+    text, needle = BAD_BATCHES[name]
+    batch = write(tmp_path, name, text)
+    out = tmp_path / "plan.json"
+    r = run("plan", "--model", "wan2.1-1.3b", "--cluster", "8xA800", "--batch", batch,
+            "--policy", "zellige", "--json", str(out))
+    assert r.returncode != 0
+    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1, r.stderr
+    assert needle in lines[0], lines[0]
+    assert not out.exists()
+    assert not any(p.name.startswith("plan.json") for p in tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--model", "wan9"], "wan9"),
+    (["--cluster", "0xA800"], "0xA800"),
+    (["--policy", "magic"], "magic"),
+])
+def test_unknown_names_are_named(tmp_path, args, needle):
+    batch = write(tmp_path, "b.json", '{"sequences": [{"tokens": 32760}, {"tokens": 1560}]}')
+    base = {"--model": "wan2.1-1.3b", "--cluster": "8xA800", "--policy": "dp"}
+    base.update(dict(zip(args[::2], args[1::2])))
+    flat = [x for kv in base.items() for x in kv]
+    out = tmp_path / "p.json"
+    r = run("plan", *flat, "--batch", batch, "--json", str(out))
+    assert r.returncode != 0
+    assert needle in r.stderr
+    assert not out.exists()
+
+
+def test_infeasible_sequence_is_named_and_fallback_marks_the_plan(tmp_path):
+    # a 15 s 1080p video cannot run whole on one A800: dp fails naming it; --fallback usp plans
+    batch = write(tmp_path, "b.json", '{"sequences": [{"id": 7, "tokens": 497760}, {"tokens": 256}]}')
+    out = tmp_path / "p.json"
+    r = run("plan", "--model", "wan2.1-1.3b", "--cluster", "8xA800", "--batch", batch,
+            "--policy", "dp", "--json", str(out))
+    assert r.returncode == 3, r.stderr
+    assert "497760" in r.stderr and "sequence 7" in r.stderr
+    assert not out.exists()
+    r = run("plan", "--model", "wan2.1-1.3b", "--cluster", "8xA800", "--batch", batch,
+            "--policy", "dp", "--fallback", "usp", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    plan = json.loads(out.read_text())
+    assert plan["fallback_from"] == "dp"
+
+
+def test_good_plan_covers_every_token_once(tmp_path):
+    batch = write(tmp_path, "b.json", json.dumps({"sequences": [
+        {"tokens": 497760, "kind": "video"}, {"tokens": 75600, "kind": "video"},
+        *[{"tokens": 1560, "kind": "image"} for _ in range(40)]]}))
+    out = tmp_path / "p.json"
+    r = run("plan", "--model", "wan2.1-1.3b", "--cluster", "16xA800", "--batch", batch,
+            "--policy", "zellige", "--json", str(out), "--quiet")
+    assert r.returncode == 0, r.stderr
+    plan = json.loads(out.read_text())
+    assert plan["policy"] == "zellige" and plan["world_size"] == 16
+    assert len(plan["sequences"]) == 42
+    for s in plan["sequences"]:
+        c = s["config"]
+        assert c["q"] * c["h"] * c["k"] == len(s["ranks"]) == len(s["shards"])
+        at = 0
+        for sh, rk in zip(s["shards"], s["ranks"]):
+            assert sh["rank"] == rk and sh["start"] == at and sh["end"] > at
+            at = sh["end"]
+        assert at == s["tokens"]
+    assert max(r["time"] for r in plan["ranks"]) == pytest.approx(plan["makespan"])
+
+
+def test_simulate_writes_report_and_json(tmp_path):
+    rep = tmp_path / "r.html"
+    r = run("simulate", "--cluster", "8xA800", "--video-seconds", "10", "--load", "125K",
+            "--mix", "V50", "--steps", "1", "--policies", "zellige,usp,dp",
+            "--report", str(rep), "--json")
+    assert r.returncode == 0, r.stderr
+    line = [l for l in r.stdout.splitlines() if l.startswith("{")][-1]
+    j = json.loads(line)
+    assert set(j["mixes"]["V50"]) == {"zellige", "usp", "dp"}
+    html = rep.read_text()
+    assert html.startswith("<!DOCTYPE html>") and "<svg" in html and "zellige" in html
+
+
+def test_aoizora_help_and_bad_topology():
+    if not os.path.exists(AOIZORA):
+        pytest.skip("aoizora not built")
+    r = subprocess.run([AOIZORA, "--help"], capture_output=True, text=True)
+    assert r.returncode == 0
+    r = subprocess.run([AOIZORA, "plan", "--model", "wan2.1-1.3b", "--topology", "v9x-3"],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "v9x-3" in r.stderr
