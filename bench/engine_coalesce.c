@@ -76,13 +76,14 @@ int main(int argc, char **argv) {
     zg_comm_world_ranks(&comm, &world, &err);
     size_t T = (size_t)zg_engine_local_tokens(ec), nn = T * H * D, nl = T * H;
     float *b = calloc(8 * nn + nl + 1, 4);
-    for (size_t x = 0; x < 8 * nn; x++) b[x] = (float)((x * 2654435761u) % 2001) / 1000.0f - 1;
+    for (size_t x = 0; x < 8 * nn; x++)
+        b[x] = (float)((x * 2654435761u) % 2001) / 1000.0f - 1;
     int64_t cc = 0, cn = 0;
-    run(ec, b, nn, nl, 1, &cc, &comm, world, &err);  // warm-up (work space allocation)
+    run(ec, b, nn, nl, 1, &cc, &comm, world, &err); // warm-up (work space allocation)
     run(en, b, nn, nl, 1, &cn, &comm, world, &err);
     double tn = run(en, b, nn, nl, reps, &cn, &comm, world, &err);
     double tc = run(ec, b, nn, nl, reps, &cc, &comm, world, &err);
-    double flops = 0;  // attention fwd 4*L^2*H*D, bwd 2.5x
+    double flops = 0; // attention fwd 4*L^2*H*D, bwd 2.5x
     for (int64_t i = 0; i < plan.n; i++)
         flops += 3.5 * 4.0 * (double)plan.p[i].tokens * (double)plan.p[i].tokens * H * D;
     if (comm.rank == 0) {

@@ -1,8 +1,9 @@
 // engine_comm.c — per configuration, the attention engine's communication (bytes sent per
 // participating rank, forward + backward, by class) and its measured comm/total time, next to
 // the cost model's prediction (pricer->comm bytes for one layer without recompute, fp32 here;
-// the stateless backward's bytes; exposed comm seconds of the analytic model on an 8xA800 node for the same shapes).
-// Run: mpirun --allow-run-as-root --oversubscribe -np 4 build/bin/bench_engine_comm [L] [reps]
+// the stateless backward's bytes; exposed comm seconds of the analytic model on an 8xA800 node for
+// the same shapes). Run: mpirun --allow-run-as-root --oversubscribe -np 4
+// build/bin/bench_engine_comm [L] [reps]
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,8 +63,10 @@ int main(int argc, char **argv) {
                "ratio", "stateless_B", "comm_ms", "total_ms", "GB/s", "model_comm_ms");
     }
     char json[8192];
-    size_t jl = (size_t)snprintf(json, sizeof json, "{\"bench\":\"engine_comm\",\"L\":%lld,"
-                                 "\"world\":%d,\"configs\":[", (long long)L, comm.size);
+    size_t jl = (size_t)snprintf(json, sizeof json,
+                                 "{\"bench\":\"engine_comm\",\"L\":%lld,"
+                                 "\"world\":%d,\"configs\":[",
+                                 (long long)L, comm.size);
     for (int32_t ci = 0; ci < nc; ci++) {
         zg_config c = cfg[ci];
         int32_t deg = zg_config_degree(c);
@@ -91,15 +94,17 @@ int main(int argc, char **argv) {
         int64_t T = zg_engine_local_tokens(e);
         size_t n = (size_t)T * H * D;
         float *b = calloc(8 * n + 2 * (size_t)T * H + 1, 4);
-        for (size_t x = 0; x < 8 * n; x++) b[x] = (float)((x * 2654435761u) % 2001) / 1000.0f - 1;
+        for (size_t x = 0; x < 8 * n; x++)
+            b[x] = (float)((x * 2654435761u) % 2001) / 1000.0f - 1;
         double best_c = 1e30, best_t = 1e30, bytes = 0, bytes_stateless = 0;
         for (int r = 0; r < reps && !st; r++) {
             zg_comm_barrier(&comm, &err);
             st = zg_engine_attn_forward(e, b, b + n, b + 2 * n, b + 3 * n, b + 8 * n, &err);
             zg_engine_stats f = *zg_engine_last_stats(e);
             // the training path: backward from the forward's saved work space
-            if (!st) st = zg_engine_attn_backward_saved(e, b + 4 * n, b + 5 * n, b + 6 * n,
-                                                        b + 7 * n, &err);
+            if (!st)
+                st = zg_engine_attn_backward_saved(e, b + 4 * n, b + 5 * n, b + 6 * n, b + 7 * n,
+                                                   &err);
             zg_engine_stats g = *zg_engine_last_stats(e);
             // the stateless backward (re-sends Q, K, V, O, LSE) for comparison
             if (!st)
@@ -131,14 +136,13 @@ int main(int argc, char **argv) {
         if (root) {
             printf("%-8s %12.0f %12.0f %6.2f %13.0f %10.2f %10.2f %8.2f %13.4f\n", cn, bytes,
                    model_b, model_b > 0 ? bytes / model_b : 0.0, bytes_stateless, best_c * 1e3,
-                   best_t * 1e3,
-                   best_c > 0 ? bytes / best_c / 1e9 : 0.0, model_ms);
+                   best_t * 1e3, best_c > 0 ? bytes / best_c / 1e9 : 0.0, model_ms);
             jl += (size_t)snprintf(json + jl, sizeof json - jl,
                                    "%s{\"config\":\"%s\",\"bytes\":%.0f,\"model_bytes\":%.0f,"
                                    "\"stateless_bytes\":%.0f,\"comm_ms\":%.3f,\"total_ms\":%.3f,"
                                    "\"model_comm_ms\":%.4f}",
-                                   ci ? "," : "", cn, bytes, model_b, bytes_stateless,
-                                   best_c * 1e3, best_t * 1e3, model_ms);
+                                   ci ? "," : "", cn, bytes, model_b, bytes_stateless, best_c * 1e3,
+                                   best_t * 1e3, model_ms);
         }
         free(b);
         zg_engine_free(e);

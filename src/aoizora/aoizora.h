@@ -5,7 +5,8 @@
 // placement-oblivious price keeps the top K -> lowering to the per-device program -> evidence
 // (placement-free: compute ops and collectives over LOGICAL ids; also read from XLA HLO text)
 // -> placement search, every placement priced from the evidence with the link-level network
-// model (topo/network.h) -> plan, with expert and Alpa-style baselines priced the same way.
+// model (topo/network.h) -> plan, with expert and Alpa-style (exact per-op ILP, autoshard.c)
+// baselines priced the same way; the ILP's sharding is also placed by the search.
 // All latencies are model predictions (see docs/aoizora.md for what calibration needs).
 #ifndef ZG_AOIZORA_H
 #define ZG_AOIZORA_H
@@ -97,8 +98,9 @@ typedef struct zg_aoi_pattern_cost {
 zg_status zg_aoi_pattern_costs(const zg_aoi_evidence *ev, const zg_net *net,
                                const int32_t *perm, zg_aoi_pattern_cost *out, zg_error *err);
 // Placement-oblivious alpha-beta costs per pattern: alpha per step + (n-1)/n-style byte terms
-// over one link's bandwidth (stage 1). xla_style = 1 uses XLA auto-sharding's formulas
-// (all-to-all with its n/2 factor) for the Alpa-style baseline.
+// over one link's bandwidth (stage 1 uses xla_style = 0). xla_style = 1 prices all-to-all with
+// XLA auto-sharding's n/2 factor (kept for comparisons; the Alpa-style baseline is the ILP in
+// autoshard.c, which applies XLA's formulas per op).
 void zg_aoi_pattern_costs_logical(const zg_aoi_evidence *ev, const zg_net *net, int xla_style,
                                   zg_aoi_pattern_cost *out);
 // Schedule walk (one compute stream, one communication stream; a collective may overlap the

@@ -447,7 +447,7 @@ zg_status zg_aoi_as_lower(const zg_aoi_as_problem *p, const zg_aoi_as_solution *
     ev->n_axes = 2;
     for (int d = 0; d < 2; d++) {
         ev->mesh_shape[d] = p->mesh[d];
-        snprintf(ev->axis_names[d], sizeof ev->axis_names[d], "m%d", d);
+        snprintf(ev->axis_names[d], sizeof ev->axis_names[d], "%s", d ? "m1" : "m0");
     }
     ev->peak_mem_bytes = sol->mem;
     as_emit e = {p, ev, 0, err, ZG_OK, {0}};

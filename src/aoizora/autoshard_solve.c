@@ -373,8 +373,10 @@ zg_status zg_aoi_as_solve_cbc(const zg_aoi_as_problem *p, zg_aoi_as_solution *so
             for (int k = 0; k < p->blocks[b].ops[j].n_strat && n < q.rcap; k++)
                 q.ri[n] = col0[b][j] + k, q.rv[n++] = p->blocks[b].ops[j].s[k].mem / 1073741824.0;
     Cbc_addRow(q.m, "mem", n, q.ri, q.rv, 'L', (p->mem_cap - p->mem_fixed) / 1073741824.0);
-    if (getenv("ZG_CBC_P1")) Cbc_setParameter(q.m, getenv("ZG_CBC_P1"), getenv("ZG_CBC_V1"));
-    if (getenv("ZG_CBC_P2")) Cbc_setParameter(q.m, getenv("ZG_CBC_P2"), getenv("ZG_CBC_V2"));
+    // primal heuristics and cut generation cost more than they save on these small ILPs
+    // (measured: 14B on v5e-4 3.8 s -> 0.7 s CPU); the search still proves optimality
+    Cbc_setParameter(q.m, "heuristics", "off");
+    Cbc_setParameter(q.m, "cuts", "off");
     if (isfinite(p->cutoff_s)) Cbc_setCutoff(q.m, p->cutoff_s * 1e6 * (1 + 1e-9));
     Cbc_solve(q.m);
     zg_status st = ZG_OK;

@@ -1,7 +1,8 @@
 // planner.c — the two-stage planner: stage 1 prices every legal candidate placement-
 // obliviously and keeps the top K; stage 2 lowers each survivor once and searches placements
-// priced from its evidence. Baselines (expert configurations in the default device order, and
-// an Alpa-style logical search) are priced with the same network model.
+// priced from its evidence. Baselines (expert configurations and the Alpa-style per-op ILP,
+// both in the default device order) are priced with the same network model; the ILP's
+// sharding is also a stage-2 survivor, so AoiZora can place it.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,7 +167,7 @@ static zg_status ilp_stage(const zg_aoi_graph *g, const zg_net *net, const zg_ao
                 plan->n_axes = 2;
                 for (int d = 0; d < 2; d++) {
                     plan->mesh_shape[d] = as.mesh[d];
-                    snprintf(plan->axis_names[d], sizeof plan->axis_names[d], "m%d", d);
+                    snprintf(plan->axis_names[d], sizeof plan->axis_names[d], "%s", d ? "m1" : "m0");
                 }
                 plan->mem_bytes = as.sol.mem;
             } else {

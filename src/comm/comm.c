@@ -12,7 +12,9 @@ void zg_comm_free(zg_comm *c) {
     if (c) c->vt = NULL;
 }
 
-const char *zg_comm_backend_name(const zg_comm *c) { return c && c->vt ? c->vt->name : "none"; }
+const char *zg_comm_backend_name(const zg_comm *c) {
+    return c && c->vt ? c->vt->name : "none";
+}
 
 zg_status zg_comm_init_auto(zg_comm *c, int *argc, char ***argv, zg_error *err) {
     const char *force = getenv("ZG_COMM");
@@ -42,7 +44,9 @@ zg_status zg_comm_waitall(zg_comm *c, int32_t n, zg_comm_req *reqs, zg_error *er
     return n > 0 ? c->vt->waitall(c, n, reqs, err) : ZG_OK;
 }
 
-zg_status zg_comm_barrier(zg_comm *c, zg_error *err) { return c->vt->barrier(c, err); }
+zg_status zg_comm_barrier(zg_comm *c, zg_error *err) {
+    return c->vt->barrier(c, err);
+}
 
 int32_t zg_comm_rank_index(const int32_t *ranks, int32_t n, int32_t rank) {
     for (int32_t i = 0; i < n; i++)
@@ -56,8 +60,8 @@ zg_status zg_comm_check_ranks(const zg_comm *c, const int32_t *ranks, int32_t n,
     for (int32_t i = 0; i < n; i++) {
         if (ranks[i] < 0 || ranks[i] >= c->size)
             return zg_error_set(err, ZG_ERR_INVALID,
-                                "comm: rank list entry %d is rank %d, outside [0, %d)", i,
-                                ranks[i], c->size);
+                                "comm: rank list entry %d is rank %d, outside [0, %d)", i, ranks[i],
+                                c->size);
         for (int32_t j = 0; j < i; j++)
             if (ranks[j] == ranks[i])
                 return zg_error_set(err, ZG_ERR_INVALID,
@@ -74,7 +78,8 @@ zg_status zg_comm_check_ranks(const zg_comm *c, const int32_t *ranks, int32_t n,
 zg_status zg_comm_world_ranks(const zg_comm *c, int32_t **ranks, zg_error *err) {
     *ranks = zg_calloc((size_t)c->size, sizeof(int32_t), err);
     if (!*ranks) return err ? err->status : ZG_ERR_NOMEM;
-    for (int32_t i = 0; i < c->size; i++) (*ranks)[i] = i;
+    for (int32_t i = 0; i < c->size; i++)
+        (*ranks)[i] = i;
     return ZG_OK;
 }
 
@@ -99,8 +104,8 @@ zg_status zg_comm_alltoallv(zg_comm *c, const int32_t *ranks, int32_t n, const v
                                &r[nr++], err);
     for (int32_t j = 0; j < n && !st; j++)
         if (j != me && send_counts[j] > 0)
-            st = zg_comm_isend(c, (const char *)sendbuf + send_displs[j], send_counts[j],
-                               ranks[j], tag, &r[nr++], err);
+            st = zg_comm_isend(c, (const char *)sendbuf + send_displs[j], send_counts[j], ranks[j],
+                               tag, &r[nr++], err);
     if (!st && send_counts[me] != recv_counts[me])
         st = zg_error_set(err, ZG_ERR_INVALID,
                           "comm alltoallv: self block sends %zu bytes but receives %zu",
@@ -116,8 +121,8 @@ zg_status zg_comm_alltoallv(zg_comm *c, const int32_t *ranks, int32_t n, const v
 }
 
 zg_status zg_comm_allgatherv(zg_comm *c, const int32_t *ranks, int32_t n, const void *sendbuf,
-                             void *recvbuf, const size_t *counts, const size_t *displs,
-                             int32_t tag, zg_error *err) {
+                             void *recvbuf, const size_t *counts, const size_t *displs, int32_t tag,
+                             zg_error *err) {
     zg_status st = zg_comm_check_ranks(c, ranks, n, err);
     if (st) return st;
     int32_t me = zg_comm_rank_index(ranks, n, c->rank);
@@ -131,8 +136,8 @@ zg_status zg_comm_allgatherv(zg_comm *c, const int32_t *ranks, int32_t n, const 
     int32_t nr = 0;
     for (int32_t j = 0; j < n && !st; j++)
         if (j != me && counts[j] > 0)
-            st = zg_comm_irecv(c, (char *)recvbuf + displs[j], counts[j], ranks[j], tag,
-                               &r[nr++], err);
+            st = zg_comm_irecv(c, (char *)recvbuf + displs[j], counts[j], ranks[j], tag, &r[nr++],
+                               err);
     for (int32_t j = 0; j < n && !st; j++)
         if (j != me && counts[me] > 0)
             st = zg_comm_isend(c, own, counts[me], ranks[j], tag, &r[nr++], err);
@@ -143,18 +148,22 @@ zg_status zg_comm_allgatherv(zg_comm *c, const int32_t *ranks, int32_t n, const 
 
 typedef enum { RED_SUM_F32, RED_SUM_F64, RED_MAX_F64 } red_kind;
 
-static size_t red_elem(red_kind k) { return k == RED_SUM_F32 ? sizeof(float) : sizeof(double); }
+static size_t red_elem(red_kind k) {
+    return k == RED_SUM_F32 ? sizeof(float) : sizeof(double);
+}
 
 // acc op= x over cnt elements
 static void red_apply(red_kind k, void *acc, const void *x, size_t cnt) {
     if (k == RED_SUM_F32) {
         float *a = acc;
         const float *b = x;
-        for (size_t i = 0; i < cnt; i++) a[i] += b[i];
+        for (size_t i = 0; i < cnt; i++)
+            a[i] += b[i];
     } else if (k == RED_SUM_F64) {
         double *a = acc;
         const double *b = x;
-        for (size_t i = 0; i < cnt; i++) a[i] += b[i];
+        for (size_t i = 0; i < cnt; i++)
+            a[i] += b[i];
     } else {
         double *a = acc;
         const double *b = x;
@@ -188,8 +197,8 @@ static zg_status reduce_scatter(zg_comm *c, const int32_t *ranks, int32_t n, red
                                err);
     for (int32_t j = 0; j < n && !st; j++)
         if (j != me && counts[j] > 0)
-            st = zg_comm_isend(c, (const char *)sendbuf + displs[j] * es, counts[j] * es,
-                               ranks[j], tag, &r[nr++], err);
+            st = zg_comm_isend(c, (const char *)sendbuf + displs[j] * es, counts[j] * es, ranks[j],
+                               tag, &r[nr++], err);
     zg_status wst = zg_comm_waitall(c, nr, r, st ? NULL : err);
     free(r);
     if (!st) st = wst;
@@ -197,8 +206,10 @@ static zg_status reduce_scatter(zg_comm *c, const int32_t *ranks, int32_t n, red
         const char *own = (const char *)sendbuf + displs[me] * es;
         for (int32_t j = 0; j < n; j++) {
             const char *src = j == me ? own : tmp + (size_t)j * mine * es;
-            if (j == 0) memmove(recvbuf, src, mine * es);
-            else red_apply(kind, recvbuf, src, mine);
+            if (j == 0)
+                memmove(recvbuf, src, mine * es);
+            else
+                red_apply(kind, recvbuf, src, mine);
         }
     }
     free(tmp);
@@ -206,9 +217,8 @@ static zg_status reduce_scatter(zg_comm *c, const int32_t *ranks, int32_t n, red
 }
 
 zg_status zg_comm_reduce_scatterv_f32(zg_comm *c, const int32_t *ranks, int32_t n,
-                                      const float *sendbuf, float *recvbuf,
-                                      const size_t *counts, const size_t *displs, int32_t tag,
-                                      zg_error *err) {
+                                      const float *sendbuf, float *recvbuf, const size_t *counts,
+                                      const size_t *displs, int32_t tag, zg_error *err) {
     return reduce_scatter(c, ranks, n, RED_SUM_F32, sendbuf, recvbuf, counts, displs, tag, err);
 }
 

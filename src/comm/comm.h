@@ -40,7 +40,7 @@ typedef struct zg_comm_vtable {
                        zg_comm_req *req, zg_error *err);
     // Waits for all n requests (entries that were never posted are skipped).
     zg_status (*waitall)(zg_comm *c, int32_t n, zg_comm_req *reqs, zg_error *err);
-    zg_status (*barrier)(zg_comm *c, zg_error *err);  // world barrier
+    zg_status (*barrier)(zg_comm *c, zg_error *err); // world barrier
     void (*free)(zg_comm *c);
 } zg_comm_vtable;
 
@@ -91,15 +91,14 @@ zg_status zg_comm_alltoallv(zg_comm *c, const int32_t *ranks, int32_t n, const v
 // All-gather(v): each position contributes counts[me] bytes from sendbuf; recvbuf receives
 // position j's block at displs[j] (counts[j] bytes). sendbuf may alias recvbuf + displs[me].
 zg_status zg_comm_allgatherv(zg_comm *c, const int32_t *ranks, int32_t n, const void *sendbuf,
-                             void *recvbuf, const size_t *counts, const size_t *displs,
-                             int32_t tag, zg_error *err);
+                             void *recvbuf, const size_t *counts, const size_t *displs, int32_t tag,
+                             zg_error *err);
 // Reduce-scatter (float sum): sendbuf holds n blocks (block j: counts[j] floats at displs[j]);
 // position j receives the sum over all positions of their block j, in recvbuf (counts[me]
 // floats). Summation order is position 0, 1, ..., n-1 (deterministic).
 zg_status zg_comm_reduce_scatterv_f32(zg_comm *c, const int32_t *ranks, int32_t n,
-                                      const float *sendbuf, float *recvbuf,
-                                      const size_t *counts, const size_t *displs, int32_t tag,
-                                      zg_error *err);
+                                      const float *sendbuf, float *recvbuf, const size_t *counts,
+                                      const size_t *displs, int32_t tag, zg_error *err);
 // All-reduce (sum) of `count` floats or doubles in place; reduce-scatter + all-gather, summing
 // in position order, so every member gets the bit-identical result.
 zg_status zg_comm_allreduce_f32(zg_comm *c, const int32_t *ranks, int32_t n, float *buf,

@@ -13,7 +13,7 @@
 #define ZG_MPI_BLOCK ((size_t)1 << 20)
 
 typedef struct mpi_impl {
-    MPI_Datatype block;  // ZG_MPI_BLOCK contiguous bytes
+    MPI_Datatype block; // ZG_MPI_BLOCK contiguous bytes
     int we_initialised;
 } mpi_impl;
 
@@ -109,8 +109,8 @@ static void mpi_free(zg_comm *c) {
     c->impl = NULL;
 }
 
-static const zg_comm_vtable mpi_vt = {"mpi", mpi_isend, mpi_irecv, mpi_waitall, mpi_barrier,
-                                      mpi_free};
+static const zg_comm_vtable mpi_vt = {"mpi",       mpi_isend,   mpi_irecv,
+                                      mpi_waitall, mpi_barrier, mpi_free};
 
 zg_status zg_comm_mpi_init(zg_comm *c, int *argc, char ***argv, zg_error *err) {
     memset(c, 0, sizeof *c);
@@ -140,7 +140,9 @@ zg_status zg_comm_mpi_init(zg_comm *c, int *argc, char ***argv, zg_error *err) {
     return ZG_OK;
 }
 
-int zg_comm_have_mpi(void) { return 1; }
+int zg_comm_have_mpi(void) {
+    return 1;
+}
 
 #else
 
@@ -151,6 +153,8 @@ zg_status zg_comm_mpi_init(zg_comm *c, int *argc, char ***argv, zg_error *err) {
                         "without NO_MPI=1)");
 }
 
-int zg_comm_have_mpi(void) { return 0; }
+int zg_comm_have_mpi(void) {
+    return 0;
+}
 
 #endif

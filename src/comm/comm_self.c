@@ -16,10 +16,10 @@ typedef struct self_msg {
 } self_msg;
 
 typedef struct self_impl {
-    self_msg *q;  // pending (unmatched) posts
+    self_msg *q; // pending (unmatched) posts
     int32_t n, cap;
     int64_t next_id;
-    int64_t *done;  // ids completed but not yet waited
+    int64_t *done; // ids completed but not yet waited
     int32_t n_done, cap_done;
 } self_impl;
 
@@ -87,18 +87,22 @@ static zg_status self_waitall(zg_comm *c, int32_t n, zg_comm_req *reqs, zg_error
         int64_t id = (int64_t)reqs[i].opaque[0];
         if (id == 0) continue;
         int32_t j = 0;
-        while (j < s->n_done && s->done[j] != id) j++;
+        while (j < s->n_done && s->done[j] != id)
+            j++;
         if (j == s->n_done)
             return zg_error_set(err, ZG_ERR_COMM,
                                 "comm self: request %lld has no matching send/receive in this "
-                                "process (would deadlock)", (long long)id);
+                                "process (would deadlock)",
+                                (long long)id);
         s->done[j] = s->done[--s->n_done];
         reqs[i].opaque[0] = 0;
     }
     return ZG_OK;
 }
 
-static zg_status self_barrier(zg_comm *c, zg_error *err) { return ZG_OK; }
+static zg_status self_barrier(zg_comm *c, zg_error *err) {
+    return ZG_OK;
+}
 
 static void self_free(zg_comm *c) {
     self_impl *s = c->impl;
@@ -110,8 +114,8 @@ static void self_free(zg_comm *c) {
     c->impl = NULL;
 }
 
-static const zg_comm_vtable self_vt = {"self", self_isend, self_irecv, self_waitall,
-                                       self_barrier, self_free};
+static const zg_comm_vtable self_vt = {"self",       self_isend,   self_irecv,
+                                       self_waitall, self_barrier, self_free};
 
 zg_status zg_comm_self_init(zg_comm *c, zg_error *err) {
     memset(c, 0, sizeof *c);

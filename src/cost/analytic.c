@@ -242,7 +242,9 @@ static zg_comm_bytes analytic_comm(const zg_pricer *p, const zg_seq *s, zg_confi
     double nloc = ceil(Lp / zg_config_degree(c)), kvb = 2 * d * b, block = nloc * c.q * kvb;
     if (c.h > 1) r.alltoall = nl * (2 + ck) * (c.h - 1.0) / c.h * nloc * 4 * d * b;
     if (c.q > 1) r.allgather = nl * (2 + ck) * (c.q - 1) * nloc * kvb;
-    if (c.k > 1) r.ring = nl * ((1 + ck) * (c.k - 1) * block + (c.k - 1) * 2 * block + block);
+    // k-1 K/V passes per forward (recompute included), k-1 K/V passes plus k-1 partial dK/dV
+    // blocks sent to their owners in backward: 3(k-1) blocks, as the engine moves them
+    if (c.k > 1) r.ring = nl * ((1 + ck) * (c.k - 1) * block + (c.k - 1) * 2 * block);
     return r;
 }
 

@@ -44,9 +44,12 @@ zg_status zg_engine_random_plan(int32_t world, int32_t n_heads, int32_t max_seqs
     snprintf(out->policy, sizeof out->policy, "random");
     for (int32_t i = 0; i < n && !st; i++) {
         zg_config c;
-        if (i == 0 && force_cfg >= 0) c = cfgs[force_cfg % nc];
-        else if (zg_rng_uniform(&rng) < 0.3) c = cfgs[0];  // whole sequences are common
-        else c = cfgs[zg_rng_int(&rng, 0, nc - 1)];
+        if (i == 0 && force_cfg >= 0)
+            c = cfgs[force_cfg % nc];
+        else if (zg_rng_uniform(&rng) < 0.3)
+            c = cfgs[0]; // whole sequences are common
+        else
+            c = cfgs[zg_rng_int(&rng, 0, nc - 1)];
         int32_t deg = zg_config_degree(c);
         int64_t lo = deg, hi = max_tokens > deg ? max_tokens : deg;
         zg_seq s;
@@ -57,7 +60,7 @@ zg_status zg_engine_random_plan(int32_t world, int32_t n_heads, int32_t max_seqs
         int32_t perm[256], ranks[256];
         int64_t lens[256];
         memcpy(perm, avail, (size_t)n_avail * sizeof(int32_t));
-        for (int32_t a = n_avail - 1; a > 0; a--) {  // Fisher-Yates
+        for (int32_t a = n_avail - 1; a > 0; a--) { // Fisher-Yates
             int32_t b = (int32_t)zg_rng_int(&rng, 0, a), t = perm[a];
             perm[a] = perm[b];
             perm[b] = t;
@@ -66,7 +69,8 @@ zg_status zg_engine_random_plan(int32_t world, int32_t n_heads, int32_t max_seqs
             ranks[a] = perm[a];
             lens[a] = 1;
         }
-        for (int64_t t = deg; t < s.tokens; t++) lens[zg_rng_int(&rng, 0, deg - 1)]++;
+        for (int64_t t = deg; t < s.tokens; t++)
+            lens[zg_rng_int(&rng, 0, deg - 1)]++;
         st = zg_plan_set_ranks(out, i, &s, i, c, ranks, lens, deg, err);
     }
     return st;
@@ -74,8 +78,11 @@ zg_status zg_engine_random_plan(int32_t world, int32_t n_heads, int32_t max_seqs
 
 float zg_engine_test_value(uint64_t seed, int64_t id, int32_t which, int64_t t, int32_t hd,
                            int32_t d, int32_t n_heads, int32_t head_dim) {
-    uint64_t idx = ((((uint64_t)id * 4 + (uint64_t)which) * 0x100000000ull + (uint64_t)t) *
-                        (uint64_t)n_heads + (uint64_t)hd) * (uint64_t)head_dim + (uint64_t)d;
+    uint64_t idx =
+        ((((uint64_t)id * 4 + (uint64_t)which) * 0x100000000ull + (uint64_t)t) * (uint64_t)n_heads +
+         (uint64_t)hd) *
+            (uint64_t)head_dim +
+        (uint64_t)d;
     uint64_t x = zg_rng_derive(seed, idx);
     return (float)((double)(x >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
 }
@@ -101,7 +108,7 @@ static double rel_err(const float *a, const float *ref, size_t n, double scale) 
     double m = 0;
     for (size_t i = 0; i < n; i++) {
         double d = fabs((double)a[i] - (double)ref[i]);
-        if (!(d <= m)) m = d;  // NaN propagates as +inf-like
+        if (!(d <= m)) m = d; // NaN propagates as +inf-like
     }
     return m / (scale > 1e-30 ? scale : 1e-30);
 }
@@ -110,7 +117,9 @@ typedef struct bufs {
     float *q, *k, *v, *dout, *o, *lse, *dq, *dk, *dv;
 } bufs;
 
-static float *alloc_f(size_t n, zg_error *err) { return zg_calloc(n ? n : 1, sizeof(float), err); }
+static float *alloc_f(size_t n, zg_error *err) {
+    return zg_calloc(n ? n : 1, sizeof(float), err);
+}
 
 // Compares the local rows of item j against the whole-sequence reference.
 static zg_status compare_item(const zg_engine *e, int64_t j, const bufs *b, uint64_t seed,
@@ -144,7 +153,10 @@ static zg_status compare_item(const zg_engine *e, int64_t j, const bufs *b, uint
         double g1 = rel_err(b->dq + loc, dq + off, cnt, gs);
         double g2 = rel_err(b->dk + loc, dk + off, cnt, gs);
         double g3 = rel_err(b->dv + loc, dv + off, cnt, gs);
-        if (getenv("ZG_ENGINE_DEBUG")) fprintf(stderr, "item p%lld pos %d cfg (%d,%d,%d): o %.3g lse %.3g dq %.3g dk %.3g dv %.3g\n", (long long)it->p, it->pos, it->c.q, it->c.h, it->c.k, f1, f2, g1, g2, g3);
+        if (getenv("ZG_ENGINE_DEBUG"))
+            fprintf(stderr,
+                    "item p%lld pos %d cfg (%d,%d,%d): o %.3g lse %.3g dq %.3g dk %.3g dv %.3g\n",
+                    (long long)it->p, it->pos, it->c.q, it->c.h, it->c.k, f1, f2, g1, g2, g3);
         *ef = fmax(*ef, fmax(f1, f2));
         *eb = fmax(*eb, fmax(g1, fmax(g2, g3)));
     }
@@ -155,7 +167,8 @@ static zg_status compare_item(const zg_engine *e, int64_t j, const bufs *b, uint
 // saved: backward from the forward's work space (zg_engine_attn_backward_saved).
 static zg_status run_once(zg_engine *e, bufs *b, int saved, zg_error *err) {
     zg_status st = zg_engine_attn_forward(e, b->q, b->k, b->v, b->o, b->lse, err);
-    if (!st && saved) st = zg_engine_attn_backward_saved(e, b->dout, b->dq, b->dk, b->dv, err);
+    if (!st && saved)
+        st = zg_engine_attn_backward_saved(e, b->dout, b->dq, b->dk, b->dv, err);
     else if (!st)
         st = zg_engine_attn_backward(e, b->q, b->k, b->v, b->o, b->lse, b->dout, b->dq, b->dk,
                                      b->dv, err);
@@ -179,8 +192,8 @@ zg_status zg_engine_check_plan(zg_comm *comm, const zg_plan *plan, zg_attn_shape
     }
     for (int r = 0; r < 2; r++) {
         float *x = m + (size_t)r * (9 * n + nl);
-        b[r] = (bufs){x, x + n, x + 2 * n, x + 3 * n, x + 4 * n, x + 9 * n, x + 5 * n, x + 6 * n,
-                      x + 7 * n};
+        b[r] = (bufs){x,         x + n,     x + 2 * n, x + 3 * n, x + 4 * n,
+                      x + 9 * n, x + 5 * n, x + 6 * n, x + 7 * n};
     }
     for (int64_t j = 0; j < e->n_items; j++) {
         const zg_eitem *it = &e->items[j];
@@ -191,10 +204,10 @@ zg_status zg_engine_check_plan(zg_comm *comm, const zg_plan *plan, zg_attn_shape
             fill(dst, it->tok_off, pl->id, w, s->start, s->end, H, D, data_seed);
         }
     }
-    memcpy(b[1].q, b[0].q, 4 * n * sizeof(float));  // q, k, v, dout are contiguous
+    memcpy(b[1].q, b[0].q, 4 * n * sizeof(float)); // q, k, v, dout are contiguous
     st = run_once(e, &b[0], 0, err);
     res->kernel_calls = e->stats.kernel_calls;
-    if (!st) st = run_once(e, &b[1], 1, err);  // the saved path must give the same bits
+    if (!st) st = run_once(e, &b[1], 1, err); // the saved path must give the same bits
     double ef = 0, eb = 0;
     int ident = memcmp(b[0].o, b[1].o, 5 * n * sizeof(float)) == 0 &&
                 memcmp(b[0].lse, b[1].lse, nl * sizeof(float)) == 0;
@@ -212,8 +225,7 @@ zg_status zg_engine_check_plan(zg_comm *comm, const zg_plan *plan, zg_attn_shape
     zg_engine_free(e);
     if (st) return st;
     if (st2) return st2;
-    if (v[3] != 0)
-        return zg_error_set(err, ZG_ERR_INTERNAL, "check-engine: another rank failed");
+    if (v[3] != 0) return zg_error_set(err, ZG_ERR_INTERNAL, "check-engine: another rank failed");
     res->plans = 1;
     res->max_rel_err_fwd = v[0];
     res->max_rel_err_bwd = v[1];

@@ -15,9 +15,9 @@ int64_t zg_engine_loader_tokens(const zg_engine *e, const int32_t *origin, int32
 }
 
 typedef struct xfer {
-    size_t *sc, *sd, *rc, *rd;  // bytes per world rank
-    int64_t *loff;              // loader-layout row offset per placement (origin == me), else -1
-    int64_t *item;              // my item per placement, else -1
+    size_t *sc, *sd, *rc, *rd; // bytes per world rank
+    int64_t *loff;             // loader-layout row offset per placement (origin == me), else -1
+    int64_t *item;             // my item per placement, else -1
 } xfer;
 
 static void xfer_free(xfer *x) {
@@ -52,7 +52,8 @@ static zg_status xfer_build(zg_engine *e, const int32_t *origin, size_t rb, int 
         if (origin[p] == e->me) lo += plan->p[p].tokens;
         x->item[p] = -1;
     }
-    for (int64_t j = 0; j < e->n_items; j++) x->item[e->items[j].p] = j;
+    for (int64_t j = 0; j < e->n_items; j++)
+        x->item[e->items[j].p] = j;
     // loader side: rows of my sequences going to each shard's rank; plan side: my shards
     size_t *lsend = undo ? x->rc : x->sc, *psend = undo ? x->sc : x->rc;
     for (int64_t p = 0; p < plan->n; p++) {
@@ -109,7 +110,8 @@ static zg_status move(zg_engine *e, const int32_t *origin, int32_t width, int di
         return err ? err->status : ZG_ERR_NOMEM;
     }
     // pack in plan order per destination
-    for (int32_t r = 0; r < P; r++) cur[r] = x.sd[r];
+    for (int32_t r = 0; r < P; r++)
+        cur[r] = x.sd[r];
     for (int64_t p = 0; p < plan->n; p++) {
         const zg_placement *pl = &plan->p[p];
         if (dir == 0 && origin[p] == e->me) {
@@ -130,13 +132,13 @@ static zg_status move(zg_engine *e, const int32_t *origin, int32_t width, int di
     st = zg_comm_world_ranks(e->comm, &world, err);
     uint64_t before = e->comm->bytes_sent;
     if (!st)
-        st = zg_comm_alltoallv(e->comm, world, P, sbuf, x.sc, x.sd, rbuf, x.rc, x.rd, 8 + dir,
-                               err);
+        st = zg_comm_alltoallv(e->comm, world, P, sbuf, x.sc, x.sd, rbuf, x.rc, x.rd, 8 + dir, err);
     e->stats.bytes_dispatch = e->comm->bytes_sent - before;
     e->stats.collectives = 1;
     free(world);
     // unpack in plan order per source
-    for (int32_t r = 0; r < P && !st; r++) cur[r] = x.rd[r];
+    for (int32_t r = 0; r < P && !st; r++)
+        cur[r] = x.rd[r];
     for (int64_t p = 0; p < plan->n && !st; p++) {
         const zg_placement *pl = &plan->p[p];
         if (dir == 0 && x.item[p] >= 0) {

@@ -28,20 +28,20 @@
 #include "plan/plan.h"
 
 typedef struct zg_engine_opts {
-    int32_t coalesce;  // 1 (default): one kernel call per step; 0: one call per sequence shard
-    int32_t use_ref;   // 1: the reference kernels (slow; for checks)
+    int32_t coalesce; // 1 (default): one kernel call per step; 0: one call per sequence shard
+    int32_t use_ref;  // 1: the reference kernels (slow; for checks)
 } zg_engine_opts;
 void zg_engine_opts_default(zg_engine_opts *o);
 
 // Per-call statistics of the last forward/backward/dispatch (this rank).
 typedef struct zg_engine_stats {
-    int64_t kernel_calls;      // attention kernel calls
-    int64_t collectives;       // collectives / ring phases this rank waited on
-    uint64_t bytes_alltoall;   // bytes sent to other ranks, by class
-    uint64_t bytes_allgather;  // all-gather (forward) and reduce-scatter (backward)
+    int64_t kernel_calls;     // attention kernel calls
+    int64_t collectives;      // collectives / ring phases this rank waited on
+    uint64_t bytes_alltoall;  // bytes sent to other ranks, by class
+    uint64_t bytes_allgather; // all-gather (forward) and reduce-scatter (backward)
     uint64_t bytes_ring;
     uint64_t bytes_dispatch;
-    double t_total, t_kernel, t_comm, t_copy;  // seconds
+    double t_total, t_kernel, t_comm, t_copy; // seconds
 } zg_engine_stats;
 
 typedef struct zg_engine zg_engine;
@@ -110,17 +110,17 @@ float zg_engine_test_value(uint64_t seed, int64_t id, int32_t which, int64_t t, 
 
 typedef struct zg_engine_check {
     int64_t plans, passed;
-    double max_rel_err_fwd, max_rel_err_bwd;  // max |dist - ref| / max |ref| (O, LSE per
-                                              // tensor; dQ/dK/dV over the sequence's grads)
-    int64_t bit_identical;                    // 1: a repeated run gave identical bits
+    double max_rel_err_fwd, max_rel_err_bwd; // max |dist - ref| / max |ref| (O, LSE per
+                                             // tensor; dQ/dK/dV over the sequence's grads)
+    int64_t bit_identical;                   // 1: a repeated run gave identical bits
     int64_t tokens, kernel_calls;
 } zg_engine_check;
 
 // Runs one plan distributed (forward + backward on deterministic data, twice: stateless
 // backward, then backward_saved, which must give identical bits) and compares every local
-// output with the single-process reference (zg_attn_*_ref on each whole sequence). Collective over the world. Results are world-reduced
-// (every rank gets the same numbers). tol: relative error above which the plan fails.
-// opts: NULL = defaults (fast kernels, coalesced).
+// output with the single-process reference (zg_attn_*_ref on each whole sequence). Collective over
+// the world. Results are world-reduced (every rank gets the same numbers). tol: relative error
+// above which the plan fails. opts: NULL = defaults (fast kernels, coalesced).
 zg_status zg_engine_check_plan(zg_comm *comm, const zg_plan *plan, zg_attn_shape shape,
                                const zg_engine_opts *opts, uint64_t data_seed, double tol,
                                zg_engine_check *res, zg_error *err);

@@ -13,10 +13,20 @@
 
 #include "engine/engine_internal.h"
 
-enum { TAG_U_FWD = 1, TAG_G_FWD = 2, TAG_U_INV = 3, TAG_U_BWD = 4, TAG_G_BWD = 5,
-       TAG_G_RED = 6, TAG_U_DINV = 7, TAG_RING = 100 };
+enum {
+    TAG_U_FWD = 1,
+    TAG_G_FWD = 2,
+    TAG_U_INV = 3,
+    TAG_U_BWD = 4,
+    TAG_G_BWD = 5,
+    TAG_G_RED = 6,
+    TAG_U_DINV = 7,
+    TAG_RING = 100
+};
 
-static int32_t ring_tag(int32_t s, int kind) { return TAG_RING + 4 * (s % 64) + kind; }
+static int32_t ring_tag(int32_t s, int kind) {
+    return TAG_RING + 4 * (s % 64) + kind;
+}
 
 static inline int64_t roff(const zg_engine *e, int32_t s, int64_t j) {
     return e->roff[(size_t)s * (size_t)e->n_items + (size_t)j];
@@ -51,8 +61,8 @@ static zg_status build_slices(zg_engine *e, int32_t s, int32_t *n_out, zg_error 
         int64_t kb = s == 0 ? it->kvrow : roff(e, s, j);
         for (int32_t jj = 0; jj < it->hs; jj++, x++) {
             e->slice_item[x] = j;
-            e->slices[x] = (zg_attn_slice){it->qrow + (int64_t)jj * it->lq, it->lq,
-                                           kb + (int64_t)jj * kl, kl};
+            e->slices[x] =
+                (zg_attn_slice){it->qrow + (int64_t)jj * it->lq, it->lq, kb + (int64_t)jj * kl, kl};
         }
     }
     *n_out = (int32_t)n;
@@ -70,14 +80,15 @@ static zg_attn_shape work_shape(const zg_engine *e) {
 // a call costs what a standalone per-sequence call would.
 typedef struct kargs {
     const float *k, *v;
-    float *o, *lse;     // forward outputs (or backward's O/LSE inputs, read only)
-    float *dk, *dv;     // backward
+    float *o, *lse; // forward outputs (or backward's O/LSE inputs, read only)
+    float *dk, *dv; // backward
 } kargs;
 
 static int32_t group_end(const zg_engine *e, int32_t a, int32_t ns) {
     if (e->opts.coalesce) return ns;
     int32_t b = a + 1;
-    while (b < ns && e->slice_item[b] == e->slice_item[a]) b++;
+    while (b < ns && e->slice_item[b] == e->slice_item[a])
+        b++;
     return b;
 }
 
@@ -91,7 +102,7 @@ static zg_status run_kernel(zg_engine *e, int bwd, int32_t ns, const kargs *ka, 
         int32_t b = group_end(e, a, ns);
         const zg_attn_slice *sl = e->slices + a;
         int64_t q0 = 0, k0 = 0;
-        if (!e->opts.coalesce && b - a <= 4096) {  // rebase to the item's rows
+        if (!e->opts.coalesce && b - a <= 4096) { // rebase to the item's rows
             q0 = sl[0].q_start;
             k0 = sl[0].k_start;
             for (int32_t i = 0; i < b - a; i++) {
@@ -105,16 +116,15 @@ static zg_status run_kernel(zg_engine *e, int bwd, int32_t ns, const kargs *ka, 
         }
         size_t qo = (size_t)q0 * D, ko = (size_t)k0 * D;
         if (!bwd)
-            st = e->opts.use_ref
-                     ? zg_attn_forward_ref(sl, b - a, sh, e->qw + qo, ka->k + ko, ka->v + ko,
-                                           ka->o + qo, ka->lse + q0, err)
-                     : zg_attn_forward(sl, b - a, sh, e->qw + qo, ka->k + ko, ka->v + ko,
-                                       ka->o + qo, ka->lse + q0, err);
+            st = e->opts.use_ref ? zg_attn_forward_ref(sl, b - a, sh, e->qw + qo, ka->k + ko,
+                                                       ka->v + ko, ka->o + qo, ka->lse + q0, err)
+                                 : zg_attn_forward(sl, b - a, sh, e->qw + qo, ka->k + ko,
+                                                   ka->v + ko, ka->o + qo, ka->lse + q0, err);
         else
             st = e->opts.use_ref
                      ? zg_attn_backward_ref(sl, b - a, sh, e->qw + qo, ka->k + ko, ka->v + ko,
-                                            e->ow + qo, e->lsew + q0, e->dow + qo,
-                                            e->dqw + qo, ka->dk + ko, ka->dv + ko, err)
+                                            e->ow + qo, e->lsew + q0, e->dow + qo, e->dqw + qo,
+                                            ka->dk + ko, ka->dv + ko, err)
                      : zg_attn_backward(sl, b - a, sh, e->qw + qo, ka->k + ko, ka->v + ko,
                                         e->ow + qo, e->lsew + q0, e->dow + qo, e->dqw + qo,
                                         ka->dk + ko, ka->dv + ko, err);
@@ -203,8 +213,7 @@ static zg_status post_acc(zg_engine *e, reqs *q, int32_t s, int recv, zg_error *
         int32_t peer = recv ? it->prev : it->next;
         st = post(e, q, !recv, e->rdk[ss % 2] + (size_t)ro * D, rr, peer, ring_tag(s, 2), err);
         if (!st)
-            st = post(e, q, !recv, e->rdv[ss % 2] + (size_t)ro * D, rr, peer, ring_tag(s, 3),
-                      err);
+            st = post(e, q, !recv, e->rdv[ss % 2] + (size_t)ro * D, rr, peer, ring_tag(s, 3), err);
     }
     return st;
 }
@@ -221,7 +230,7 @@ static zg_status begin(zg_engine *e, reqs *q, zg_error *err) {
 }
 
 static zg_status finish(zg_engine *e, reqs *q, zg_status st, zg_error *err) {
-    if (st && q->r && q->n) zg_comm_waitall(e->comm, q->n, q->r, NULL);  // drain on error
+    if (st && q->r && q->n) zg_comm_waitall(e->comm, q->n, q->r, NULL); // drain on error
     free(q->r);
     e->stats.t_total = zg_time_now() - e->stats.t_total;
     return st;
@@ -267,9 +276,9 @@ zg_status zg_engine_attn_forward(zg_engine *e, const float *q, const float *k, c
 
 // saved: the work space still holds the last forward's Q, K/V blocks, O and LSE, so only dO
 // travels in (Ulysses) and no all-gather is repeated.
-static zg_status backward(zg_engine *e, int saved, const float *q, const float *k,
-                          const float *v, const float *o, const float *lse, const float *dout,
-                          float *dq, float *dk, float *dv, zg_error *err) {
+static zg_status backward(zg_engine *e, int saved, const float *q, const float *k, const float *v,
+                          const float *o, const float *lse, const float *dout, float *dq, float *dk,
+                          float *dv, zg_error *err) {
     reqs rq = {0};
     zg_status st = begin(e, &rq, err);
     if (st) return finish(e, &rq, st, err);
@@ -303,8 +312,7 @@ static zg_status backward(zg_engine *e, int saved, const float *q, const float *
             }
             st = build_slices(e, s, &ns, err);
             if (!st && ns)
-                st = run_bwd(e, ns, e->rk[s % 2], e->rv[s % 2], e->rdk[s % 2], e->rdv[s % 2],
-                             err);
+                st = run_bwd(e, ns, e->rk[s % 2], e->rv[s % 2], e->rdk[s % 2], e->rdv[s % 2], err);
             if (!st && s + 1 <= e->k_max) st = post_acc(e, &rq, s + 1, 0, err);
         }
         // accumulators that came home in phase s (items with k == s)
@@ -323,9 +331,8 @@ static zg_status backward(zg_engine *e, int saved, const float *q, const float *
     }
     for (int32_t b = 0; b < e->n_gb && !st; b++)
         st = zg_eng_g_reduce(e, &e->gb[b], e->dkw, e->dvw, TAG_G_RED, err);
-    zg_efield out[3] = {{dq, e->dqw, (int32_t)D, 0},
-                        {dk, e->dkw, (int32_t)D, 1},
-                        {dv, e->dvw, (int32_t)D, 1}};
+    zg_efield out[3] = {
+        {dq, e->dqw, (int32_t)D, 0}, {dk, e->dkw, (int32_t)D, 1}, {dv, e->dvw, (int32_t)D, 1}};
     for (int32_t b = 0; b < e->n_ub && !st; b++)
         st = zg_eng_u_exchange(e, &e->ub[b], out, 3, 1, TAG_U_DINV, err);
     e->fwd_valid = 0;

@@ -22,29 +22,30 @@ int64_t zg_eng_group_start(const zg_placement *pl, int32_t g) {
 
 int64_t zg_eng_block_len(const zg_placement *pl, int32_t b) {
     int64_t n = 0;
-    for (int32_t j = 0; j < pl->config.q; j++) n += zg_eng_group_len(pl, j * pl->config.k + b);
+    for (int32_t j = 0; j < pl->config.q; j++)
+        n += zg_eng_group_len(pl, j * pl->config.k + b);
     return n;
 }
 
 int64_t zg_eng_section_off(const zg_placement *pl, int32_t b, int32_t j) {
     int64_t n = 0;
-    for (int32_t i = 0; i < j; i++) n += zg_eng_group_len(pl, i * pl->config.k + b);
+    for (int32_t i = 0; i < j; i++)
+        n += zg_eng_group_len(pl, i * pl->config.k + b);
     return n;
 }
 
-static zg_status check_placement(const zg_plan *plan, int64_t i, int32_t n_heads,
-                                 zg_error *err) {
+static zg_status check_placement(const zg_plan *plan, int64_t i, int32_t n_heads, zg_error *err) {
     const zg_placement *pl = &plan->p[i];
     zg_config c = pl->config;
     long long id = (long long)pl->id;
     if (c.q < 1 || c.h < 1 || c.k < 1)
         return zg_error_set(err, ZG_ERR_INVALID,
-                            "engine: sequence %lld has config (%d,%d,%d); factors must be >= 1",
-                            id, c.q, c.h, c.k);
+                            "engine: sequence %lld has config (%d,%d,%d); factors must be >= 1", id,
+                            c.q, c.h, c.k);
     if (n_heads % c.h != 0)
         return zg_error_set(err, ZG_ERR_INVALID,
-                            "engine: sequence %lld: Ulysses degree %d does not divide %d heads",
-                            id, c.h, n_heads);
+                            "engine: sequence %lld: Ulysses degree %d does not divide %d heads", id,
+                            c.h, n_heads);
     if (pl->n_ranks != zg_config_degree(c) || !pl->ranks || !pl->shards)
         return zg_error_set(err, ZG_ERR_INVALID,
                             "engine: sequence %lld has %d ranks for config (%d,%d,%d) of degree "
@@ -55,12 +56,12 @@ static zg_status check_placement(const zg_plan *plan, int64_t i, int32_t n_heads
         int32_t rk = pl->ranks[r];
         if (rk < 0 || rk >= plan->world_size)
             return zg_error_set(err, ZG_ERR_INVALID,
-                                "engine: sequence %lld position %d is rank %d, outside [0, %d)",
-                                id, r, rk, plan->world_size);
+                                "engine: sequence %lld position %d is rank %d, outside [0, %d)", id,
+                                r, rk, plan->world_size);
         for (int32_t j = 0; j < r; j++)
             if (pl->ranks[j] == rk)
-                return zg_error_set(err, ZG_ERR_INVALID,
-                                    "engine: sequence %lld uses rank %d twice", id, rk);
+                return zg_error_set(err, ZG_ERR_INVALID, "engine: sequence %lld uses rank %d twice",
+                                    id, rk);
         const zg_shard *s = &pl->shards[r];
         if (s->rank != rk || s->start != at || s->end <= s->start)
             return zg_error_set(err, ZG_ERR_INVALID,
@@ -78,8 +79,8 @@ static zg_status check_placement(const zg_plan *plan, int64_t i, int32_t n_heads
 }
 
 // Finds or appends the batch with this rank list; adds item `it`.
-static zg_status batch_add(zg_ebatch **bs, int32_t *nb, const int32_t *ranks, int32_t n,
-                           int32_t me, int64_t p, int32_t g, int64_t it, zg_error *err) {
+static zg_status batch_add(zg_ebatch **bs, int32_t *nb, const int32_t *ranks, int32_t n, int32_t me,
+                           int64_t p, int32_t g, int64_t it, zg_error *err) {
     zg_ebatch *b = NULL;
     for (int32_t i = 0; i < *nb && !b; i++)
         if ((*bs)[i].n == n && memcmp((*bs)[i].ranks, ranks, (size_t)n * sizeof(int32_t)) == 0)
@@ -145,7 +146,6 @@ static zg_status build_items(zg_engine *e, zg_error *err) {
         int32_t g = pos / c.h;
         it->g_start = zg_eng_group_start(pl, g);
         it->lq = zg_eng_group_len(pl, g);
-        it->qrow = qrow;
         it->lkv = zg_eng_block_len(pl, it->ik);
         it->kvrow = kvrow;
         it->secoff = zg_eng_section_off(pl, it->ik, it->iq);
@@ -159,10 +159,18 @@ static zg_status build_items(zg_engine *e, zg_error *err) {
         e->item_p[x] = i;
         e->item_shard[x] = pl->shards[pos];
         at += it->cl;
-        qrow += (int64_t)it->hs * it->lq;
         kvrow += (int64_t)it->hs * it->lkv;
         x++;
     }
+    // Query rows: ring items first, by descending k (plan order among equals), so the rows a
+    // ring step touches (items with k > s) are a prefix of the work space and a step's kernel
+    // call spans only them; then everything else.
+    for (int32_t kk = e->k_max; kk >= 1; kk--)
+        for (int64_t j = 0; j < n; j++)
+            if (e->items[j].c.k == kk) {
+                e->items[j].qrow = qrow;
+                qrow += (int64_t)e->items[j].hs * e->items[j].lq;
+            }
     e->t_local = at;
     e->q_rows = qrow;
     e->kv_rows = kvrow;
@@ -176,8 +184,8 @@ static zg_status build_items(zg_engine *e, zg_error *err) {
             const zg_eitem *it = &e->items[j];
             e->roff[(size_t)s * (size_t)n + (size_t)j] = off;
             if (it->c.k > 1)
-                off += (int64_t)it->hs *
-                       zg_eng_block_len(&plan->p[it->p], zg_eng_ring_block(it, s));
+                off +=
+                    (int64_t)it->hs * zg_eng_block_len(&plan->p[it->p], zg_eng_ring_block(it, s));
         }
         if (off > e->ring_rows) e->ring_rows = off;
     }
@@ -190,8 +198,8 @@ static zg_status build_batches(zg_engine *e, zg_error *err) {
         const zg_eitem *it = &e->items[j];
         const zg_placement *pl = &e->plan->p[it->p];
         int32_t g = it->pos / it->c.h;
-        zg_status st = batch_add(&e->ub, &e->n_ub, pl->ranks + (size_t)g * it->c.h, it->c.h,
-                                 it->ih, it->p, g, j, err);
+        zg_status st = batch_add(&e->ub, &e->n_ub, pl->ranks + (size_t)g * it->c.h, it->c.h, it->ih,
+                                 it->p, g, j, err);
         if (st) return st;
         if (it->c.q > 1) {
             if (it->c.q > 1024)
@@ -231,8 +239,10 @@ zg_status zg_engine_init(zg_engine **out, zg_comm *comm, const zg_plan *plan, zg
     e->comm = comm;
     e->plan = plan;
     e->shape = shape;
-    if (opts) e->opts = *opts;
-    else zg_engine_opts_default(&e->opts);
+    if (opts)
+        e->opts = *opts;
+    else
+        zg_engine_opts_default(&e->opts);
     e->me = comm->rank;
     zg_status st = build_items(e, err);
     if (!st) st = build_batches(e, err);
@@ -268,7 +278,9 @@ void zg_engine_free(zg_engine *e) {
     free(e);
 }
 
-int64_t zg_engine_local_tokens(const zg_engine *e) { return e->t_local; }
+int64_t zg_engine_local_tokens(const zg_engine *e) {
+    return e->t_local;
+}
 
 void zg_engine_local_shards(const zg_engine *e, int64_t *n, const int64_t **placement,
                             const zg_shard **shards) {
@@ -277,7 +289,9 @@ void zg_engine_local_shards(const zg_engine *e, int64_t *n, const int64_t **plac
     *shards = e->item_shard;
 }
 
-const zg_engine_stats *zg_engine_last_stats(const zg_engine *e) { return &e->stats; }
+const zg_engine_stats *zg_engine_last_stats(const zg_engine *e) {
+    return &e->stats;
+}
 
 void *zg_eng_scratch(zg_engine *e, int which, size_t bytes, zg_error *err) {
     if (bytes > e->scratch_cap[which] || !e->scratch[which]) {
@@ -296,22 +310,37 @@ zg_status zg_eng_alloc_work(zg_engine *e, int backward, zg_error *err) {
     e->mem = zg_calloc(total, sizeof(float), err);
     if (!e->mem) return err ? err->status : ZG_ERR_NOMEM;
     float *m = e->mem;
-    e->qw = m; m += qr * D;
-    e->ow = m; m += qr * D;
-    e->otmp = m; m += qr * D;
-    e->dow = m; m += qr * D;
-    e->dqw = m; m += qr * D;
-    e->lsew = m; m += qr;
-    e->lsetmp = m; m += qr;
-    e->kw = m; m += kr * D;
-    e->vw = m; m += kr * D;
-    e->dkw = m; m += kr * D;
-    e->dvw = m; m += kr * D;
+    e->qw = m;
+    m += qr * D;
+    e->ow = m;
+    m += qr * D;
+    e->otmp = m;
+    m += qr * D;
+    e->dow = m;
+    m += qr * D;
+    e->dqw = m;
+    m += qr * D;
+    e->lsew = m;
+    m += qr;
+    e->lsetmp = m;
+    m += qr;
+    e->kw = m;
+    m += kr * D;
+    e->vw = m;
+    m += kr * D;
+    e->dkw = m;
+    m += kr * D;
+    e->dvw = m;
+    m += kr * D;
     for (int i = 0; i < 2; i++) {
-        e->rk[i] = m; m += rr * D;
-        e->rv[i] = m; m += rr * D;
-        e->rdk[i] = m; m += rr * D;
-        e->rdv[i] = m; m += rr * D;
+        e->rk[i] = m;
+        m += rr * D;
+        e->rv[i] = m;
+        m += rr * D;
+        e->rdk[i] = m;
+        m += rr * D;
+        e->rdv[i] = m;
+        m += rr * D;
     }
     (void)backward;
     return ZG_OK;

@@ -8,30 +8,30 @@
 typedef struct zg_eitem {
     int64_t p;
     zg_config c;
-    int32_t pos, iq, ik, ih, hs;  // hs = H / h heads served here
-    int64_t tok_off, cl;          // plan-layout row offset and length of my chunk
-    int64_t g_start, lq;          // my Ulysses group's tokens [g_start, g_start + lq)
-    int64_t qrow;                 // work rows [qrow, qrow + hs*lq): (head, token) of my group
-    int64_t lkv, kvrow, secoff;   // my K/V block (all-gather of q groups): hs*lkv rows at kvrow,
-                                  // my group's section starts secoff tokens into each head
-    int32_t next, prev;           // ring neighbours (world ranks), k > 1
+    int32_t pos, iq, ik, ih, hs; // hs = H / h heads served here
+    int64_t tok_off, cl;         // plan-layout row offset and length of my chunk
+    int64_t g_start, lq;         // my Ulysses group's tokens [g_start, g_start + lq)
+    int64_t qrow;                // work rows [qrow, qrow + hs*lq): (head, token) of my group
+    int64_t lkv, kvrow, secoff;  // my K/V block (all-gather of q groups): hs*lkv rows at kvrow,
+                                 // my group's section starts secoff tokens into each head
+    int32_t next, prev;          // ring neighbours (world ranks), k > 1
 } zg_eitem;
 
 // A collective over one rank list serving several items (coalesced by identical rank list).
 typedef struct zg_ebatch {
-    int32_t n;             // members
-    const int32_t *ranks;  // n world ranks (points into the plan)
-    int32_t me;            // my position
-    int64_t key_p;         // first placement (ordering)
-    int32_t key_g;         // group index in that placement (ordering)
+    int32_t n;            // members
+    const int32_t *ranks; // n world ranks (points into the plan)
+    int32_t me;           // my position
+    int64_t key_p;        // first placement (ordering)
+    int32_t key_g;        // group index in that placement (ordering)
     int32_t n_items;
-    int64_t *items;        // indices into e->items, ascending
+    int64_t *items; // indices into e->items, ascending
 } zg_ebatch;
 
 struct zg_engine {
     zg_comm *comm;
     const zg_plan *plan;
-    zg_attn_shape shape;  // user shape (H heads of D)
+    zg_attn_shape shape; // user shape (H heads of D)
     zg_engine_opts opts;
     int32_t me;
     int64_t n_items;
@@ -39,24 +39,24 @@ struct zg_engine {
     int64_t *item_p;      // placement index per item (for zg_engine_local_shards)
     zg_shard *item_shard; // my shard per item
     int64_t t_local, q_rows, kv_rows;
-    int32_t k_max;        // largest ring degree among my items (1 if none)
-    int64_t *roff;        // (k_max + 1) x n_items ring-buffer row offsets per step
-    int64_t ring_rows;    // max rows of one ring buffer over steps
-    zg_ebatch *ub;        // Ulysses (and local h = 1) exchanges, in global order
+    int32_t k_max;     // largest ring degree among my items (1 if none)
+    int64_t *roff;     // (k_max + 1) x n_items ring-buffer row offsets per step
+    int64_t ring_rows; // max rows of one ring buffer over steps
+    zg_ebatch *ub;     // Ulysses (and local h = 1) exchanges, in global order
     int32_t n_ub;
-    zg_ebatch *gb;        // all-gather groups (q > 1), in global order
+    zg_ebatch *gb; // all-gather groups (q > 1), in global order
     int32_t n_gb;
     // work space (allocated on first use)
     float *mem;
     float *qw, *kw, *vw, *ow, *lsew, *dow, *dqw, *dkw, *dvw, *otmp, *lsetmp;
     float *rk[2], *rv[2], *rdk[2], *rdv[2];
     zg_attn_slice *slices;
-    int64_t *slice_item;  // item of each slice (for one-call-per-sequence mode)
+    int64_t *slice_item; // item of each slice (for one-call-per-sequence mode)
     int64_t cap_slices;
     char *scratch[2];
     size_t scratch_cap[2];
     zg_engine_stats stats;
-    int32_t fwd_valid;  // the work space holds the last forward's Q, K/V, O, LSE
+    int32_t fwd_valid; // the work space holds the last forward's Q, K/V, O, LSE
 };
 
 // Token lengths and offsets inside a placement.
@@ -75,10 +75,10 @@ zg_status zg_eng_alloc_work(zg_engine *e, int backward, zg_error *err);
 
 // A tensor moved between the plan layout and the work space (w floats per (token, head)).
 typedef struct zg_efield {
-    float *tok;   // (T, H, w)
-    float *work;  // (rows, w)
+    float *tok;  // (T, H, w)
+    float *work; // (rows, w)
     int32_t w;
-    int32_t kv;   // 1: K/V-style rows (block layout), 0: query rows
+    int32_t kv; // 1: K/V-style rows (block layout), 0: query rows
 } zg_efield;
 
 // Ulysses exchange of one batch: dir 0 plan layout -> work space, 1 work space -> plan layout.

@@ -50,8 +50,8 @@ static float *pack(const zg_engine *e, const zg_ebatch *b, const zg_efield *f, i
     return dst;
 }
 
-static const float *unpack(const zg_engine *e, const zg_ebatch *b, const zg_efield *f,
-                           int32_t nf, int dir, int32_t j, const float *src) {
+static const float *unpack(const zg_engine *e, const zg_ebatch *b, const zg_efield *f, int32_t nf,
+                           int dir, int32_t j, const float *src) {
     int32_t H = e->shape.n_heads;
     for (int32_t x = 0; x < b->n_items; x++) {
         const zg_eitem *it = &e->items[b->items[x]];
@@ -77,7 +77,8 @@ static const float *unpack(const zg_engine *e, const zg_ebatch *b, const zg_efie
 static size_t count_with(const zg_engine *e, const zg_ebatch *b, const zg_efield *f, int32_t nf,
                          int dir, int sending, int32_t j) {
     size_t W = 0, n = 0;
-    for (int32_t a = 0; a < nf; a++) W += (size_t)f[a].w;
+    for (int32_t a = 0; a < nf; a++)
+        W += (size_t)f[a].w;
     for (int32_t x = 0; x < b->n_items; x++) {
         const zg_eitem *it = &e->items[b->items[x]];
         int64_t off, len;
@@ -106,8 +107,9 @@ zg_status zg_eng_u_exchange(zg_engine *e, const zg_ebatch *b, const zg_efield *f
     double t0 = zg_time_now();
     float *sbuf = zg_eng_scratch(e, 0, so, err);
     if (!sbuf) return err ? err->status : ZG_ERR_NOMEM;
-    for (int32_t j = 0; j < n; j++) pack(e, b, f, nf, dir, j, sbuf + sd[j] / 4);
-    if (n == 1) {  // local (h = 1): no message, unpack the packed block directly
+    for (int32_t j = 0; j < n; j++)
+        pack(e, b, f, nf, dir, j, sbuf + sd[j] / 4);
+    if (n == 1) { // local (h = 1): no message, unpack the packed block directly
         unpack(e, b, f, nf, dir, 0, sbuf);
         e->stats.t_copy += zg_time_now() - t0;
         return ZG_OK;
@@ -121,7 +123,8 @@ zg_status zg_eng_u_exchange(zg_engine *e, const zg_ebatch *b, const zg_efield *f
     e->stats.collectives++;
     double t2 = zg_time_now();
     if (st) return st;
-    for (int32_t j = 0; j < n; j++) unpack(e, b, f, nf, dir, j, rbuf + rd[j] / 4);
+    for (int32_t j = 0; j < n; j++)
+        unpack(e, b, f, nf, dir, j, rbuf + rd[j] / 4);
     e->stats.t_comm += t2 - t1;
     e->stats.t_copy += (t1 - t0) + (zg_time_now() - t2);
     return ZG_OK;
@@ -159,8 +162,10 @@ static void sec_copy(const zg_engine *e, const zg_ebatch *b, int32_t j, float *k
             for (int32_t jj = 0; jj < it->hs; jj++) {
                 float *row = w2[a] + (size_t)(it->kvrow + (int64_t)jj * it->lkv + off) * D;
                 size_t bytes = (size_t)len * D * 4;
-                if (dir == 0) memcpy(buf, row, bytes);
-                else memcpy(row, buf, bytes);
+                if (dir == 0)
+                    memcpy(buf, row, bytes);
+                else
+                    memcpy(row, buf, bytes);
                 buf += (size_t)len * D;
             }
     }
@@ -181,8 +186,8 @@ zg_status zg_eng_g_gather(zg_engine *e, const zg_ebatch *b, float *kw, float *vw
     sec_copy(e, b, b->me, kw, vw, buf + d[b->me] / 4, 0);
     double t1 = zg_time_now();
     uint64_t before = e->comm->bytes_sent;
-    zg_status st = zg_comm_allgatherv(e->comm, b->ranks, n, buf + d[b->me] / 4, buf, c, d, tag,
-                                      err);
+    zg_status st =
+        zg_comm_allgatherv(e->comm, b->ranks, n, buf + d[b->me] / 4, buf, c, d, tag, err);
     e->stats.bytes_allgather += e->comm->bytes_sent - before;
     e->stats.collectives++;
     double t2 = zg_time_now();
@@ -207,7 +212,8 @@ zg_status zg_eng_g_reduce(zg_engine *e, const zg_ebatch *b, float *dkw, float *d
     float *sbuf = zg_eng_scratch(e, 0, tot * 4, err);
     float *rbuf = sbuf ? zg_eng_scratch(e, 1, c[b->me] * 4, err) : NULL;
     if (!sbuf || !rbuf) return err ? err->status : ZG_ERR_NOMEM;
-    for (int32_t j = 0; j < n; j++) sec_copy(e, b, j, dkw, dvw, sbuf + d[j], 0);
+    for (int32_t j = 0; j < n; j++)
+        sec_copy(e, b, j, dkw, dvw, sbuf + d[j], 0);
     double t1 = zg_time_now();
     uint64_t before = e->comm->bytes_sent;
     zg_status st = zg_comm_reduce_scatterv_f32(e->comm, b->ranks, n, sbuf, rbuf, c, d, tag, err);

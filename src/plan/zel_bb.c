@@ -44,10 +44,14 @@ typedef struct bb {
     int64_t nodes, max_nodes;
     double t0, time_limit;
     int stop, oom;
+    double gap;     // phase 1 prunes subtrees whose bound is >= best / (1 + gap)
+    double **sfl;   // per group, per option: min over options j.. of its block of d*min(t, tau*m)
+    double *gfl;    // per group: its least fluid loss over all options
+    double fl_rest; // node_bound: remaining units' least fluid loss, excluding unit u
 } bb;
 
 static double cap_of(const bb *c) {
-    return c->phase == 1 ? c->best->T * (1 - ZEL_REL_TOL) : c->tcap * (1 + 1e-12);
+    return c->phase == 1 ? c->best->T * (1 - c->gap) : c->tcap * (1 + 1e-12);
 }
 // Usable block result e under the current phase.
 static int fits(const bb *c, double e, double lim) { return c->phase == 1 ? e < lim : e <= lim; }
@@ -111,15 +115,20 @@ static int node_bound(bb *c, int64_t u, int32_t gi, int32_t lo) {
     for (int32_t r = 0; r < N; r++)
         if (c->L[r] > lb) lb = c->L[r];
     int64_t klb = 0;
-    double f0 = m->fill_mem > 0 ? zel_fluid_T(m, c->L, c->H, c->scr) : 0;
-    if (f0 > lb) lb = f0;
+    double fl_rem = 0, fl_u = 0;
     if (!fits(c, lb, lim)) return 0;
     for (int32_t g = gi; g < m->n_grps; g++) {
         const zel_grp *G = &m->grps[g];
         int64_t rem = g == gi ? m->unit0[g + 1] - u : G->count;
         int32_t o0 = g == gi ? lo : 0;
-        double best_e = INFINITY, min_area = INFINITY;
+        double best_e = INFINITY, min_area = INFINITY, min_fl = INFINITY;
         int64_t wcap = 0;
+        if (c->gfl && g > gi && c->phase == 1) {
+            // later groups: their static least area / fluid loss (a weaker, cheaper bound)
+            area += (double)rem * G->min_area;
+            if (c->sfl) fl_rem += (double)rem * c->gfl[g];
+            continue;
+        }
         // Per block, options run time-ascending / memory-descending (Pareto): the first one
         // that fits the memory has the block's lowest time and so its lowest e and area.
         for (int32_t bk = 0; bk < G->n_blocks; bk++) {
@@ -136,6 +145,7 @@ static int node_bound(bb *c, int64_t u, int32_t gi, int32_t lo) {
             if (!fits(c, e, lim)) continue;
             if (e < best_e) best_e = e;
             if (o->area < min_area) min_area = o->area;
+            if (c->sfl && c->sfl[g][j] < min_fl) min_fl = c->sfl[g][j];
             if (c->phase == 2 && !o->split && wcap < rem) {
                 // units of this group that rank o->start can still take whole: at most the
                 // room over the block's least time and over its least memory
@@ -150,7 +160,16 @@ static int node_bound(bb *c, int64_t u, int32_t gi, int32_t lo) {
         if (best_e == INFINITY) return 0;
         if (best_e > lb) lb = best_e;
         area += (double)rem * min_area;
+        if (c->sfl) {
+            fl_rem += (double)rem * min_fl;
+            if (g == gi) fl_u = min_fl;
+        }
         if (c->phase == 2 && wcap < rem) klb += rem - wcap;
+    }
+    c->fl_rest = fl_rem - fl_u;
+    if (m->fill_mem > 0) {
+        double f0 = zel_fluid_T_more(m, c->L, c->H, fl_rem);
+        if (f0 > lb) lb = f0;
     }
     if (c->phase == 1) {
         if (area / N > lb) lb = area / N;
@@ -215,7 +234,7 @@ static void node(bb *c, int64_t u) {
             // memory-aware order (and bound): the fluid T once this option is placed
             for (int32_t r = o->start; r < o->start + o->degree; r++)
                 c->L[r] += o->time, c->H[r] += o->mem;
-            double fl = zel_fluid_T(m, c->L, c->H, c->scr);
+            double fl = zel_fluid_T_more(m, c->L, c->H, c->fl_rest);
             for (int32_t r = o->start; r < o->start + o->degree; r++)
                 c->L[r] -= o->time, c->H[r] -= o->mem;
             if (fl > e) e = fl;
@@ -256,6 +275,7 @@ static zg_status run(const zel_model *m, int phase, double tcap, zel_sol *best,
     c.m = m, c.phase = phase, c.tcap = tcap, c.best = best;
     c.max_nodes = lim ? lim->max_nodes : 0;
     c.time_limit = lim ? lim->time_limit_s : 0;
+    c.gap = lim && lim->rel_gap > ZEL_REL_TOL ? lim->rel_gap : ZEL_REL_TOL;
     c.t0 = zg_time_now();
     int64_t maxc = 1;
     for (int32_t i = 0; i < m->n_grps; i++)
@@ -280,7 +300,41 @@ static zg_status run(const zel_model *m, int phase, double tcap, zel_sol *best,
     memcpy(c.L, m->base_load, sizeof(double) * (size_t)N);
     memcpy(c.H, m->base_mem, sizeof(double) * (size_t)N);
     for (int32_t r = 0; r < N; r++) c.sumL += m->base_load[r];
+    double *sfl_buf = NULL;
+    if (m->fill_mem > 0 && m->extra_area > 0) {
+        size_t tot = 0;
+        for (int32_t i = 0; i < m->n_grps; i++) tot += (size_t)m->grps[i].n_opts;
+        c.sfl = malloc(sizeof(double *) * (size_t)(m->n_grps + 1));
+        sfl_buf = malloc(sizeof(double) * (tot + 1));
+        if (!c.sfl || !sfl_buf) {
+            free(c.sfl), free(sfl_buf);
+            c.sfl = NULL, sfl_buf = NULL;  // the bound is optional
+        } else {
+            double tau = m->extra_area / m->fill_mem;
+            double *p = sfl_buf;
+            for (int32_t i = 0; i < m->n_grps; i++) {
+                const zel_grp *G = &m->grps[i];
+                c.sfl[i] = p;
+                for (int32_t bk = 0; bk < G->n_blocks; bk++)
+                    for (int32_t j = G->blk[bk + 1] - 1; j >= G->blk[bk]; j--) {
+                        const zel_opt *o = &G->opts[j];
+                        double v = o->degree * (o->time < tau * o->mem ? o->time : tau * o->mem);
+                        p[j] = j + 1 < G->blk[bk + 1] && p[j + 1] < v ? p[j + 1] : v;
+                    }
+                p += G->n_opts;
+            }
+            c.gfl = malloc(sizeof(double) * (size_t)(m->n_grps + 1));
+            if (c.gfl)
+                for (int32_t i = 0; i < m->n_grps; i++) {
+                    c.gfl[i] = INFINITY;
+                    for (int32_t j = 0; j < m->grps[i].n_opts; j++)
+                        if (c.sfl[i][j] < c.gfl[i]) c.gfl[i] = c.sfl[i][j];
+                }
+            if (!c.gfl) free(c.sfl), free(sfl_buf), c.sfl = NULL, sfl_buf = NULL;
+        }
+    }
     node(&c, 0);
+    free(c.sfl), free(sfl_buf), free(c.gfl);
     free(buf), free(lg), free(c.cur), free(c.tmp), free(c.inv), free(c.cs);
     if (c.oom) return zg_error_set(err, ZG_ERR_NOMEM, "zellige: out of memory in the search");
     if (st) {
@@ -297,7 +351,9 @@ zg_status zel_solve_minmax(const zel_model *m, zel_sol *best, const zel_limits *
     zg_status rc = run(m, 1, 0, best, lim, &s, err);
     if (rc) return rc;
     double root = zel_model_lower_bound(m);
-    s.lb = s.complete ? best->T : root;
+    double gap = lim && lim->rel_gap > ZEL_REL_TOL ? lim->rel_gap : 0;
+    s.lb = s.complete ? best->T / (1 + gap) : root;
+    if (s.complete && root > s.lb) s.lb = root;
     if (s.complete && best->T == INFINITY) s.lb = INFINITY;  // proven infeasible
     if (s.lb > best->T) s.lb = best->T;
     if (st) *st = s;

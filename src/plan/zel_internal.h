@@ -112,6 +112,12 @@ void zel_sol_canon(const zel_model *m, zel_sol *s);
 // not fit in the memory left. Nondecreasing in every L_r and H_r (so a valid bound inside the
 // search). scratch: 2 * n_ranks doubles.
 double zel_fluid_T(const zel_model *m, const double *L, const double *H, double *scratch);
+// The same with `more` seconds of extra fluid demand at the fillers' density tau: the bound
+// used inside the search, where `more` is the remaining anchors' least fluid loss
+// sum_units min_o degree_o * min(time_o, tau * mem_o). Valid because a piece (t, m) placed on
+// rank r lowers min(T - L_r, tau (cap - H_r)) by at least min(t, tau m), and these losses add
+// up over the pieces of a rank (min(sum a, sum b) >= sum min(a, b)). O(N) per Newton step.
+double zel_fluid_T_more(const zel_model *m, const double *L, const double *H, double more);
 // The model's objective for ledgers L, H: max(max_r L_r, (sum_r L_r + extra_area) / N, T_mem).
 double zel_objective(const zel_model *m, const double *L, const double *H, double *scratch);
 
@@ -131,7 +137,13 @@ void zel_local_improve(const zel_model *m, zel_sol *s, int32_t max_sweeps);
 typedef struct zel_limits {
     int64_t max_nodes;    // 0 = no limit
     double time_limit_s;  // 0 = no limit (time limits make results timing-dependent)
+    double rel_gap;       // min-max phase: prune subtrees whose bound is >= best / (1 + gap);
+                          // <= ZEL_REL_TOL = exact (complete then means optimal), else
+                          // complete means "no solution better than best / (1 + gap)"
 } zel_limits;
+
+// Certified relative gap of the zellige anchor search (the joint reference uses 0: exact).
+#define ZEL_SEARCH_GAP 1e-4
 
 typedef struct zel_stats {
     int64_t nodes;

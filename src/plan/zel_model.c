@@ -233,46 +233,48 @@ void zel_sol_canon(const zel_model *m, zel_sol *s) {
 
 // ---- memory-aware fluid filler model --------------------------------------------------------
 
-static int pair_cmp(const void *pa, const void *pb) {
-    const double *a = pa, *b = pb;
-    if (a[0] != b[0]) return a[0] < b[0] ? -1 : 1;
-    return (a[1] > b[1]) - (a[1] < b[1]);
-}
-
-double zel_fluid_T(const zel_model *m, const double *L, const double *H, double *scratch) {
+// h(T) = sum_r min(T - L_r, tau c_r) is concave, increasing and piecewise linear in T >= max L
+// (breakpoints b_r = L_r + tau c_r). Newton's method from the left on a concave function never
+// overshoots the root, and on a piecewise-linear one it ends as soon as the tangent's root lies
+// on the current piece (no breakpoint before it); every other step passes at least one
+// breakpoint, so at most N + 1 steps of O(N) each, no sorting (typically 1-3 steps).
+double zel_fluid_T_more(const zel_model *m, const double *L, const double *H, double more) {
     int32_t N = m->n_ranks;
-    double A = m->extra_area, X = m->fill_mem;
-    if (A <= 0 || X <= 0 || N <= 0) return 0;
-    double tau = A / X, maxL = 0, tot = 0;
+    double A0 = m->extra_area, X = m->fill_mem;
+    if (A0 <= 0 || X <= 0 || N <= 0) return 0;
+    double tau = A0 / X, A = A0 + (more > 0 ? more : 0), maxL = 0, tot = 0;
     for (int32_t r = 0; r < N; r++) {
         double c = m->mem_cap - H[r];
-        if (c < 0) c = 0;
-        scratch[2 * r] = L[r] + tau * c;  // saturation point of rank r
-        scratch[2 * r + 1] = L[r];
-        tot += tau * c;
+        if (c > 0) tot += tau * c;
         if (L[r] > maxL) maxL = L[r];
     }
     if (tot < A * (1 - 1e-12)) return INFINITY;
-    qsort(scratch, (size_t)N, 2 * sizeof(double), pair_cmp);
-    // h(T) = sum_{b_r <= T} tau c_r + sum_{b_r > T} (T - L_r), T >= maxL
-    double sat = 0, sumL = 0;
-    int32_t k = 0;
-    for (int32_t r = 0; r < N; r++) sumL += scratch[2 * r + 1];
-    while (k < N && scratch[2 * k] <= maxL) {  // saturated already at maxL
-        sat += scratch[2 * k] - scratch[2 * k + 1];
-        sumL -= scratch[2 * k + 1];
-        k++;
+    double T = maxL;
+    for (int32_t it = 0; it <= N + 1; it++) {
+        double h = 0, next = INFINITY;
+        int32_t active = 0;
+        for (int32_t r = 0; r < N; r++) {
+            double c = m->mem_cap - H[r];
+            double tc = c > 0 ? tau * c : 0, b = L[r] + tc;
+            if (b <= T) {
+                h += tc;
+            } else {
+                h += T - L[r];
+                active++;
+                if (b < next) next = b;
+            }
+        }
+        if (h >= A || active == 0) return T;  // met at T (or all saturated: tot >= A)
+        double t = T + (A - h) / active;
+        if (t <= next) return t;
+        T = t;  // t <= root (concavity): keep going from there
     }
-    double lo = maxL;
-    for (; k < N; k++) {
-        int32_t na = N - k;
-        double t = (A - sat + sumL) / na;  // h(t) = A with the active set fixed
-        if (t <= scratch[2 * k]) return t > lo ? t : lo;
-        lo = scratch[2 * k];
-        sat += scratch[2 * k] - scratch[2 * k + 1];
-        sumL -= scratch[2 * k + 1];
-    }
-    return lo;  // all saturated: tot >= A up to rounding
+    return T;
+}
+
+double zel_fluid_T(const zel_model *m, const double *L, const double *H, double *scratch) {
+    (void)scratch;
+    return zel_fluid_T_more(m, L, H, 0);
 }
 
 double zel_objective(const zel_model *m, const double *L, const double *H, double *scratch) {

@@ -32,10 +32,11 @@ zg_status zg_profile_cpu_catalog(const zg_model *m, zg_catalog *c, zg_error *err
         b[i].width = cpu_buckets[i].width;
         b[i].tokens = zg_model_tokens(m, b[i].frames, b[i].height, b[i].width);
         if (b[i].tokens < 1) {
+            zg_error_set(err, ZG_ERR_INVALID,
+                         "cpu catalog: bucket %s has %lld tokens under model '%s'", b[i].name,
+                         (long long)b[i].tokens, m->name);
             free(b);
-            return zg_error_set(err, ZG_ERR_INVALID,
-                                "cpu catalog: bucket %s has %lld tokens under model '%s'",
-                                b[i].name, (long long)b[i].tokens, m->name);
+            return ZG_ERR_INVALID;
         }
     }
     c->n = n;

@@ -283,7 +283,7 @@ zg_status zg_profile_measure(zg_comm *comm, const zg_model *m, const zg_cluster 
             cJSON_AddNumberToObject(s, "calibration_runs", n - n_priced);
             cJSON_AddStringToObject(s, "clock", zg_profile_clock_name(o->clock));
             cJSON_AddStringToObject(s, "timing",
-                                    "step makespan (slowest rank) of one sequence on ranks "
+                                    "step makespan under `clock` of one sequence on ranks "
                                     "0..degree-1 minus the same round's empty-plan makespan; "
                                     "median over rounds");
         }

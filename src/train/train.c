@@ -113,6 +113,8 @@ typedef struct {
     float *lse;  // (n_layers, T, H)
     int64_t T;
     int32_t H;
+    int32_t use_saved;  // act_ckpt: each block's forward is re-run right before its backward, so
+                        // the engine's saved forward state belongs to that block
     double seconds;
 } engine_attn;
 
@@ -130,8 +132,13 @@ static zg_status ea_backward(void *ctx, int32_t layer, const float *q, const flo
                              float *dk, float *dv, zg_error *err) {
     engine_attn *a = ctx;
     double t0 = zg_time_now();
-    zg_status st = zg_engine_attn_backward(a->e, q, k, v, o, a->lse + (int64_t)layer * a->T * a->H,
-                                           dout, dq, dk, dv, err);
+    // The saved variant reuses the forward's gathered K/V (only dO travels); without
+    // checkpointing the last forward belongs to another layer, so recompute is stateless.
+    zg_status st =
+        a->use_saved
+            ? zg_engine_attn_backward_saved(a->e, dout, dq, dk, dv, err)
+            : zg_engine_attn_backward(a->e, q, k, v, o, a->lse + (int64_t)layer * a->T * a->H,
+                                      dout, dq, dk, dv, err);
     a->seconds += zg_time_now() - t0;
     return st;
 }
@@ -211,7 +218,7 @@ zg_status zg_trainer_step(zg_trainer *tr, const zg_batch *b, const zg_plan *plan
     float *xl = NULL, *xp = NULL;
     local_data d;
     memset(&d, 0, sizeof d);
-    engine_attn ea = {e, NULL, 0, m->n_heads, 0};
+    engine_attn ea = {e, NULL, 0, m->n_heads, tr->opts.act_ckpt != 0, 0};
     int64_t *run_seq = NULL;
     origin = zg_calloc((size_t)plan->n + 1, sizeof *origin, err);
     if (!origin) {

@@ -5,21 +5,27 @@
 
 #include "zgmpitest.h"
 
-static int32_t R(void) { return zgmpi_comm->rank; }
-static int32_t P(void) { return zgmpi_comm->size; }
+static int32_t R(void) {
+    return zgmpi_comm->rank;
+}
+static int32_t P(void) {
+    return zgmpi_comm->size;
+}
 
 ZG_TEST(ring_send_recv_large_odd) {
     zg_error err = {0};
-    size_t bytes = ((size_t)3 << 20) + 17;  // 3 whole MPI blocks + remainder
+    size_t bytes = ((size_t)3 << 20) + 17; // 3 whole MPI blocks + remainder
     unsigned char *s = malloc(bytes), *r = malloc(bytes);
-    for (size_t i = 0; i < bytes; i++) s[i] = (unsigned char)(i * 7 + (size_t)R());
+    for (size_t i = 0; i < bytes; i++)
+        s[i] = (unsigned char)(i * 7 + (size_t)R());
     int32_t next = (R() + 1) % P(), prev = (R() + P() - 1) % P();
     zg_comm_req q[2];
     CHECK_OK(zg_comm_irecv(zgmpi_comm, r, bytes, prev, 5, &q[0], &err), &err);
     CHECK_OK(zg_comm_isend(zgmpi_comm, s, bytes, next, 5, &q[1], &err), &err);
     CHECK_OK(zg_comm_waitall(zgmpi_comm, 2, q, &err), &err);
     size_t bad = 0;
-    for (size_t i = 0; i < bytes; i++) bad += r[i] != (unsigned char)(i * 7 + (size_t)prev);
+    for (size_t i = 0; i < bytes; i++)
+        bad += r[i] != (unsigned char)(i * 7 + (size_t)prev);
     free(s);
     free(r);
     CHECK_EQ_INT(bad, 0);
@@ -42,11 +48,13 @@ static void a2a_check(const int32_t *ranks, int32_t n, int32_t tag, int *zg_fail
     }
     int32_t *sb = malloc(so + 4), *rb = malloc(ro + 4);
     for (int32_t j = 0; j < n; j++)
-        for (size_t e = 0; e < sc[j] / 4; e++) sb[sd[j] / 4 + e] = 1000 * me + 10 * j + (int)e;
+        for (size_t e = 0; e < sc[j] / 4; e++)
+            sb[sd[j] / 4 + e] = 1000 * me + 10 * j + (int)e;
     CHECK_OK(zg_comm_alltoallv(zgmpi_comm, ranks, n, sb, sc, sd, rb, rc, rd, tag, &err), &err);
     int bad = 0;
     for (int32_t j = 0; j < n; j++)
-        for (size_t e = 0; e < rc[j] / 4; e++) bad += rb[rd[j] / 4 + e] != 1000 * j + 10 * me + (int)e;
+        for (size_t e = 0; e < rc[j] / 4; e++)
+            bad += rb[rd[j] / 4 + e] != 1000 * j + 10 * me + (int)e;
     free(sb);
     free(rb);
     CHECK_EQ_INT(bad, 0);
@@ -70,15 +78,17 @@ ZG_TEST(alltoallv_world_reversed_subset) {
 ZG_TEST(overlapping_sets_global_order) {
     zg_error err = {0};
     int32_t sets[6][4], ns[6], nsets = 0;
-    for (int32_t s = 0; s < 6; s++) {  // {s, s+1, s+2} mod P, plus pairs, distinct members
+    for (int32_t s = 0; s < 6; s++) { // {s, s+1, s+2} mod P, plus pairs, distinct members
         int32_t n = 0;
         int32_t want = s < 3 ? 3 : 2;
-        for (int32_t t = 0; t < want && t < P(); t++) sets[nsets][n++] = (s + t * (s < 3 ? 1 : 2)) % P();
+        for (int32_t t = 0; t < want && t < P(); t++)
+            sets[nsets][n++] = (s + t * (s < 3 ? 1 : 2)) % P();
         // dedupe
         int32_t m = 0;
         for (int32_t i = 0; i < n; i++) {
             int dup = 0;
-            for (int32_t j = 0; j < m; j++) dup |= sets[nsets][j] == sets[nsets][i];
+            for (int32_t j = 0; j < m; j++)
+                dup |= sets[nsets][j] == sets[nsets][i];
             if (!dup) sets[nsets][m++] = sets[nsets][i];
         }
         ns[nsets++] = m;
@@ -101,7 +111,8 @@ ZG_TEST(overlapping_sets_global_order) {
 ZG_TEST(allgatherv_reduce_scatter_exact) {
     zg_error err = {0};
     int32_t n = P(), w[8];
-    for (int32_t i = 0; i < n; i++) w[i] = i;
+    for (int32_t i = 0; i < n; i++)
+        w[i] = i;
     size_t cnt[8], dsp[8], off = 0;
     for (int32_t j = 0; j < n; j++) {
         cnt[j] = (size_t)(j % 3 + 1) * sizeof(float);
@@ -109,11 +120,13 @@ ZG_TEST(allgatherv_reduce_scatter_exact) {
         off += cnt[j];
     }
     float mine[4], all[32];
-    for (size_t e = 0; e < cnt[R()] / 4; e++) mine[e] = 100.0f * R() + (float)e;
+    for (size_t e = 0; e < cnt[R()] / 4; e++)
+        mine[e] = 100.0f * R() + (float)e;
     CHECK_OK(zg_comm_allgatherv(zgmpi_comm, w, n, mine, all, cnt, dsp, 20, &err), &err);
     int bad = 0;
     for (int32_t j = 0; j < n; j++)
-        for (size_t e = 0; e < cnt[j] / 4; e++) bad += all[dsp[j] / 4 + e] != 100.0f * j + (float)e;
+        for (size_t e = 0; e < cnt[j] / 4; e++)
+            bad += all[dsp[j] / 4 + e] != 100.0f * j + (float)e;
     CHECK_EQ_INT(bad, 0);
     // reduce-scatter: block j has j+2 floats, value (rank+1)*(e+1)
     size_t rc[8], rd[8];
@@ -125,22 +138,26 @@ ZG_TEST(allgatherv_reduce_scatter_exact) {
     }
     float *sb = malloc(off * sizeof(float)), rb[16];
     for (int32_t j = 0; j < n; j++)
-        for (size_t e = 0; e < rc[j]; e++) sb[rd[j] + e] = (float)((R() + 1) * (int)(e + 1));
+        for (size_t e = 0; e < rc[j]; e++)
+            sb[rd[j] + e] = (float)((R() + 1) * (int)(e + 1));
     CHECK_OK(zg_comm_reduce_scatterv_f32(zgmpi_comm, w, n, sb, rb, rc, rd, 21, &err), &err);
     free(sb);
     float tot = (float)(n * (n + 1) / 2);
-    for (size_t e = 0; e < rc[R()]; e++) CHECK(rb[e] == tot * (float)(e + 1));
+    for (size_t e = 0; e < rc[R()]; e++)
+        CHECK(rb[e] == tot * (float)(e + 1));
 }
 
 ZG_TEST(allreduce_bit_identical_across_ranks) {
     zg_error err = {0};
     int32_t n = P(), w[8];
-    for (int32_t i = 0; i < n; i++) w[i] = i;
+    for (int32_t i = 0; i < n; i++)
+        w[i] = i;
     enum { N = 1001 };
     float *x = malloc(N * sizeof(float));
     zg_rng rng;
     zg_rng_init(&rng, 77 + (uint64_t)R());
-    for (int i = 0; i < N; i++) x[i] = (float)zg_rng_normal(&rng) * 1e3f;
+    for (int i = 0; i < N; i++)
+        x[i] = (float)zg_rng_normal(&rng) * 1e3f;
     CHECK_OK(zg_comm_allreduce_f32(zgmpi_comm, w, n, x, N, 30, &err), &err);
     // the result on rank 0, broadcast, must equal every rank's bit for bit
     float *y = malloc(N * sizeof(float));
@@ -170,7 +187,8 @@ ZG_TEST(bad_rank_lists_rejected_locally) {
     zg_error err = {0};
     int32_t other[1] = {(R() + 1) % P()}, dup[2] = {R(), R()}, out[1] = {P()};
     double v = 1;
-    if (P() > 1) CHECK(zg_comm_allreduce_f64(zgmpi_comm, other, 1, &v, 1, 40, &err) == ZG_ERR_INVALID);
+    if (P() > 1)
+        CHECK(zg_comm_allreduce_f64(zgmpi_comm, other, 1, &v, 1, 40, &err) == ZG_ERR_INVALID);
     CHECK(zg_comm_allreduce_f64(zgmpi_comm, dup, 2, &v, 1, 40, &err) == ZG_ERR_INVALID);
     CHECK(strstr(err.msg, "twice") != NULL);
     CHECK(zg_comm_barrier_ranks(zgmpi_comm, out, 1, 40, &err) == ZG_ERR_INVALID);

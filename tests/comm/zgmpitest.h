@@ -18,7 +18,9 @@
 // Under ASan, OpenMPI's own allocations that outlive MPI_Finalize are not ours: keep MPI's
 // components loaded so their frames have names, and suppress leaks that start inside MPI.
 const char *__asan_default_options(void);
-const char *__asan_default_options(void) { return "fast_unwind_on_malloc=0"; }
+const char *__asan_default_options(void) {
+    return "fast_unwind_on_malloc=0";
+}
 const char *__lsan_default_suppressions(void);
 const char *__lsan_default_suppressions(void) {
     return "leak:libmpi.so\nleak:libopen-pal.so\nleak:libopen-rte.so\nleak:mca_\n"
@@ -35,41 +37,41 @@ static void zgmpi_threads(void) {
 static zg_comm zgmpi_comm_storage;
 static zg_comm *zgmpi_comm = &zgmpi_comm_storage;
 
-#define ZG_MPITEST_MAIN()                                                                   \
-    int main(int argc, char **argv) {                                                       \
-        zg_error err = {0};                                                                 \
-        zgmpi_threads();                                                                    \
-        if (zg_comm_init_auto(zgmpi_comm, &argc, &argv, &err) != ZG_OK) {                   \
-            printf("FAIL comm_init\n");                                                     \
-            fprintf(stderr, "comm init: %s\n", err.msg);                                    \
-            return 1;                                                                       \
-        }                                                                                   \
-        int32_t *world = NULL;                                                              \
-        if (zg_comm_world_ranks(zgmpi_comm, &world, &err) != ZG_OK) return 1;               \
-        int failed = 0;                                                                     \
-        for (int i = 0; i < zgtest_ncases; i++) {                                           \
-            int want = argc < 2;                                                            \
-            for (int a = 1; a < argc; a++)                                                  \
-                if (strcmp(argv[a], zgtest_cases[i].name) == 0) want = 1;                   \
-            if (!want) continue;                                                            \
-            int f = 0;                                                                      \
-            zgtest_cases[i].fn(&f);                                                         \
-            double fl = f;                                                                  \
-            if (zg_comm_allreduce_max_f64(zgmpi_comm, world, zgmpi_comm->size, &fl, 1,      \
-                                          32000, &err) != ZG_OK) {                          \
-                fprintf(stderr, "[%d] all-reduce of results failed: %s\n",                  \
-                        zgmpi_comm->rank, err.msg);                                         \
-                fl = 1;                                                                     \
-            }                                                                               \
-            if (fl != 0) failed++;                                                          \
-            if (zgmpi_comm->rank == 0) {                                                    \
-                printf("[0] %s %s\n", fl != 0 ? "FAIL" : "PASS", zgtest_cases[i].name);     \
-                fflush(stdout);                                                             \
-            }                                                                               \
-        }                                                                                   \
-        free(world);                                                                        \
-        zg_comm_free(zgmpi_comm);                                                           \
-        return failed ? 1 : 0;                                                              \
+#define ZG_MPITEST_MAIN()                                                                          \
+    int main(int argc, char **argv) {                                                              \
+        zg_error err = {0};                                                                        \
+        zgmpi_threads();                                                                           \
+        if (zg_comm_init_auto(zgmpi_comm, &argc, &argv, &err) != ZG_OK) {                          \
+            printf("FAIL comm_init\n");                                                            \
+            fprintf(stderr, "comm init: %s\n", err.msg);                                           \
+            return 1;                                                                              \
+        }                                                                                          \
+        int32_t *world = NULL;                                                                     \
+        if (zg_comm_world_ranks(zgmpi_comm, &world, &err) != ZG_OK) return 1;                      \
+        int failed = 0;                                                                            \
+        for (int i = 0; i < zgtest_ncases; i++) {                                                  \
+            int want = argc < 2;                                                                   \
+            for (int a = 1; a < argc; a++)                                                         \
+                if (strcmp(argv[a], zgtest_cases[i].name) == 0) want = 1;                          \
+            if (!want) continue;                                                                   \
+            int f = 0;                                                                             \
+            zgtest_cases[i].fn(&f);                                                                \
+            double fl = f;                                                                         \
+            if (zg_comm_allreduce_max_f64(zgmpi_comm, world, zgmpi_comm->size, &fl, 1, 32000,      \
+                                          &err) != ZG_OK) {                                        \
+                fprintf(stderr, "[%d] all-reduce of results failed: %s\n", zgmpi_comm->rank,       \
+                        err.msg);                                                                  \
+                fl = 1;                                                                            \
+            }                                                                                      \
+            if (fl != 0) failed++;                                                                 \
+            if (zgmpi_comm->rank == 0) {                                                           \
+                printf("[0] %s %s\n", fl != 0 ? "FAIL" : "PASS", zgtest_cases[i].name);            \
+                fflush(stdout);                                                                    \
+            }                                                                                      \
+        }                                                                                          \
+        free(world);                                                                               \
+        zg_comm_free(zgmpi_comm);                                                                  \
+        return failed ? 1 : 0;                                                                     \
     }
 
 #endif

@@ -141,7 +141,9 @@ ZG_TEST(ring_price_by_hand) {
     CHECK_NEAR(t.mem_kv, 2 * 200.0 * 256, 0, RTOL);            // own + in-flight block
     CHECK_NEAR(t.mem_buf, 200.0 * 256, 0, RTOL);  // the dK/dV block in flight
     zg_comm_bytes cb = p.comm(&p, &s, (zg_config){1, 1, 2});
-    CHECK_NEAR(cb.ring, 2 * (2 * 51200.0 + 2 * 51200.0 + 51200.0), 0, RTOL);
+    // 2 layers x [(1+ckpt) K/V passes + K/V pass and partial dK/dV to its owner] = 3(k-1) blocks
+    // with recompute: 2 * (2*(k-1) + 2*(k-1)) blocks of 51200 bytes at k = 2
+    CHECK_NEAR(cb.ring, 2 * (2 * 51200.0 + 2 * 51200.0), 0, RTOL);
     zg_pricer_free(&p);
 }
 

@@ -13,8 +13,12 @@ static const zg_attn_shape SHAPE = {H, D, 0.25f};
 static zg_engine_opts opts_storage = {1, 0};
 #define OPTS (getenv("ZG_ENGINE_REF") ? (opts_storage.use_ref = 1, &opts_storage) : NULL)
 
-static int32_t P(void) { return zgmpi_comm->size; }
-static int32_t R(void) { return zgmpi_comm->rank; }
+static int32_t P(void) {
+    return zgmpi_comm->size;
+}
+static int32_t R(void) {
+    return zgmpi_comm->rank;
+}
 
 ZG_TEST(every_config_matches_reference) {
     zg_error err = {0};
@@ -29,12 +33,13 @@ ZG_TEST(every_config_matches_reference) {
         zg_status st = zg_engine_check_plan(zgmpi_comm, &plan, SHAPE, OPTS, 7, 1e-4, &res, &err);
         zg_plan_free(&plan);
         CHECK_OK(st, &err);
-        CHECK_MSG(res.passed, "config %d: fwd %.3g bwd %.3g identical %lld", c,
-                  res.max_rel_err_fwd, res.max_rel_err_bwd, (long long)res.bit_identical);
+        CHECK_MSG(res.passed, "config %d: fwd %.3g bwd %.3g identical %lld", c, res.max_rel_err_fwd,
+                  res.max_rel_err_bwd, (long long)res.bit_identical);
         wf = wf > res.max_rel_err_fwd ? wf : res.max_rel_err_fwd;
         wb = wb > res.max_rel_err_bwd ? wb : res.max_rel_err_bwd;
     }
-    if (R() == 0) fprintf(stderr, "[0] # %d configs: worst rel err fwd %.3g bwd %.3g\n", nc, wf, wb);
+    if (R() == 0)
+        fprintf(stderr, "[0] # %d configs: worst rel err fwd %.3g bwd %.3g\n", nc, wf, wb);
 }
 
 ZG_TEST(overlapping_rank_sets_random_plans) {
@@ -44,12 +49,13 @@ ZG_TEST(overlapping_rank_sets_random_plans) {
         zg_plan_init(&plan);
         CHECK_OK(zg_engine_random_plan(P(), H, 8, 29, -1, -1, 77 + s, &plan, &err), &err);
         zg_engine_check res;
-        zg_status st = zg_engine_check_plan(zgmpi_comm, &plan, SHAPE, OPTS, 9 + s, 1e-4, &res, &err);
+        zg_status st =
+            zg_engine_check_plan(zgmpi_comm, &plan, SHAPE, OPTS, 9 + s, 1e-4, &res, &err);
         zg_plan_free(&plan);
         CHECK_OK(st, &err);
         CHECK_MSG(res.passed, "seed %d: fwd %.3g bwd %.3g identical %lld", (int)s,
                   res.max_rel_err_fwd, res.max_rel_err_bwd, (long long)res.bit_identical);
-        CHECK(res.max_rel_err_fwd <= 1e-5 && res.max_rel_err_bwd <= 1e-5);  // typical
+        CHECK(res.max_rel_err_fwd <= 1e-5 && res.max_rel_err_bwd <= 1e-5); // typical
     }
 }
 
@@ -58,9 +64,9 @@ ZG_TEST(rank_with_nothing_to_do) {
     zg_plan plan;
     zg_plan_init(&plan);
     int32_t idle = P() - 1;
-    CHECK_OK(zg_engine_random_plan(P(), H, 5, 31, P() > 1 ? 3 : 0, P() > 1 ? idle : -1, 5, &plan,
-                                   &err),
-             &err);
+    CHECK_OK(
+        zg_engine_random_plan(P(), H, 5, 31, P() > 1 ? 3 : 0, P() > 1 ? idle : -1, 5, &plan, &err),
+        &err);
     zg_engine *e = NULL;
     CHECK_OK(zg_engine_init(&e, zgmpi_comm, &plan, SHAPE, NULL, &err), &err);
     int64_t T = zg_engine_local_tokens(e);
@@ -79,7 +85,8 @@ ZG_TEST(dispatch_undispatch_identity_with_positions) {
     zg_plan_init(&plan);
     CHECK_OK(zg_engine_random_plan(P(), H, 7, 41, -1, -1, 4242, &plan, &err), &err);
     int32_t *origin = calloc((size_t)plan.n, sizeof(int32_t));
-    for (int64_t p = 0; p < plan.n; p++) origin[p] = (int32_t)((p * 7 + 3) % P());
+    for (int64_t p = 0; p < plan.n; p++)
+        origin[p] = (int32_t)((p * 7 + 3) % P());
     zg_engine *e = NULL;
     CHECK_OK(zg_engine_init(&e, zgmpi_comm, &plan, SHAPE, NULL, &err), &err);
     const int32_t W = 5;
@@ -92,8 +99,9 @@ ZG_TEST(dispatch_undispatch_identity_with_positions) {
     for (int64_t p = 0; p < plan.n; p++) {
         if (origin[p] != R()) continue;
         for (int64_t t = 0; t < plan.p[p].tokens; t++, row++) {
-            for (int32_t c = 0; c < W; c++) xl[row * W + c] = (float)(p * 1000 + t) + 0.125f * c;
-            pl[row * 3 + 0] = (int32_t)(t / 6);  // frame, row, col of a 2x3 grid
+            for (int32_t c = 0; c < W; c++)
+                xl[row * W + c] = (float)(p * 1000 + t) + 0.125f * c;
+            pl[row * 3 + 0] = (int32_t)(t / 6); // frame, row, col of a 2x3 grid
             pl[row * 3 + 1] = (int32_t)(t % 6 / 3);
             pl[row * 3 + 2] = (int32_t)(t % 3);
         }
@@ -118,7 +126,13 @@ ZG_TEST(dispatch_undispatch_identity_with_positions) {
     if (!st) st = zg_engine_dispatch(e, origin, W, xl, NULL, xp, NULL, &err);
     if (!st) st = zg_engine_undispatch(e, origin, W, xp, NULL, xb, NULL, &err);
     same = same && memcmp(xl, xb, (size_t)TL * W * 4) == 0;
-    free(xl); free(xp); free(xb); free(pl); free(pp); free(pb); free(origin);
+    free(xl);
+    free(xp);
+    free(xb);
+    free(pl);
+    free(pp);
+    free(pb);
+    free(origin);
     zg_engine_free(e);
     zg_plan_free(&plan);
     CHECK_OK(st, &err);
@@ -148,7 +162,8 @@ static zg_status coalesce_plan(zg_plan *plan, zg_error *err) {
         }
         for (int32_t g = 0; g < 2 && !st; g++, i++) {
             zg_seq s = {.id = i, .tokens = 0};
-            for (int32_t r = 0; r < P(); r++) s.tokens += lens[r];
+            for (int32_t r = 0; r < P(); r++)
+                s.tokens += lens[r];
             st = zg_plan_set_ranks(plan, i, &s, i, (zg_config){1, 1, P()}, ranks, lens, P(), err);
         }
     }
@@ -165,11 +180,13 @@ ZG_TEST(coalescing_one_call_per_step) {
     int64_t T = zg_engine_local_tokens(e);
     size_t n = (size_t)T * H * D;
     float *b = calloc(7 * n + (size_t)T * H + 1, 4);
-    for (size_t x = 0; x < 7 * n; x++) b[x] = (float)((x * 2654435761u) % 1000) / 1000.0f - 0.5f;
+    for (size_t x = 0; x < 7 * n; x++)
+        b[x] = (float)((x * 2654435761u) % 1000) / 1000.0f - 0.5f;
     float *q = b, *k = b + n, *v = b + 2 * n, *o = b + 3 * n, *lse = b + 7 * n;
     zg_status st = zg_engine_attn_forward(e, q, k, v, o, lse, &err);
     zg_engine_stats fs = *zg_engine_last_stats(e);
-    if (!st) st = zg_engine_attn_backward(e, q, k, v, o, lse, v, b + 4 * n, b + 5 * n, b + 6 * n, &err);
+    if (!st)
+        st = zg_engine_attn_backward(e, q, k, v, o, lse, v, b + 4 * n, b + 5 * n, b + 6 * n, &err);
     zg_engine_stats bs = *zg_engine_last_stats(e);
     zg_engine_free(e);
     free(b);
@@ -180,9 +197,9 @@ ZG_TEST(coalescing_one_call_per_step) {
     CHECK_EQ_INT(fs.kernel_calls, steps);
     CHECK_EQ_INT(bs.kernel_calls, steps);
     if (P() >= 2) {
-        int u = R() < 2 ? 2 : 0;  // one packed all-to-all + one inverse for the 3 Ulysses seqs
-        CHECK_EQ_INT(fs.collectives, u + (P() - 1));  // + ring phases 1..P-1
-        CHECK_EQ_INT(bs.collectives, u + P());        // + the dK/dV homecoming phase
+        int u = R() < 2 ? 2 : 0; // one packed all-to-all + one inverse for the 3 Ulysses seqs
+        CHECK_EQ_INT(fs.collectives, u + (P() - 1)); // + ring phases 1..P-1
+        CHECK_EQ_INT(bs.collectives, u + P());       // + the dK/dV homecoming phase
         CHECK(fs.bytes_ring > 0);
     } else {
         CHECK_EQ_INT(fs.collectives, 0);
@@ -204,13 +221,16 @@ ZG_TEST(non_coalesced_mode_same_numbers) {
     int64_t T = zg_engine_local_tokens(e1);
     size_t n = (size_t)T * H * D;
     float *b = calloc(5 * n + 2 * (size_t)T * H + 1, 4);
-    for (size_t x = 0; x < 3 * n; x++) b[x] = (float)((x * 40503u) % 997) / 997.0f - 0.5f;
+    for (size_t x = 0; x < 3 * n; x++)
+        b[x] = (float)((x * 40503u) % 997) / 997.0f - 0.5f;
     zg_status st = zg_engine_attn_forward(e1, b, b + n, b + 2 * n, b + 3 * n, b + 5 * n, &err);
     int64_t c1 = zg_engine_last_stats(e1)->kernel_calls;
-    if (!st) st = zg_engine_attn_forward(e2, b, b + n, b + 2 * n, b + 4 * n, b + 5 * n + T * H, &err);
+    if (!st)
+        st = zg_engine_attn_forward(e2, b, b + n, b + 2 * n, b + 4 * n, b + 5 * n + T * H, &err);
     int64_t c2 = zg_engine_last_stats(e2)->kernel_calls;
     double md = 0;
-    for (size_t x = 0; x < n; x++) md = fmax(md, fabs(b[3 * n + x] - b[4 * n + x]));
+    for (size_t x = 0; x < n; x++)
+        md = fmax(md, fabs(b[3 * n + x] - b[4 * n + x]));
     zg_engine_free(e1);
     zg_engine_free(e2);
     free(b);

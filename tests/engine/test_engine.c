@@ -24,7 +24,7 @@ ZG_TEST(self_backend_matches_reference) {
         CHECK_OK(st, &err);
         CHECK(res.passed && res.bit_identical);
         CHECK(res.max_rel_err_fwd <= 1e-5 && res.max_rel_err_bwd <= 1e-5);
-        CHECK_EQ_INT(res.kernel_calls, 1);  // every whole sequence in one call
+        CHECK_EQ_INT(res.kernel_calls, 1); // every whole sequence in one call
     }
     zg_comm_free(&c);
 }
@@ -37,8 +37,7 @@ ZG_TEST(one_token_over_two_ranks_rejected) {
     zg_seq s = {.id = 0, .tokens = 2};
     int32_t ranks[2] = {0, 1};
     int64_t lens[2] = {1, 1};
-    CHECK_OK(zg_plan_set_ranks(&plan, 0, &s, 0, (zg_config){1, 1, 2}, ranks, lens, 2, &err),
-             &err);
+    CHECK_OK(zg_plan_set_ranks(&plan, 0, &s, 0, (zg_config){1, 1, 2}, ranks, lens, 2, &err), &err);
     // shrink to 1 token: the second rank's shard is empty
     plan.p[0].tokens = 1;
     plan.p[0].shards[1].start = plan.p[0].shards[1].end = 1;
@@ -80,7 +79,7 @@ ZG_TEST(bad_input) {
     int32_t r0 = 0;
     int64_t l = 4;
     CHECK_OK(zg_plan_set_ranks(&plan, 0, &s, 0, (zg_config){1, 1, 1}, &r0, &l, 1, &err), &err);
-    plan.p[0].config.h = 5;  // 5 does not divide 12 heads (and degree mismatch)
+    plan.p[0].config.h = 5; // 5 does not divide 12 heads (and degree mismatch)
     CHECK(zg_engine_init(&e, &c, &plan, SHAPE, NULL, &err) == ZG_ERR_INVALID);
     plan.p[0].config.h = 1;
     CHECK_OK(zg_engine_init(&e, &c, &plan, SHAPE, NULL, &err), &err);
@@ -133,7 +132,7 @@ ZG_TEST(global_order_is_consistent_across_ranks) {
         for (int32_t r = 0; r < P; r++) {
             zg_comm fake = {0};
             fake.rank = r;
-            fake.size = P;  // schedule building sends no messages
+            fake.size = P; // schedule building sends no messages
             zg_engine *e = NULL;
             CHECK_OK(zg_engine_init(&e, &fake, &plan, SHAPE, NULL, &err), &err);
             ns[r] = schedule(e, s[r]);
@@ -149,7 +148,8 @@ ZG_TEST(global_order_is_consistent_across_ranks) {
                 for (int32_t i = 0; i < ns[b]; i++)
                     if (zg_comm_rank_index(s[b][i].ranks, s[b][i].n, a) >= 0) cb[nb++] = s[b][i];
                 CHECK_EQ_INT(na, nb);
-                for (int32_t i = 0; i < na; i++) CHECK(sig_eq(&ca[i], &cb[i]));
+                for (int32_t i = 0; i < na; i++)
+                    CHECK(sig_eq(&ca[i], &cb[i]));
                 checked += na;
             }
         zg_plan_free(&plan);
@@ -160,8 +160,8 @@ ZG_TEST(global_order_is_consistent_across_ranks) {
 ZG_TEST(configs_enumerated) {
     zg_config c[64];
     CHECK_EQ_INT(zg_engine_configs(1, 12, c, 64), 1);
-    CHECK_EQ_INT(zg_engine_configs(4, 12, c, 64), 13);  // 1 + 3 + 3 + 6
-    CHECK_EQ_INT(zg_engine_configs(4, 1, c, 64), 8);    // no Ulysses: (q,1,k) with qk <= 4
+    CHECK_EQ_INT(zg_engine_configs(4, 12, c, 64), 13); // 1 + 3 + 3 + 6
+    CHECK_EQ_INT(zg_engine_configs(4, 1, c, 64), 8);   // no Ulysses: (q,1,k) with qk <= 4
     CHECK(c[0].q == 1 && c[0].h == 1 && c[0].k == 1);
 }
 

@@ -15,7 +15,7 @@ static int usage(FILE *f) {
             "commands:\n"
             "  plan      choose mesh, sharding and device order; print the plan (--json for JSON)\n"
             "  explain   why the chosen placement wins: per-link loads vs the default order (--html F)\n"
-            "  evidence  lower one sharding (--sharding dp=2,uly=4[,fsdp]) to evidence JSON (-o F)\n"
+            "  evidence  lower one sharding (--sharding dp=2,uly=4[,fsdp|fsdp_sp|fsdp_dp]) to evidence JSON (-o F)\n"
             "  price     price an evidence JSON (--evidence F) or XLA HLO text (--hlo F) on a topology\n"
             "common options: --model NAME (wan2.1-1.3b) --res 480p|720p|HxW (480p) --frames N (81)\n"
             "  --topology NAME|FILE.json (v5e-8) --training --batch N --top-k K (4)\n");

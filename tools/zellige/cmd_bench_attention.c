@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,7 +31,8 @@ typedef struct row {
     char kind[16];
     int64_t tokens;
     int dim;
-    double fwd, bwd, torch_fwd; // GFLOP/s; torch_fwd < 0 when not measured
+    double fwd, bwd, torch_fwd; // GFLOP/s; bwd, torch_fwd < 0 when not measured
+    double sgemm;               // SGEMM ceiling measured right after this row's kernels
 } row;
 
 // Best time over a few repetitions (at most 3, stop after ~0.3 s in total).
@@ -165,35 +167,40 @@ static zg_status run_gemm(void *p, zg_error *err) {
     return ZG_OK;
 }
 
-// Best SGEMM GFLOP/s over the attention-shaped GEMMs of one head at T tokens (S = Q K^T is
-// T x T x D, O = P V is T x D x T) for D = 64 and 128, and a square 2048^3 reference.
-static double sgemm_ceiling(int64_t T, double *square, zg_error *err) {
-    const int shapes[5][4] = {{(int)T, (int)T, 64, 1},
-                              {(int)T, 64, (int)T, 0},
-                              {(int)T, (int)T, 128, 1},
-                              {(int)T, 128, (int)T, 0},
-                              {2048, 2048, 2048, 0}};
-    double best = 0.0;
-    for (int s = 0; s < 5; s++) {
-        gemm_case g = {shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], NULL, NULL, NULL};
-        size_t na = (size_t)g.m * g.k, nb = (size_t)g.k * g.n, nc = (size_t)g.m * g.n;
-        g.a = malloc(na * 4), g.b = malloc(nb * 4), g.c = malloc(nc * 4);
-        if (!g.a || !g.b || !g.c) {
-            free(g.a), free(g.b), free(g.c);
-            zg_error_set(err, ZG_ERR_NOMEM, "bench: no memory for a %dx%dx%d SGEMM", g.m, g.n, g.k);
-            return -1.0;
-        }
+// SGEMM GFLOP/s of one (m x n x k) shape, best of a few runs; -1 on allocation failure.
+static double sgemm_shape(int m, int n, int k, int trans_b, zg_error *err) {
+    gemm_case g = {m, n, k, trans_b, NULL, NULL, NULL};
+    size_t na = (size_t)m * k, nb = (size_t)k * n, nc = (size_t)m * n;
+    g.a = malloc(na * 4), g.b = malloc(nb * 4), g.c = malloc(nc * 4);
+    double gf = -1.0;
+    if (g.a && g.b && g.c) {
         for (size_t i = 0; i < na; i++)
             g.a[i] = (float)((i * 7919) % 1000) * 1e-3f - 0.5f;
         for (size_t i = 0; i < nb; i++)
             g.b[i] = (float)((i * 104729) % 997) * 1e-3f - 0.5f;
-        double t = time_best(run_gemm, &g, err);
-        double gf = 2.0 * g.m * g.n * (double)g.k / t / 1e9;
-        if (s < 4 && gf > best) best = gf;
-        if (s == 4) *square = gf;
-        free(g.a), free(g.b), free(g.c);
+        gf = 2.0 * m * n * (double)k / time_best(run_gemm, &g, err) / 1e9;
+    } else {
+        zg_error_set(err, ZG_ERR_NOMEM, "bench: no memory for a %dx%dx%d SGEMM", m, n, k);
     }
-    return best;
+    free(g.a), free(g.b), free(g.c);
+    return gf;
+}
+
+// The ceiling for attention over T tokens at head dim D: the better of one head's two GEMM
+// shapes (S = Q K^T is T x T x D, O = P V is T x D x T), T capped at 4096.
+static double sgemm_attn_shapes(int64_t T, int D, zg_error *err) {
+    int t = (int)(T < 4096 ? T : 4096);
+    double a = sgemm_shape(t, t, D, 1, err), b = sgemm_shape(t, D, t, 0, err);
+    if (a < 0 || b < 0) return -1.0;
+    return a > b ? a : b;
+}
+
+// Best over D = 64 and 128 at T tokens, plus a square 2048^3 for reference.
+static double sgemm_ceiling(int64_t T, double *square, zg_error *err) {
+    double a = sgemm_attn_shapes(T, 64, err), b = sgemm_attn_shapes(T, 128, err);
+    *square = sgemm_shape(2048, 2048, 2048, 0, err);
+    if (a < 0 || b < 0 || *square < 0) return -1.0;
+    return a > b ? a : b;
 }
 
 // Re-runs this binary's SGEMM measurement with OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE unset
@@ -225,42 +232,83 @@ static double sgemm_env_unset(int64_t T) {
 
 // --- PyTorch ---------------------------------------------------------------------------------
 
-// Runs the helper; fills torch GFLOP/s into rows of kind "single". Returns 1 if it ran.
-static int run_torch(const bench_opts *o, row *rows, int n_rows, char *version, size_t vsz) {
-    char tokens[256] = "", cmd[1024];
-    for (int i = 0; i < n_rows; i++) {
-        if (strcmp(rows[i].kind, "single") || rows[i].dim != 64) continue;
-        size_t l = strlen(tokens);
-        snprintf(tokens + l, sizeof tokens - l, "%s%lld", l ? "," : "", (long long)rows[i].tokens);
+// The helper runs as a server (one torch import), so each torch timing is taken right next to
+// the C kernel's timing of the same case: on a shared machine the load changes by the minute.
+typedef struct torch_srv {
+    pid_t pid;
+    FILE *to, *from;
+    char version[64];
+} torch_srv;
+
+static int torch_start(const bench_opts *o, torch_srv *t) {
+    int in[2], out[2];
+    memset(t, 0, sizeof *t);
+    if (pipe(in)) return 0;
+    if (pipe(out)) {
+        close(in[0]), close(in[1]);
+        return 0;
     }
-    snprintf(cmd, sizeof cmd,
-             "'%s' '%s' --tokens %s --dims 64,128 --heads %lld --threads %lld 2>/dev/null",
-             o->python, o->torch_script, tokens, (long long)o->heads, (long long)o->threads);
-    FILE *p = popen(cmd, "r");
-    if (!p) return 0;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(in[0]), close(in[1]), close(out[0]), close(out[1]);
+        return 0;
+    }
+    if (pid == 0) { // child: stdin <- in[0], stdout -> out[1], stderr discarded
+        dup2(in[0], STDIN_FILENO), dup2(out[1], STDOUT_FILENO);
+        FILE *null = freopen("/dev/null", "w", stderr);
+        (void)null;
+        close(in[0]), close(in[1]), close(out[0]), close(out[1]);
+        char heads[32], threads[32];
+        snprintf(heads, sizeof heads, "%lld", (long long)o->heads);
+        snprintf(threads, sizeof threads, "%lld", (long long)o->threads);
+        execlp(o->python, o->python, o->torch_script, "--serve", "--heads", heads, "--threads",
+               threads, (char *)NULL);
+        _exit(127);
+    }
+    close(in[0]), close(out[1]);
+    t->pid = pid, t->to = fdopen(in[1], "w"), t->from = fdopen(out[0], "r");
+    char line[256];
+    cJSON *j = t->to && t->from && fgets(line, sizeof line, t->from) ? cJSON_Parse(line) : NULL;
+    const cJSON *v = j ? cJSON_GetObjectItem(j, "torch") : NULL;
+    int ok = cJSON_IsString(v) && cJSON_IsTrue(cJSON_GetObjectItem(j, "ready"));
+    if (ok) snprintf(t->version, sizeof t->version, "%s", v->valuestring);
+    cJSON_Delete(j);
+    if (!ok) {
+        if (t->to) fclose(t->to);
+        if (t->from) fclose(t->from);
+        waitpid(pid, NULL, 0);
+        memset(t, 0, sizeof *t);
+    }
+    return ok;
+}
+
+static double torch_measure(torch_srv *t, int64_t T, int D) {
+    if (!t->pid) return -1.0;
     char line[512];
-    int got = 0;
-    while (fgets(line, sizeof line, p)) {
-        cJSON *j = cJSON_Parse(line);
-        if (!j) continue;
-        const cJSON *t = cJSON_GetObjectItem(j, "tokens"), *d = cJSON_GetObjectItem(j, "dim");
-        const cJSON *g = cJSON_GetObjectItem(j, "fwd_gflops"), *v = cJSON_GetObjectItem(j, "torch");
-        for (int i = 0; t && d && g && i < n_rows; i++)
-            if (!strcmp(rows[i].kind, "single") && rows[i].tokens == (int64_t)t->valuedouble &&
-                rows[i].dim == (int)d->valuedouble)
-                rows[i].torch_fwd = g->valuedouble, got = 1;
-        if (cJSON_IsString(v)) snprintf(version, vsz, "%s", v->valuestring);
-        cJSON_Delete(j);
-    }
-    int rc = pclose(p);
-    return got && rc == 0;
+    fprintf(t->to, "%lld %d\n", (long long)T, D);
+    fflush(t->to);
+    if (!fgets(line, sizeof line, t->from)) return -1.0;
+    cJSON *j = cJSON_Parse(line);
+    const cJSON *g = j ? cJSON_GetObjectItem(j, "fwd_gflops") : NULL;
+    double r = cJSON_IsNumber(g) ? g->valuedouble : -1.0;
+    cJSON_Delete(j);
+    return r;
+}
+
+static void torch_stop(torch_srv *t) {
+    if (!t->pid) return;
+    fclose(t->to), fclose(t->from); // EOF on its stdin ends the helper
+    waitpid(t->pid, NULL, 0);
+    t->pid = 0;
 }
 
 // --- the benchmark ---------------------------------------------------------------------------
 
+// Times one case (forward, then backward if asked), then, right after, the SGEMM ceiling on
+// its shapes (gemm_T tokens) and, for single sequences, torch on the same shape.
 static zg_status bench_case(const zg_attn_slice *sl, int32_t n, int64_t T, int dim,
-                            const bench_opts *o, int do_bwd, row *r, double *max_err, zg_rng *rng,
-                            zg_error *err) {
+                            const bench_opts *o, int do_bwd, int64_t gemm_T, torch_srv *torch,
+                            row *r, double *max_err, zg_rng *rng, zg_error *err) {
     zg_attn_shape sh = {(int32_t)o->heads, dim, (float)(1.0 / sqrt((double)dim))};
     size_t e = (size_t)T * (size_t)o->heads * (size_t)dim;
     attn_case c = {sl, n, sh, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
@@ -300,6 +348,8 @@ static zg_status bench_case(const zg_attn_slice *sl, int32_t n, int64_t T, int d
     for (int i = 0; i < 8; i++)
         free(*bufs[i]);
     free(c.lse);
+    if (!st && (r->sgemm = sgemm_attn_shapes(gemm_T, dim, err)) < 0) st = err->status;
+    if (!st && torch && !strcmp(r->kind, "single")) r->torch_fwd = torch_measure(torch, T, dim);
     return st;
 }
 
@@ -343,14 +393,18 @@ static int cmd_bench_attention(int argc, char **argv) {
                    (r = cli_opt_int(argc, argv, &i, "--heads", &o.heads, &err, &bad)) ||
                    (r = cli_opt_int(argc, argv, &i, "--threads", &o.threads, &err, &bad)) ||
                    (r = cli_opt_str(argc, argv, &i, "--python", &o.python, &err, &bad)) ||
-                   (r = cli_opt_str(argc, argv, &i, "--torch-script", &o.torch_script, &err, &bad))) {
+                   (r = cli_opt_str(argc, argv, &i, "--torch-script", &o.torch_script, &err,
+                                    &bad))) {
             if (r < 0 || bad) return cli_fail("bench attention", &err);
         } else {
             zg_error_set(&err, ZG_ERR_INVALID, "unknown option '%s' (see --help)", argv[i]);
             return cli_fail("bench attention", &err);
         }
     }
-    if (o.quick) o.max_tokens = o.max_tokens < 1024 ? o.max_tokens : 1024, o.shard = 2048;
+    if (o.quick) {
+        o.max_tokens = o.max_tokens < 1024 ? o.max_tokens : 1024;
+        o.shard = o.shard < 2048 ? o.shard : 2048;
+    }
     if (o.max_tokens < 256 || o.max_tokens > 65536 || o.shard < 1 || o.shard > 65536 ||
         o.heads < 1 || o.heads > 64 || o.threads < 0) {
         zg_error_set(&err, ZG_ERR_INVALID,
@@ -375,6 +429,9 @@ static int cmd_bench_attention(int argc, char **argv) {
         o.torch_script = script;
     }
 
+    signal(SIGPIPE, SIG_IGN); // a torch helper that dies must not kill the benchmark
+    torch_srv torch;
+    int have_torch = !o.no_torch && torch_start(&o, &torch);
     row rows[64];
     int n_rows = 0;
     double max_err = 0.0;
@@ -384,9 +441,10 @@ static int cmd_bench_attention(int argc, char **argv) {
     for (int64_t T = 256; T <= o.max_tokens && !st; T *= 2)
         for (int d = 64; d <= 128 && !st; d *= 2) {
             row *r = &rows[n_rows++];
-            *r = (row){"single", T, d, 0, 0, -1};
+            *r = (row){"single", T, d, 0, -1, -1, 0};
             zg_attn_slice s = {0, T, 0, T};
-            st = bench_case(&s, 1, T, d, &o, 1, r, &max_err, &rng, &err);
+            st = bench_case(&s, 1, T, d, &o, 1, T, have_torch ? &torch : NULL, r, &max_err, &rng,
+                            &err);
             if (!o.json) fprintf(stderr, "  single T=%lld D=%d done\n", (long long)T, d);
         }
     // coalesced pack: 50 images of 1560 tokens, then 3 shards of `shard` tokens
@@ -399,10 +457,12 @@ static int cmd_bench_attention(int argc, char **argv) {
     }
     for (int d = 64; d <= 128 && !st; d *= 2) {
         row *r = &rows[n_rows++];
-        *r = (row){"pack", t, d, 0, 0, -1};
-        st = bench_case(pack, 53, t, d, &o, d == 64, r, &max_err, &rng, &err);
+        *r = (row){"pack", t, d, 0, -1, -1, 0};
+        st = bench_case(pack, 53, t, d, &o, d == 64, o.shard > 1560 ? o.shard : 1560, NULL, r,
+                        &max_err, &rng, &err);
         if (!o.json) fprintf(stderr, "  pack D=%d done\n", d);
     }
+    if (have_torch) torch_stop(&torch);
     if (st) return cli_fail("bench attention", &err);
     double bwd_err = 0.0;
     for (int d = 64; d <= 128; d *= 2) {
@@ -410,60 +470,65 @@ static int cmd_bench_attention(int argc, char **argv) {
         if (e < 0) return cli_fail("bench attention", &err);
         if (e > bwd_err) bwd_err = e;
     }
+    // OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE: measure both ways back to back; if the unset run
+    // is faster, every row's ceiling is raised by that factor (report against the higher).
     int64_t gemm_T = o.max_tokens < 4096 ? o.max_tokens : 4096;
-    double square = 0.0, sgemm = sgemm_ceiling(gemm_T, &square, &err);
-    if (sgemm < 0) return cli_fail("bench attention", &err);
+    double square = 0.0, sgemm_env = sgemm_ceiling(gemm_T, &square, &err);
+    if (sgemm_env < 0) return cli_fail("bench attention", &err);
     int env_set = getenv("OPENBLAS_CORETYPE") || getenv("OPENBLAS_L2_SIZE");
     double sgemm_unset = env_set ? sgemm_env_unset(gemm_T) : -1.0;
-    double ceiling = sgemm > sgemm_unset ? sgemm : sgemm_unset;
-    char torch_version[64] = "";
-    int have_torch =
-        !o.no_torch && run_torch(&o, rows, n_rows, torch_version, sizeof torch_version);
+    double env_factor = sgemm_unset > sgemm_env ? sgemm_unset / sgemm_env : 1.0;
+    for (int i = 0; i < n_rows; i++)
+        rows[i].sgemm *= env_factor;
 
-    // headline numbers: single sequences of >= 4096 tokens (or the largest measured)
+    // headline: single sequences of >= 4096 tokens (or the largest measured), both head dims;
+    // ratios are per row (kernel vs the SGEMM / torch run measured next to it), then averaged
     int64_t big = 0;
     for (int i = 0; i < n_rows; i++)
         if (!strcmp(rows[i].kind, "single") && rows[i].tokens > big) big = rows[i].tokens;
     if (big > 4096) big = 4096;
-    double fwd = 0, bwd = 0, tfwd = 0, pack_fwd = 0, pack_bwd = 0;
+    double fwd = 0, bwd = 0, tfwd = 0, sg = 0, rf = 0, rb = 0, rt = 0;
+    double pack_fwd = 0, pack_bwd = 0, rp = 0;
     int nf = 0, nt = 0, np = 0;
     for (int i = 0; i < n_rows; i++) {
         row *r = &rows[i];
         if (!strcmp(r->kind, "single") && r->tokens >= big) {
-            fwd += r->fwd, bwd += r->bwd, nf++;
-            if (r->torch_fwd > 0) tfwd += r->torch_fwd, nt++;
+            fwd += r->fwd, bwd += r->bwd, sg += r->sgemm, nf++;
+            rf += r->fwd / r->sgemm, rb += r->bwd / r->sgemm;
+            if (r->torch_fwd > 0) tfwd += r->torch_fwd, rt += r->fwd / r->torch_fwd, nt++;
         }
         if (!strcmp(r->kind, "pack")) {
-            pack_fwd += r->fwd, np++;
+            pack_fwd += r->fwd, rp += r->fwd / r->sgemm, np++;
             if (r->bwd > 0) pack_bwd = r->bwd;
         }
     }
-    fwd /= nf, bwd /= nf, pack_fwd /= np;
-    if (nt) tfwd /= nt;
+    fwd /= nf, bwd /= nf, sg /= nf, rf /= nf, rb /= nf, pack_fwd /= np, rp /= np;
+    if (nt) tfwd /= nt, rt /= nt;
     if (o.json) {
         printf("{\"isa\":\"%s\",\"threads\":%lld,\"heads\":%lld,\"headline_tokens_min\":%lld,"
                "\"fwd_gflops\":%.2f,\"bwd_gflops\":%.2f,\"pack_fwd_gflops\":%.2f,"
                "\"pack_bwd_gflops\":%.2f,\"pack_tokens\":%lld,\"sgemm_gflops\":%.2f,"
                "\"sgemm_square_gflops\":%.2f,",
                zg_attn_isa(), (long long)o.threads, (long long)o.heads, (long long)big, fwd, bwd,
-               pack_fwd, pack_bwd, (long long)t, ceiling, square);
+               pack_fwd, pack_bwd, (long long)t, sg, square);
         if (env_set)
-            printf("\"sgemm_gflops_env\":%.2f,\"sgemm_gflops_env_unset\":%.2f,", sgemm,
+            printf("\"sgemm_gflops_env\":%.2f,\"sgemm_gflops_env_unset\":%.2f,", sgemm_env,
                    sgemm_unset);
-        if (have_torch && nt)
-            printf("\"torch_fwd_gflops\":%.2f,\"torch\":\"%s\",", tfwd, torch_version);
+        if (nt)
+            printf("\"torch_fwd_gflops\":%.2f,\"torch\":\"%s\",", tfwd, torch.version);
         else
             printf("\"torch_fwd_gflops\":null,");
-        printf("\"fwd_vs_sgemm\":%.3f,\"bwd_vs_sgemm\":%.3f,\"pack_vs_sgemm\":%.3f,", fwd / ceiling,
-               bwd / ceiling, pack_fwd / ceiling);
-        if (have_torch && nt)
-            printf("\"fwd_vs_torch\":%.3f,", fwd / tfwd);
+        printf("\"fwd_vs_sgemm\":%.3f,\"bwd_vs_sgemm\":%.3f,\"pack_vs_sgemm\":%.3f,", rf, rb, rp);
+        if (nt)
+            printf("\"fwd_vs_torch\":%.3f,", rt);
         else
             printf("\"fwd_vs_torch\":null,");
         printf("\"max_rel_err\":%.3g,\"bwd_max_rel_err\":%.3g,\"rows\":[", max_err, bwd_err);
         for (int i = 0; i < n_rows; i++) {
-            printf("%s{\"kind\":\"%s\",\"tokens\":%lld,\"dim\":%d,\"fwd_gflops\":%.2f",
-                   i ? "," : "", rows[i].kind, (long long)rows[i].tokens, rows[i].dim, rows[i].fwd);
+            printf("%s{\"kind\":\"%s\",\"tokens\":%lld,\"dim\":%d,\"fwd_gflops\":%.2f,"
+                   "\"sgemm_gflops\":%.2f",
+                   i ? "," : "", rows[i].kind, (long long)rows[i].tokens, rows[i].dim, rows[i].fwd,
+                   rows[i].sgemm);
             if (rows[i].bwd > 0) printf(",\"bwd_gflops\":%.2f", rows[i].bwd);
             if (rows[i].torch_fwd > 0) printf(",\"torch_fwd_gflops\":%.2f", rows[i].torch_fwd);
             printf("}");
@@ -473,29 +538,32 @@ static int cmd_bench_attention(int argc, char **argv) {
     }
     printf("attention kernels: isa %s, %lld threads, %lld heads\n", zg_attn_isa(),
            (long long)o.threads, (long long)o.heads);
-    printf("%-7s %7s %4s %10s %10s %10s %8s %8s\n", "kind", "tokens", "D", "fwd GF/s", "bwd GF/s",
-           "torch GF/s", "fwd/gemm", "bwd/gemm");
+    printf("%-7s %7s %4s %9s %9s %9s %9s %8s %8s %8s\n", "kind", "tokens", "D", "fwd GF/s",
+           "bwd GF/s", "SGEMM", "torch", "fwd/gemm", "bwd/gemm", "fwd/torch");
     for (int i = 0; i < n_rows; i++) {
         row *r = &rows[i];
-        char tb[16] = "-", bb[16] = "-", bg[16] = "-";
-        if (r->torch_fwd > 0) snprintf(tb, sizeof tb, "%.1f", r->torch_fwd);
+        char tb[16] = "-", bb[16] = "-", bg[16] = "-", ft[16] = "-";
+        if (r->torch_fwd > 0)
+            snprintf(tb, sizeof tb, "%.1f", r->torch_fwd),
+                snprintf(ft, sizeof ft, "%.2fx", r->fwd / r->torch_fwd);
         if (r->bwd > 0)
             snprintf(bb, sizeof bb, "%.1f", r->bwd),
-                snprintf(bg, sizeof bg, "%.0f%%", 100 * r->bwd / ceiling);
-        printf("%-7s %7lld %4d %10.1f %10s %10s %7.0f%% %8s\n", r->kind, (long long)r->tokens,
-               r->dim, r->fwd, bb, tb, 100 * r->fwd / ceiling, bg);
+                snprintf(bg, sizeof bg, "%.0f%%", 100 * r->bwd / r->sgemm);
+        printf("%-7s %7lld %4d %9.1f %9s %9.1f %9s %7.0f%% %8s %8s\n", r->kind,
+               (long long)r->tokens, r->dim, r->fwd, bb, r->sgemm, tb, 100 * r->fwd / r->sgemm, bg,
+               ft);
     }
-    printf("SGEMM ceiling (attention shapes at T=%lld): %.1f GFLOP/s; square 2048^3: %.1f\n",
-           (long long)gemm_T, sgemm, square);
+    printf("SGEMM: per row, the attention GEMM shapes of one head (T<=4096) measured right after "
+           "the row; at the end: %.1f GFLOP/s at T=%lld, square 2048^3 %.1f\n",
+           sgemm_env, (long long)gemm_T, square);
     if (env_set)
-        printf("SGEMM with OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset: %.1f (ceiling %.1f)\n",
-               sgemm_unset, ceiling);
-    printf("headline (T >= %lld): fwd %.1f (%.0f%% of SGEMM), bwd %.1f (%.0f%%), pack fwd %.1f "
-           "(%.0f%%)",
-           (long long)big, fwd, 100 * fwd / ceiling, bwd, 100 * bwd / ceiling, pack_fwd,
-           100 * pack_fwd / ceiling);
-    if (have_torch && nt)
-        printf(", torch fwd %.1f (%.2fx)\n", tfwd, fwd / tfwd);
+        printf("SGEMM with OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset: %.1f (ceilings x%.2f)\n",
+               sgemm_unset, env_factor);
+    printf("headline (T >= %lld): fwd %.1f GF/s = %.0f%% of SGEMM, bwd %.1f = %.0f%%, pack fwd "
+           "%.1f = %.0f%%",
+           (long long)big, fwd, 100 * rf, bwd, 100 * rb, pack_fwd, 100 * rp);
+    if (nt)
+        printf(", torch fwd %.1f (ours %.2fx)\n", tfwd, rt);
     else
         printf(", torch: absent\n");
     printf("max rel err vs reference: fwd %.3g, bwd %.3g\n", max_err, bwd_err);

@@ -26,7 +26,8 @@ static const char *usage_text =
     "  --tol X            relative error above which a plan fails (default 1e-4)\n"
     "  --ref              use the reference kernels in the distributed run too\n"
     "  --no-coalesce      one kernel call per sequence shard (default: one per ring step)\n"
-    "  --threads N        OpenMP threads per rank (default: 1 when P > 1, else the OpenMP default)\n"
+    "  --threads N        OpenMP threads per rank (default: 1 when P > 1, else the OpenMP "
+    "default)\n"
     "  --json             print one JSON line: plans, passed, max_rel_err_fwd, max_rel_err_bwd\n";
 
 static int run_check_engine(int argc, char **argv) {
@@ -49,9 +50,12 @@ static int run_check_engine(int argc, char **argv) {
         if (cli_opt_int(argc, argv, &i, "--max-tokens", &max_tok, &err, &bad)) continue;
         if (cli_opt_int(argc, argv, &i, "--threads", &threads, &err, &bad)) continue;
         if (cli_opt_num(argc, argv, &i, "--tol", &tol, &err, &bad)) continue;
-        if (!strcmp(argv[i], "--json")) json = 1;
-        else if (!strcmp(argv[i], "--ref")) eo.use_ref = 1;
-        else if (!strcmp(argv[i], "--no-coalesce")) eo.coalesce = 0;
+        if (!strcmp(argv[i], "--json"))
+            json = 1;
+        else if (!strcmp(argv[i], "--ref"))
+            eo.use_ref = 1;
+        else if (!strcmp(argv[i], "--no-coalesce"))
+            eo.coalesce = 0;
         else {
             zg_error_set(&err, ZG_ERR_INVALID, "unknown option '%s' (see --help)", argv[i]);
             bad = 1;
@@ -68,8 +72,10 @@ static int run_check_engine(int argc, char **argv) {
     zg_comm comm;
     if (zg_comm_init_auto(&comm, NULL, NULL, &err) != ZG_OK) return cli_fail("check-engine", &err);
 #ifdef ZG_HAVE_OPENMP
-    if (threads > 0) omp_set_num_threads((int)threads);
-    else if (comm.size > 1 && !getenv("OMP_NUM_THREADS")) omp_set_num_threads(1);
+    if (threads > 0)
+        omp_set_num_threads((int)threads);
+    else if (comm.size > 1 && !getenv("OMP_NUM_THREADS"))
+        omp_set_num_threads(1);
 #endif
     int root = comm.rank == 0;
     zg_attn_shape shape = {(int32_t)heads, (int32_t)hd, 1.0f / sqrtf((float)hd)};
