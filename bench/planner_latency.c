@@ -105,7 +105,7 @@ int main(int argc, char **argv) {
                     int k = n_ok++;
                     tb[k] = (t1 - t0) * 1e3, ts[k] = (t2 - t1) * 1e3, tt[k] = (t3 - t0) * 1e3;
                     ta[k] = res.anchor_ms;
-                    sum_a += res.anchor_ms, sum_t += tt[s];
+                    sum_a += res.anchor_ms, sum_t += tt[k];
                     seqs += (double)b.n, anchors += (double)res.n_anchors;
                     optimal += res.st1.optimal;
                     free(res.choice);

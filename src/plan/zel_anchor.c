@@ -63,7 +63,15 @@ static int complete_warm(const zel_model *m, const int32_t *warm, zel_sol *out) 
 
 zg_status zel_anchor_solve(const zel_model *m, double eps, const zel_limits *lim,
                            const int32_t *warm, zel_sol *sol, zel_stage1 *st, zg_error *err) {
+    return zel_anchor_solve_alts(m, eps, lim, warm, sol, NULL, NULL, st, err);
+}
+
+zg_status zel_anchor_solve_alts(const zel_model *m, double eps, const zel_limits *lim,
+                                const int32_t *warm, zel_sol *sol, zel_sol *alt0, zel_sol *alt1,
+                                zel_stage1 *st, zg_error *err) {
     double t0 = zg_time_now();
+    if (alt0) alt0->T = INFINITY;
+    if (alt1) alt1->T = INFINITY;
     memset(st, 0, sizeof *st);
     zg_status rc;
     double lb = zel_model_lower_bound(m);
@@ -76,6 +84,7 @@ zg_status zel_anchor_solve(const zel_model *m, double eps, const zel_limits *lim
             zel_sol_copy(m, sol, &w);
         zel_sol_free(&w);
     }
+    if (alt0 && sol->T < INFINITY) zel_sol_copy(m, alt0, sol);  // the incumbent
     zel_stats s1 = {0}, s2 = {0};
     int done1 = 0;
     if (sol->T <= lb * (1 + ZEL_REL_TOL) && sol->T < INFINITY) {
@@ -95,6 +104,7 @@ zg_status zel_anchor_solve(const zel_model *m, double eps, const zel_limits *lim
     st->T = sol->T;
     st->lb = done1 ? sol->T : (s1.lb > lb ? s1.lb : lb);
     int done2 = 1;
+    if (alt1) zel_sol_copy(m, alt1, sol);  // min T before the split minimisation
     if (sol->K > 0) {
         double tcap = (1 + eps) * sol->T;
         if ((rc = zel_solve_minsplit(m, tcap, sol, lim, &s2, err))) return rc;

@@ -176,6 +176,13 @@ typedef struct zel_stage1 {
 // is a candidate incumbent (option per unit, -1 = unknown). Result in *sol.
 zg_status zel_anchor_solve(const zel_model *m, double eps, const zel_limits *lim,
                            const int32_t *warm, zel_sol *sol, zel_stage1 *st, zg_error *err);
+// The same, also returning (when non-NULL, allocated) the search's starting incumbent (alt0)
+// and the min-T solution before the split minimisation (alt1); T = INFINITY when absent. The
+// two-stage planner runs the filler stage on each and keeps the fastest full plan (stage 1 is a
+// model of the fillers: near-ties in it can end up a few tenths of a percent apart).
+zg_status zel_anchor_solve_alts(const zel_model *m, double eps, const zel_limits *lim,
+                                const int32_t *warm, zel_sol *sol, zel_sol *alt0, zel_sol *alt1,
+                                zel_stage1 *st, zg_error *err);
 
 // Per-sequence choice: the option (index into its zg_group.opts) of every batch index.
 // Stage 2: whole fillers on top of ledgers L/H (n_ranks, updated in place), §5.3 rule, then a

@@ -153,7 +153,7 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
     double t0 = zg_time_now();
     zel_model m;
     st = zel_model_build(pr, anc, res->n_anchor_groups, NULL, NULL, &m, err);
-    zel_sol sol = {0};
+    zel_sol sol = {0}, sal[2] = {{0}, {0}};
     if (!st) {
         // Fill-aware stage 1 (beyond the paper): the fillers' whole time is fluid work that
         // will top up the ranks, so the anchors minimise max(max load, (anchor area + filler
@@ -168,33 +168,73 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
             m.fill_mem += (double)G->count * G->whole_mem;
         }
         st = zel_sol_alloc(&m, &sol, err);
+        if (!st) st = zel_sol_alloc(&m, &sal[0], err);
+        if (!st) st = zel_sol_alloc(&m, &sal[1], err);
     }
     if (!st) {
         int32_t *wv = warm_vector(warm, &m, pr);
         zel_limits lim = {anchor_node_budget(N), 0, ZEL_SEARCH_GAP};
         double eps = ctx->opts.eps >= 0 ? ctx->opts.eps : 1e-3;
-        st = zel_anchor_solve(&m, eps, &lim, wv, &sol, &res->st1, err);
+        st = zel_anchor_solve_alts(&m, eps, &lim, wv, &sol, &sal[0], &sal[1], &res->st1, err);
         if (st == ZG_ERR_INFEASIBLE && m.fill_mem > 0) {
             // no anchor placement leaves the fillers' memory: plan the anchors memory-blind
             // and let stage 2 (memory-first retry, split fallback) do what it can
             zg_error_clear(err);
             m.fill_mem = 0;
-            st = zel_anchor_solve(&m, eps, &lim, wv, &sol, &res->st1, err);
+            st = zel_anchor_solve_alts(&m, eps, &lim, wv, &sol, &sal[0], &sal[1], &res->st1,
+                                       err);
         }
         free(wv);
     }
-    if (!st) {
-        zel_sol_to_choice(&m, pr, &sol, res->choice);
-        zel_sol_eval(&m, sol.opt, L, H, NULL, NULL);
-        if (warm) warm_store(warm, &m, pr, &sol);
-    }
-    zel_sol_free(&sol);
-    zel_model_free(&m);
     double t1 = zg_time_now();
     res->anchor_ms = (t1 - t0) * 1e3;
-    if (!st) st = zel_filler_place(pr, b, fil, res->n_filler_groups, L, H, res->choice, err);
+    if (!st) {
+        // Stage 2 on the stage-1 solution, then on the min-T solution before the split
+        // minimisation and on the search's starting incumbent; the fastest full plan wins
+        // (ties: the earlier candidate). Stage 1 models the fillers as a fluid, so candidates
+        // that tie there can end a few tenths of a percent apart once the fillers are real.
+        const zel_sol *cand[3] = {&sol, &sal[1], &sal[0]};
+        int32_t *tmp = malloc(sizeof(int32_t) * (size_t)(pr->n_seqs + 1));
+        double *L2 = malloc(sizeof(double) * 2 * (size_t)N);
+        int32_t chosen = -1;
+        zg_status st0 = ZG_OK;
+        for (int32_t k = 0; k < 3; k++) {
+            const zel_sol *c = cand[k];
+            if (c->T == INFINITY || (k > 0 && (!tmp || !L2))) continue;
+            int dup = 0;
+            for (int32_t q = 0; q < k && !dup; q++)
+                dup = cand[q]->T < INFINITY &&
+                      !memcmp(cand[q]->opt, c->opt, sizeof(int32_t) * (size_t)m.n_units);
+            if (dup) continue;
+            int32_t *ch = k == 0 ? res->choice : tmp;
+            double *l = k == 0 ? L : L2, *h = k == 0 ? H : L2 + N;
+            if (k > 0) memcpy(tmp, res->choice, sizeof(int32_t) * (size_t)pr->n_seqs);
+            zel_sol_to_choice(&m, pr, c, ch);
+            zel_sol_eval(&m, c->opt, l, h, NULL, NULL);
+            zg_error e2;
+            zg_status sk = zel_filler_place(pr, b, fil, res->n_filler_groups, l, h, ch,
+                                            k == 0 ? err : &e2);
+            if (k == 0) st0 = sk;
+            if (sk) continue;
+            double ms = zel_choice_makespan(pr, ch, NULL, NULL);
+            if (chosen < 0 || ms < res->makespan * (1 - 1e-12)) {
+                if (k > 0) memcpy(res->choice, tmp, sizeof(int32_t) * (size_t)pr->n_seqs);
+                res->makespan = ms;
+                chosen = k;
+            }
+        }
+        if (chosen < 0) {
+            st = st0 ? st0 : ZG_ERR_NOMEM;
+            if (!st0) zg_error_set(err, ZG_ERR_NOMEM, "zellige: out of memory in stage 2");
+        } else {
+            if (st0) zg_error_clear(err);
+            if (warm) warm_store(warm, &m, pr, cand[chosen]);
+        }
+        free(tmp), free(L2);
+    }
+    zel_sol_free(&sol), zel_sol_free(&sal[0]), zel_sol_free(&sal[1]);
+    zel_model_free(&m);
     res->filler_ms = (zg_time_now() - t1) * 1e3;
-    if (!st) res->makespan = zel_choice_makespan(pr, res->choice, NULL, NULL);
     if (!st || st == ZG_ERR_INFEASIBLE) {
         // Safety net: the best disjoint-tile plan (static / USP / DP-like) under the same
         // prices; kept only when it beats the two stages (or they found nothing).

@@ -12,6 +12,8 @@ void zg_profile_opts_default(zg_profile_opts *o) {
     o->reps = 5;
     o->act_ckpt = 1;
     o->seed = 1;
+    o->method = ZG_PROFILE_MIXED;
+    zg_calib_opts_default(&o->calib);
 }
 
 // ---- memory fit ----------------------------------------------------------------------------------
@@ -143,6 +145,57 @@ static zg_status item_make(const zg_bucket *b, int32_t k, const int32_t *text, z
 
 // ---- the profiler --------------------------------------------------------------------------------
 
+// Rank 0's share of a plan (its local tokens, text rows and samples): the memory observation.
+// In every profiler item rank 0 is the busiest rank.
+static zg_mem_obs rank0_obs(const zg_profile_item *it, double peak) {
+    zg_mem_obs o = {0, 0, 0, peak};
+    const zg_plan *pl = &it->plan;
+    for (int64_t j = 0; j < pl->n; j++) {
+        const zg_placement *pp = &pl->p[j];
+        for (int32_t k = 0; k < pp->n_ranks; k++) {
+            if (pp->shards[k].rank != 0) continue;
+            o.tokens += (double)(pp->shards[k].end - pp->shards[k].start);
+            o.text_rows += it->batch.seqs[pp->seq].text_tokens;
+            o.samples += 1;
+        }
+    }
+    return o;
+}
+
+static void settings_json(cJSON *s, const zg_profile_opts *o, int32_t text, int32_t maxd,
+                          int32_t n_mem, int32_t n_calib, double empty_s, double rmse,
+                          double max_rel) {
+    cJSON_AddNumberToObject(s, "warmup_rounds", o->warmup);
+    cJSON_AddNumberToObject(s, "measured_rounds", o->reps);
+    cJSON_AddNumberToObject(s, "act_ckpt", o->act_ckpt);
+    cJSON_AddNumberToObject(s, "text_tokens", text);
+    cJSON_AddNumberToObject(s, "seed", (double)o->seed);
+    cJSON_AddNumberToObject(s, "max_degree", maxd);
+    cJSON_AddNumberToObject(s, "calibration_runs", n_mem);
+    cJSON_AddStringToObject(s, "clock", zg_profile_clock_name(o->clock));
+    cJSON_AddStringToObject(s, "method", zg_profile_method_name(o->method));
+    cJSON_AddNumberToObject(s, "empty_step_s", empty_s);
+    if (o->method == ZG_PROFILE_MIXED) {
+        cJSON_AddNumberToObject(s, "calib_plans", n_calib);
+        cJSON_AddNumberToObject(s, "calib_images", o->calib.images);
+        cJSON_AddNumberToObject(s, "calib_videos", o->calib.videos);
+        cJSON_AddNumberToObject(s, "calib_splits", o->calib.splits);
+        cJSON_AddNumberToObject(s, "calib_mirror", o->calib.mirror);
+        cJSON_AddNumberToObject(s, "fit_rmse_s", rmse);
+        cJSON_AddNumberToObject(s, "fit_max_rel_err", max_rel);
+        cJSON_AddStringToObject(s, "timing",
+                                "prices in context: the median makespan (over rounds) of mixed "
+                                "calibration plans whose critical rank is rank 0, fitted as "
+                                "overhead_s + sum of rank 0's counts x prices (non-negative "
+                                "least squares); lo/hi = min/max of the per-round fits");
+    } else {
+        cJSON_AddStringToObject(s, "timing",
+                                "step makespan under `clock` of one sequence on ranks "
+                                "0..degree-1 minus the same round's empty-plan makespan; "
+                                "median over rounds");
+    }
+}
+
 zg_status zg_profile_measure(zg_comm *comm, const zg_model *m, const zg_cluster *cl,
                              const zg_catalog *cat, const zg_profile_opts *o,
                              zg_cost_table *out, zg_error *err) {
@@ -160,20 +213,34 @@ zg_status zg_profile_measure(zg_comm *comm, const zg_model *m, const zg_cluster 
                             o->reps, o->warmup, cat->n);
     int32_t maxd = o->max_degree > 0 && o->max_degree < world ? o->max_degree : world;
     int32_t text = o->text_tokens > 0 ? o->text_tokens : (m->text_len > 0 ? m->text_len : 1);
+    int mixed = o->method == ZG_PROFILE_MIXED;
     zg_config *cfgs = NULL;
     int32_t nc = 0;
     zg_status st = zg_config_enumerate(m, maxd, &cfgs, &nc, err);
     if (st) return st;
+    zg_calib cal;
+    memset(&cal, 0, sizeof cal);
+    if (mixed) {
+        zg_calib_opts co = o->calib;
+        co.text_tokens = text;
+        if ((st = zg_calib_design(m, world, cat, cfgs, nc, &co, &cal, err))) {
+            free(cfgs);
+            return st;
+        }
+    }
 
-    // items: 0 = empty plan; then (bucket, config) pairs; then memory-calibration runs
-    int32_t cap = 1 + cat->n * nc + 2, n = 0, n_priced;
+    // items: 0 = empty plan; then the priced items (SINGLE: one per (bucket, config) pair;
+    // MIXED: the calibration plans, borrowed from cal); then 2 memory-calibration runs
+    int32_t n_pr = mixed ? cal.n_plans : cat->n * nc;
+    int32_t cap = 1 + n_pr + 2, n = 0, n_priced = 0;
     zg_profile_item *items = zg_calloc((size_t)cap, sizeof *items, err);
     int32_t *item_bucket = zg_calloc((size_t)cap, sizeof *item_bucket, err);
     zg_config *item_cfg = zg_calloc((size_t)cap, sizeof *item_cfg, err);
-    double *times = NULL, *peaks = NULL;
+    double *times = NULL, *peaks = NULL, *p = NULL, *fitp = NULL, *lo = NULL, *hi = NULL;
     zg_mem_obs *obs = NULL;
     zg_trainer tr;
     int have_tr = 0;
+    double rmse = 0, max_rel = 0;
     if (!items || !item_bucket || !item_cfg) {
         st = ZG_ERR_NOMEM;
         goto out;
@@ -182,17 +249,22 @@ zg_status zg_profile_measure(zg_comm *comm, const zg_model *m, const zg_cluster 
     zg_plan_init(&items[0].plan);
     if ((st = zg_plan_alloc(&items[0].plan, 0, world, err))) goto out;
     item_bucket[n++] = -1;
-    for (int32_t b = 0; b < cat->n; b++)
-        for (int32_t c = 0; c < nc; c++) {
-            if (zg_config_check(m, world, cfgs[c], cat->buckets[b].tokens, NULL)) continue;
-            item_bucket[n] = b;
-            item_cfg[n] = cfgs[c];
-            if ((st = item_make(&cat->buckets[b], 1, &text, cfgs[c], world, &items[n++], err)))
-                goto out;
-        }
+    if (mixed) {
+        for (int32_t i = 0; i < cal.n_plans; i++) items[n++] = cal.items[i];  // shallow views
+    } else {
+        for (int32_t b = 0; b < cat->n; b++)
+            for (int32_t c = 0; c < nc; c++) {
+                if (zg_config_check(m, world, cfgs[c], cat->buckets[b].tokens, NULL)) continue;
+                item_bucket[n] = b;
+                item_cfg[n] = cfgs[c];
+                if ((st = item_make(&cat->buckets[b], 1, &text, cfgs[c], world, &items[n++],
+                                    err)))
+                    goto out;
+            }
+    }
     n_priced = n;
-    // calibration: several whole sequences on rank 0 with other text lengths, so tokens, text
-    // rows and samples vary independently
+    // memory calibration: several whole sequences on rank 0 with other text lengths, so
+    // tokens, text rows and samples vary independently
     {
         int32_t small = 0;
         for (int32_t b = 1; b < cat->n; b++)
@@ -206,7 +278,8 @@ zg_status zg_profile_measure(zg_comm *comm, const zg_model *m, const zg_cluster 
     times = zg_calloc((size_t)n * (size_t)o->reps, sizeof *times, err);
     peaks = zg_calloc((size_t)n, sizeof *peaks, err);
     obs = zg_calloc((size_t)n, sizeof *obs, err);
-    if (!times || !peaks || !obs) {
+    p = zg_calloc((size_t)n + (size_t)o->reps, sizeof *p, err);
+    if (!times || !peaks || !obs || !p) {
         st = ZG_ERR_NOMEM;
         goto out;
     }
@@ -218,8 +291,7 @@ zg_status zg_profile_measure(zg_comm *comm, const zg_model *m, const zg_cluster 
     if ((st = zg_trainer_init(&tr, m, comm, &to, err))) goto out;
     have_tr = 1;
     if ((st = zg_profile_run_rounds(&tr, items, n_priced, o->warmup, o->reps, o->clock, times,
-                                    peaks,
-                                    o->progress, o->progress_ctx, err)))
+                                    peaks, o->progress, o->progress_ctx, err)))
         goto out;
     // calibration runs: memory only (one unmeasured step each)
     if ((st = zg_profile_run_rounds(&tr, items + n_priced, n - n_priced, 0, 1, o->clock, NULL,
@@ -229,70 +301,90 @@ zg_status zg_profile_measure(zg_comm *comm, const zg_model *m, const zg_cluster 
     snprintf(out->model, sizeof out->model, "%s", m->name);
     snprintf(out->cluster, sizeof out->cluster, "%s", cl->name);
     out->world_size = world;
-    out->overhead_s = zg_profile_median(times, o->reps);
-    double *p = zg_calloc((size_t)o->reps, sizeof *p, err);
-    if (!p) {
-        st = ZG_ERR_NOMEM;
-        goto out;
-    }
-    for (int32_t i = 1; i < n_priced && !st; i++) {
-        zg_cost_table_entry e;
-        memset(&e, 0, sizeof e);
-        const zg_bucket *b = &cat->buckets[item_bucket[i]];
-        snprintf(e.bucket, sizeof e.bucket, "%s", b->name);
-        e.tokens = b->tokens;
-        e.text_tokens = text;
-        e.config = item_cfg[i];
-        e.time_lo = INFINITY, e.time_hi = -INFINITY;
-        for (int32_t r = 0; r < o->reps; r++) {
-            p[r] = times[(int64_t)i * o->reps + r] - times[r];  // same round's empty plan
-            e.time_lo = fmin(e.time_lo, p[r]);
-            e.time_hi = fmax(e.time_hi, p[r]);
+    double empty_s = zg_profile_median(times, o->reps);
+    out->overhead_s = empty_s;
+    if (mixed) {
+        // fit on the per-plan medians; lo/hi from one fit per round
+        int32_t U = cal.n_unknowns, P = cal.n_plans;
+        double fixed = 0, f_r = 0;
+        fitp = zg_calloc((size_t)U, sizeof *fitp, err);
+        lo = zg_calloc((size_t)U, sizeof *lo, err);
+        hi = zg_calloc((size_t)U, sizeof *hi, err);
+        double *y = zg_calloc((size_t)P, sizeof *y, err);
+        if (!fitp || !lo || !hi || !y) {
+            free(y);
+            st = ZG_ERR_NOMEM;
+            goto out;
         }
-        e.time = zg_profile_median(p, o->reps);
-        if (e.time < 0) e.time = 0;
-        e.reps = o->reps;
-        e.peak = peaks[i];
-        st = zg_cost_table_push(out, &e, err);
+        for (int32_t u = 0; u < U; u++) lo[u] = INFINITY, hi[u] = -INFINITY;
+        for (int32_t r = 0; r < o->reps && !st && o->reps > 1; r++) {
+            for (int32_t i = 0; i < P; i++) y[i] = times[(int64_t)(1 + i) * o->reps + r];
+            if (!(st = zg_calib_fit(&cal, y, &f_r, fitp, NULL, NULL, err)))
+                for (int32_t u = 0; u < U; u++)
+                    lo[u] = fmin(lo[u], fitp[u]), hi[u] = fmax(hi[u], fitp[u]);
+        }
+        for (int32_t i = 0; i < P && !st; i++)
+            y[i] = zg_profile_median(times + (int64_t)(1 + i) * o->reps, o->reps);
+        if (!st) st = zg_calib_fit(&cal, y, &fixed, fitp, &rmse, &max_rel, err);
+        free(y);
+        if (st) goto out;
+        out->overhead_s = fixed > 0 ? fixed : 0;
+        for (int32_t u = 0; u < U && !st; u++) {
+            zg_cost_table_entry e;
+            memset(&e, 0, sizeof e);
+            const zg_bucket *b = &cat->buckets[cal.unk_bucket[u]];
+            snprintf(e.bucket, sizeof e.bucket, "%s", b->name);
+            e.tokens = b->tokens;
+            e.text_tokens = text;
+            e.config = cal.unk_cfg[u];
+            e.time = fitp[u];
+            e.time_lo = o->reps > 1 ? lo[u] : fitp[u];
+            e.time_hi = o->reps > 1 ? hi[u] : fitp[u];
+            e.reps = o->reps;
+            e.peak = 0;  // no single-sequence run in this method
+            st = zg_cost_table_push(out, &e, err);
+        }
+    } else {
+        for (int32_t i = 1; i < n_priced && !st; i++) {
+            zg_cost_table_entry e;
+            memset(&e, 0, sizeof e);
+            const zg_bucket *b = &cat->buckets[item_bucket[i]];
+            snprintf(e.bucket, sizeof e.bucket, "%s", b->name);
+            e.tokens = b->tokens;
+            e.text_tokens = text;
+            e.config = item_cfg[i];
+            e.time_lo = INFINITY, e.time_hi = -INFINITY;
+            for (int32_t r = 0; r < o->reps; r++) {
+                p[r] = times[(int64_t)i * o->reps + r] - times[r];  // same round's empty plan
+                e.time_lo = fmin(e.time_lo, p[r]);
+                e.time_hi = fmax(e.time_hi, p[r]);
+            }
+            e.time = zg_profile_median(p, o->reps);
+            if (e.time < 0) e.time = 0;
+            e.reps = o->reps;
+            e.peak = peaks[i];
+            st = zg_cost_table_push(out, &e, err);
+        }
     }
-    free(p);
     if (st) goto out;
-    // memory observations: the busiest rank is rank 0 (largest chunk / all sequences)
-    for (int32_t i = 0; i < n; i++) {
-        const zg_plan *pl = &items[i].plan;
-        for (int64_t j = 0; j < pl->n; j++) {
-            const zg_placement *pp = &pl->p[j];
-            obs[i].tokens += (double)(pp->shards[0].end - pp->shards[0].start);
-            obs[i].text_rows += items[i].batch.seqs[pp->seq].text_tokens;
-            obs[i].samples += 1;
-        }
-        obs[i].peak = peaks[i];
-    }
+    for (int32_t i = 0; i < n; i++) obs[i] = rank0_obs(&items[i], peaks[i]);
     if ((st = zg_profile_fit_memory(obs, n, out, err))) goto out;
     out->extra = cJSON_CreateObject();
     if (out->extra) {
         cJSON_AddItemToObject(out->extra, "machine", zg_profile_machine_json(world));
         cJSON *s = cJSON_AddObjectToObject(out->extra, "settings");
-        if (s) {
-            cJSON_AddNumberToObject(s, "warmup_rounds", o->warmup);
-            cJSON_AddNumberToObject(s, "measured_rounds", o->reps);
-            cJSON_AddNumberToObject(s, "act_ckpt", o->act_ckpt);
-            cJSON_AddNumberToObject(s, "text_tokens", text);
-            cJSON_AddNumberToObject(s, "seed", (double)o->seed);
-            cJSON_AddNumberToObject(s, "max_degree", maxd);
-            cJSON_AddNumberToObject(s, "calibration_runs", n - n_priced);
-            cJSON_AddStringToObject(s, "clock", zg_profile_clock_name(o->clock));
-            cJSON_AddStringToObject(s, "timing",
-                                    "step makespan under `clock` of one sequence on ranks "
-                                    "0..degree-1 minus the same round's empty-plan makespan; "
-                                    "median over rounds");
-        }
+        if (s)
+            settings_json(s, o, text, maxd, n - n_priced, mixed ? cal.n_plans : 0, empty_s, rmse,
+                          max_rel);
         cJSON_AddItemToObject(out->extra, "model_spec", zg_model_to_json(m));
     }
 out:
     if (st) zg_cost_table_free(out);
     if (have_tr) zg_trainer_free(&tr);
-    for (int32_t i = 0; items && i < n; i++) item_free(&items[i]);
+    for (int32_t i = 0; items && i < n; i++)
+        if (!mixed || i == 0 || i >= n_priced) item_free(&items[i]);  // views are cal's
+    zg_calib_free(&cal);
     free(items), free(item_bucket), free(item_cfg), free(times), free(peaks), free(obs), free(cfgs);
+    free(p), free(fitp), free(lo), free(hi);
     return st;
 }

@@ -66,7 +66,54 @@ zg_status zg_profile_run_rounds(zg_trainer *tr, zg_profile_item *items, int32_t 
 // Median of n values (copies; n >= 1).
 double zg_profile_median(const double *v, int32_t n);
 
+// ---- prices in context (calib.c) -------------------------------------------------------------
+// Non-negative least squares: x minimising |A x - y|^2 with x_j >= 0 unless free_col[j]
+// (free_col may be NULL). A is rows x cols, row-major. Deterministic; an all-zero column gets 0.
+zg_status zg_profile_nnls(const double *A, const double *y, int32_t rows, int32_t cols,
+                          const uint8_t *free_col, double *x, zg_error *err);
+
+// The mixed calibration design. Unknowns: every legal (bucket, config) pair of degree <= world.
+// Each plan holds several sequences: 1..`splits` split ones (dealt from a shuffled deck of the
+// split unknowns, on ranks 0..λ-1), 0..`videos` whole videos (deck) and 0..`images` whole
+// images (random) on rank 0, each whole one copied with probability `mirror` onto a random
+// other rank. Every other rank's work is then a sub-multiset of rank 0's, so rank 0 is the
+// critical rank and the makespan is linear in rank 0's counts:
+//   makespan = fixed + Σ_u counts[u] · price[u].
+typedef struct zg_calib_opts {
+    int32_t plans;        // calibration plans (0 = 3 x unknowns)
+    int32_t images;       // at most this many whole images on rank 0 per plan (default 12)
+    int32_t videos;       // at most this many whole videos on rank 0 (default 2)
+    int32_t splits;       // at most this many split sequences (default 2; at least 1 when > 0)
+    double mirror;        // probability of a copy of a whole sequence on another rank (0.5)
+    int32_t text_tokens;  // text rows (0 = the model's text_len)
+    uint64_t seed;        // design seed (default 1; the fidelity design uses other streams)
+} zg_calib_opts;
+void zg_calib_opts_default(zg_calib_opts *o);
+
+typedef struct zg_calib {
+    int32_t n_plans, n_unknowns;
+    zg_profile_item *items;  // n_plans
+    double *counts;          // n_plans x n_unknowns: rank 0's count of each unknown
+    int32_t *unk_bucket;     // catalog index of unknown u
+    zg_config *unk_cfg;      // configuration of unknown u
+} zg_calib;
+zg_status zg_calib_design(const zg_model *m, int32_t world, const zg_catalog *cat,
+                          const zg_config *cfgs, int32_t nc, const zg_calib_opts *o,
+                          zg_calib *out, zg_error *err);
+void zg_calib_free(zg_calib *c);
+// Fits fixed (free) and prices[n_unknowns] (>= 0) to times[n_plans]; rmse (s) and the largest
+// relative residual of the fit (may be NULL).
+zg_status zg_calib_fit(const zg_calib *c, const double *times, double *fixed, double *prices,
+                       double *rmse, double *max_rel, zg_error *err);
+
 // ---- profiler -----------------------------------------------------------------------------------
+// SINGLE: one sequence per step, price = its step minus the same round's empty step (the
+// sequence's price in isolation). MIXED: prices in context, fitted over mixed calibration plans
+// (zg_calib_*); overhead_s = the fitted fixed time of a non-empty step.
+typedef enum { ZG_PROFILE_MIXED = 0, ZG_PROFILE_SINGLE } zg_profile_method;
+const char *zg_profile_method_name(zg_profile_method m);
+zg_status zg_profile_method_parse(const char *s, zg_profile_method *m, zg_error *err);
+
 typedef struct zg_profile_opts {
     int32_t warmup;       // warm-up rounds (default 1)
     int32_t reps;         // measured rounds (default 5)
@@ -75,6 +122,8 @@ typedef struct zg_profile_opts {
     int32_t text_tokens;  // text rows of profiled sequences (0 = model text_len)
     uint64_t seed;        // trainer seed (default 1)
     zg_profile_clock clock;  // default WALL
+    zg_profile_method method;  // default MIXED
+    zg_calib_opts calib;       // the MIXED design (plans, images, ...)
     zg_profile_progress_fn progress;
     void *progress_ctx;
 } zg_profile_opts;

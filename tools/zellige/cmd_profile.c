@@ -8,11 +8,17 @@
 
 static const char *usage_text =
     "usage: mpirun -np N zellige profile --out FILE [options]\n"
-    "Measures, for every (bucket, configuration) pair, the per-participating-rank price of one\n"
-    "training step (dispatch, DiT forward+backward with attention through the engine) on the\n"
-    "real engine: warm-up rounds, then measured rounds in which every pair runs once; price =\n"
-    "step makespan minus the same round's empty-plan step (the placement-independent host\n"
-    "overhead: gradient all-reduce, AdamW, set-up), median over rounds. Calibrates the memory\n"
+    "Measures, for every (bucket, configuration) pair, the per-participating-rank price of a\n"
+    "sequence in a training step (dispatch, DiT forward+backward with attention through the\n"
+    "engine) on the real engine, in warm-up rounds then measured rounds.\n"
+    "  --method mixed (default): prices in context. Mixed calibration plans (many sequences,\n"
+    "    rank 0 the critical rank by construction) run for real; the median makespans are\n"
+    "    fitted as fixed + sum of rank 0's counts x prices (non-negative least squares), so\n"
+    "    coalescing and per-step fixed costs are folded into the prices; the fixed part is the\n"
+    "    profile's overhead_s.\n"
+    "  --method single: one sequence per step; price = its step minus the same round's\n"
+    "    empty-plan step; median over rounds.\n"
+    "Calibrates the memory\n"
     "model (base + per-token + per-text-row + per-sample bytes) on the tracked peaks. Writes the\n"
     "profile atomically (rank 0); it records the machine. Without mpirun: one rank.\n\n"
     "  --model M        model preset or JSON (default tiny)\n"
@@ -27,19 +33,26 @@ static const char *usage_text =
     "  --threads N      OpenMP/OpenBLAS threads per rank (default 1 when ranks > 1)\n"
     "  --clock C        wall (default: step makespan in wall time) | cpu (largest per-rank CPU\n"
     "                   time of the step: leaves out time other processes held the core)\n"
-    "  --seed N         parameter seed (default 1)\n"
+    "  --method M       mixed (default) | single (see above)\n"
+    "  --calib-plans N  mixed: calibration plans (default 3 x the (bucket, config) pairs)\n"
+    "  --calib-images N mixed: up to N whole images on rank 0 per plan (default 12)\n"
+    "  --calib-videos N mixed: up to N whole videos on rank 0 per plan (default 2)\n"
+    "  --calib-splits N mixed: 1..N split sequences per plan (default 2)\n"
+    "  --seed N         parameter and design seed (default 1)\n"
     "  --quiet          no table on stdout\n";
 
 static void on_progress(void *ctx, int64_t done, int64_t total) {
     zg_progress *p = ctx;
-    if (p) zg_progress_update(p, done);
-    (void)total;
+    if (!p) return;
+    p->total = total;
+    zg_progress_update(p, done);
 }
 
 static int run_profile(int argc, char **argv) {
     const char *model_name = "tiny", *cluster_name = NULL, *catalog = "cpu", *out = NULL;
-    const char *clock = "wall";
+    const char *clock = "wall", *method = "mixed";
     int64_t warmup = 1, reps = 5, maxd = 0, text = 0, threads = 0, seed = 1;
+    int64_t cplans = 0, cimages = 12, cvideos = 2, csplits = 2;
     int bad = 0, ckpt = 1, quiet = 0;
     zg_error err = {0};
     for (int i = 1; i < argc && !bad; i++) {
@@ -51,14 +64,19 @@ static int run_profile(int argc, char **argv) {
             cli_opt_str(argc, argv, &i, "--cluster", &cluster_name, &err, &bad) ||
             cli_opt_str(argc, argv, &i, "--catalog", &catalog, &err, &bad) ||
             cli_opt_str(argc, argv, &i, "--out", &out, &err, &bad) ||
-            cli_opt_str(argc, argv, &i, "--clock", &clock, &err, &bad))
+            cli_opt_str(argc, argv, &i, "--clock", &clock, &err, &bad) ||
+            cli_opt_str(argc, argv, &i, "--method", &method, &err, &bad))
             continue;
         if (cli_opt_int(argc, argv, &i, "--warmup", &warmup, &err, &bad) ||
             cli_opt_int(argc, argv, &i, "--reps", &reps, &err, &bad) ||
             cli_opt_int(argc, argv, &i, "--max-degree", &maxd, &err, &bad) ||
             cli_opt_int(argc, argv, &i, "--text-tokens", &text, &err, &bad) ||
             cli_opt_int(argc, argv, &i, "--threads", &threads, &err, &bad) ||
-            cli_opt_int(argc, argv, &i, "--seed", &seed, &err, &bad))
+            cli_opt_int(argc, argv, &i, "--seed", &seed, &err, &bad) ||
+            cli_opt_int(argc, argv, &i, "--calib-plans", &cplans, &err, &bad) ||
+            cli_opt_int(argc, argv, &i, "--calib-images", &cimages, &err, &bad) ||
+            cli_opt_int(argc, argv, &i, "--calib-videos", &cvideos, &err, &bad) ||
+            cli_opt_int(argc, argv, &i, "--calib-splits", &csplits, &err, &bad))
             continue;
         if (!strcmp(argv[i], "--no-act-ckpt")) ckpt = 0;
         else if (!strcmp(argv[i], "--quiet")) quiet = 1;
@@ -66,13 +84,17 @@ static int run_profile(int argc, char **argv) {
     }
     if (!bad && !out) bad = 1, zg_error_set(&err, ZG_ERR_INVALID, "--out FILE is required");
     if (!bad && (warmup < 0 || warmup > 1000 || reps < 1 || reps > 1000 || maxd < 0 ||
-                 text < 0 || text > 1000000 || threads < 0 || threads > 1024))
+                 text < 0 || text > 1000000 || threads < 0 || threads > 1024 || cplans < 0 ||
+                 cplans > 100000 || cimages < 0 || cimages > 10000 || cvideos < 0 ||
+                 cvideos > 10000 || csplits < 0 || csplits > 10000))
         bad = 1, zg_error_set(&err, ZG_ERR_INVALID,
                               "--warmup (%lld) must be 0..1000, --reps (%lld) 1..1000, "
-                              "--max-degree, --text-tokens and --threads >= 0",
+                              "--max-degree, --text-tokens, --threads and --calib-* >= 0",
                               (long long)warmup, (long long)reps);
     zg_profile_clock clk = ZG_PROFILE_CLOCK_WALL;
+    zg_profile_method meth = ZG_PROFILE_MIXED;
     if (!bad && zg_profile_clock_parse(clock, &clk, &err)) bad = 1;
+    if (!bad && zg_profile_method_parse(method, &meth, &err)) bad = 1;
     if (bad) return cli_fail("profile", &err);
     zg_comm comm;
     if (zg_comm_init_auto(&comm, NULL, NULL, &err)) return cli_fail("profile", &err);
@@ -93,6 +115,10 @@ static int run_profile(int argc, char **argv) {
     o.warmup = (int32_t)warmup, o.reps = (int32_t)reps, o.max_degree = (int32_t)maxd;
     o.text_tokens = (int32_t)text, o.act_ckpt = ckpt, o.seed = (uint64_t)seed;
     o.clock = clk;
+    o.method = meth;
+    o.calib.plans = (int32_t)cplans, o.calib.images = (int32_t)cimages;
+    o.calib.videos = (int32_t)cvideos, o.calib.splits = (int32_t)csplits;
+    o.calib.seed = (uint64_t)seed;
     zg_progress prog;
     zg_progress_init(&prog, "profile", 1);
     if (root) {
@@ -100,19 +126,7 @@ static int run_profile(int argc, char **argv) {
         o.progress_ctx = &prog;
     }
     double t0 = zg_time_now();
-    if (!st) {
-        // total steps for the progress bar: rounds x (1 + legal pairs)
-        zg_config *cfgs = NULL;
-        int32_t nc = 0, pairs = 1;
-        int32_t md = maxd > 0 && maxd < comm.size ? (int32_t)maxd : comm.size;
-        if (!zg_config_enumerate(&m, md, &cfgs, &nc, NULL))
-            for (int32_t b = 0; b < cat.n; b++)
-                for (int32_t c = 0; c < nc; c++)
-                    pairs += !zg_config_check(&m, comm.size, cfgs[c], cat.buckets[b].tokens, NULL);
-        free(cfgs);
-        prog.total = (int64_t)pairs * (warmup + reps);
-        st = zg_profile_measure(&comm, &m, &cl, &cat, &o, &t, &err);
-    }
+    if (!st) st = zg_profile_measure(&comm, &m, &cl, &cat, &o, &t, &err);
     if (root) zg_progress_finish(&prog);
     if (!st && root) st = zg_cost_table_write(out, &t, &err);
     if (st) {
@@ -123,11 +137,26 @@ static int run_profile(int argc, char **argv) {
         return code;
     }
     if (root && !quiet) {
-        printf("profile: model %s on %s (%d ranks, %s), %lld warm-up + %lld measured rounds, "
-               "%s clock, %.1f s\n",
-               m.name, cl.name, comm.size, zg_comm_backend_name(&comm), (long long)warmup,
-               (long long)reps, zg_profile_clock_name(clk), zg_time_now() - t0);
-        printf("host overhead (empty-plan step): %.2f ms\n", 1e3 * t.overhead_s);
+        printf("profile: model %s on %s (%d ranks, %s), %s method, %lld warm-up + %lld measured "
+               "rounds, %s clock, %.1f s\n",
+               m.name, cl.name, comm.size, zg_comm_backend_name(&comm),
+               zg_profile_method_name(meth), (long long)warmup, (long long)reps,
+               zg_profile_clock_name(clk), zg_time_now() - t0);
+        const cJSON *set = t.extra ? cJSON_GetObjectItemCaseSensitive(t.extra, "settings") : NULL;
+        const cJSON *es = set ? cJSON_GetObjectItemCaseSensitive(set, "empty_step_s") : NULL;
+        if (meth == ZG_PROFILE_MIXED) {
+            const cJSON *np = cJSON_GetObjectItemCaseSensitive(set, "calib_plans");
+            const cJSON *rm = cJSON_GetObjectItemCaseSensitive(set, "fit_rmse_s");
+            const cJSON *mr = cJSON_GetObjectItemCaseSensitive(set, "fit_max_rel_err");
+            printf("fit over %d calibration plans: fixed per-step time (overhead_s) %.2f ms, "
+                   "rmse %.2f ms, max relative residual %.2f%%; empty-plan step %.2f ms\n",
+                   cJSON_IsNumber(np) ? np->valueint : 0, 1e3 * t.overhead_s,
+                   cJSON_IsNumber(rm) ? 1e3 * rm->valuedouble : 0,
+                   cJSON_IsNumber(mr) ? 100 * mr->valuedouble : 0,
+                   cJSON_IsNumber(es) ? 1e3 * es->valuedouble : 0);
+        } else {
+            printf("host overhead (empty-plan step): %.2f ms\n", 1e3 * t.overhead_s);
+        }
         printf("%-10s %7s %-9s %10s %10s %10s %10s\n", "bucket", "tokens", "config", "price_ms",
                "lo_ms", "hi_ms", "peak_MiB");
         for (int32_t i = 0; i < t.n; i++) {
