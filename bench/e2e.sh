@@ -2,9 +2,11 @@
 # e2e.sh — end-to-end benchmark of placement policies on real ranks, plus the modelled
 # comparison with the same measured prices.
 #
-#   BUILD=build NP=2 MODEL=tiny STEPS=8 bench/e2e.sh [OUTDIR]
+#   BUILD=build NP=2 MODEL=configs/cpu-small.json STEPS=8 bench/e2e.sh [OUTDIR]
 #
-# 1. Profiles the model on NP ranks (zellige profile), unless OUTDIR/profile-npNP.json exists.
+# 1. Profiles the model on NP ranks (zellige profile, default method: mixed calibration plans;
+#    PROFILE_ARGS adds options), unless OUTDIR/profile-npNP.json exists. Ranks are pinned to
+#    cores (--bind-to core) when NP <= cores, and run unpinned and oversubscribed otherwise.
 # 2. Measured: `zellige train --policy zellige,knapformer,usp,dp --profile ...` on NP real
 #    ranks: every step's batch (synthetic image+video mix) runs under each policy in turn, each
 #    with its own trainer (same seed, so losses must agree); median step time per policy,
@@ -16,44 +18,66 @@
 #    machine) and plans NP_BIG-rank batches with it: the largest "cluster" this machine can
 #    price from measurements. Degrees above the profiled world size cannot be priced from a
 #    measured table (the table pricer refuses unmeasured configurations).
+# 4. Cluster scale: BIG_CLUSTER (default cpu:16) planned with the NP-rank profile and
+#    --max-degree NP (only measured degrees), TPR tokens per rank: the modelled comparison at a
+#    scale this machine cannot run.
 # Prints a table and one JSON line.
 set -euo pipefail
 BUILD=${BUILD:-build}
 NP=${NP:-2}
-MODEL=${MODEL:-tiny}
+MODEL=${MODEL:-configs/cpu-small.json}
 STEPS=${STEPS:-8}
 TPR=${TPR:-512}
 SHARE=${SHARE:-0.5}
 NP_BIG=${NP_BIG:-0}
+BIG_CLUSTER=${BIG_CLUSTER:-cpu:16}
+PROFILE_ARGS=${PROFILE_ARGS:-}
 OUT=${1:-${BUILD}/e2e}
 Z=${ZELLIGE:-$BUILD/bin/zellige}
-MPI=(mpirun --allow-run-as-root --oversubscribe)
+CORES=$(nproc)
+mpi() {  # mpi NP args...: pinned when the ranks fit the cores
+    local n=$1; shift
+    if [ "$n" -le "$CORES" ]; then
+        mpirun --allow-run-as-root --bind-to core -np "$n" "$@"
+    else
+        mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$n" "$@"
+    fi
+}
 POL=zellige,knapformer,usp,dp
 mkdir -p "$OUT"
 
 prof=$OUT/profile-np$NP.json
-[ -f "$prof" ] || "${MPI[@]}" -np "$NP" "$Z" profile --model "$MODEL" --out "$prof" --quiet
+uptime > "$OUT/load.txt"
+# shellcheck disable=SC2086
+[ -f "$prof" ] || mpi "$NP" "$Z" profile --model "$MODEL" --out "$prof" --quiet $PROFILE_ARGS
 
-"${MPI[@]}" -np "$NP" "$Z" train --model "$MODEL" --policy $POL --profile "$prof" \
+mpi "$NP" "$Z" train --model "$MODEL" --policy $POL --profile "$prof" \
     --steps "$STEPS" --tokens-per-rank "$TPR" --video-share "$SHARE" --json > "$OUT/measured.jsonl"
 "$Z" train --model "$MODEL" --policy $POL --profile "$prof" --cluster "cpu:$NP" --plan-only \
     --steps "$STEPS" --tokens-per-rank "$TPR" --video-share "$SHARE" --json > "$OUT/modelled.jsonl"
 if [ "$NP_BIG" -gt "$NP" ]; then
     big=$OUT/profile-np$NP_BIG.json
-    [ -f "$big" ] || "${MPI[@]}" -np "$NP_BIG" "$Z" profile --model "$MODEL" --out "$big" --quiet
+    # shellcheck disable=SC2086
+    [ -f "$big" ] || mpi "$NP_BIG" "$Z" profile --model "$MODEL" --out "$big" --quiet $PROFILE_ARGS
     "$Z" train --model "$MODEL" --policy $POL --profile "$big" --cluster "cpu:$NP_BIG" \
         --plan-only --steps "$STEPS" --tokens-per-rank "$TPR" --video-share "$SHARE" --json \
         > "$OUT/modelled-big.jsonl"
 fi
 
-python3 - "$OUT" "$NP" "$NP_BIG" <<'PY'
+"$Z" train --model "$MODEL" --policy $POL --profile "$prof" --cluster "$BIG_CLUSTER" \
+    --max-degree "$NP" --plan-only --steps "$STEPS" --tokens-per-rank "$TPR" \
+    --video-share "$SHARE" --json > "$OUT/modelled-cluster.jsonl"
+uptime >> "$OUT/load.txt"
+
+python3 - "$OUT" "$NP" "$NP_BIG" "$BIG_CLUSTER" <<'PY'
 import json, sys, os
-out, np_, big = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+out, np_, big, bigc = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 def summ(path):
     if not os.path.exists(path): return {}
     return {d["policy"]: d for d in map(json.loads, open(path)) if d.get("summary")}
 meas, mod = summ(f"{out}/measured.jsonl"), summ(f"{out}/modelled.jsonl")
 bigm = summ(f"{out}/modelled-big.jsonl")
+clu = summ(f"{out}/modelled-cluster.jsonl")
 losses = {}
 for d in map(json.loads, open(f"{out}/measured.jsonl")):
     if not d.get("summary"): losses.setdefault(d["step"], set()).add(round(d["loss"], 6))
@@ -71,7 +95,16 @@ for p, d in meas.items():
         b, bz = bigm[p]["median_predicted_s"], bigm["zellige"]["median_predicted_s"]
         row += f" {1e3*b:16.2f} {b/bz:10.3f}"
         r.update({"big_ranks": big, "big_modelled_s": b, "big_modelled_ratio": b/bz})
+    if clu:
+        c, cz = clu[p]["median_predicted_s"], clu["zellige"]["median_predicted_s"]
+        r.update({"cluster": bigc, "cluster_modelled_s": c, "cluster_modelled_ratio": c/cz})
     print(row); res["policies"][p] = r
+if clu:
+    cz = clu["zellige"]["median_predicted_s"]
+    print(f"modelled on {bigc} (measured {np_}-rank prices, degree <= {np_}):")
+    for p, d in clu.items():
+        print(f"  {p:<11} {1e3*d['median_predicted_s']:12.2f} ms {d['median_predicted_s']/cz:10.3f}")
 print(f"losses identical across policies at every step: {same_loss}")
+res["load"] = [l.strip() for l in open(f"{out}/load.txt")]
 print(json.dumps(res))
 PY

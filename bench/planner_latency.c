@@ -3,21 +3,43 @@
 //
 //   build/bin/bench_planner_latency [--clusters 8xA800,16xA800,32xA6000,64xH100,256xH100,1024xH100]
 //       [--mixes V35,V40,V45,V50,V55,V60] [--loads high,low] [--steps N] [--steps-large N]
-//       [--family node|aligned|sliding]
+//       [--family node|aligned|sliding] [--path auto|exact] [--compare]
+// Loads: high, low (tokens per rank from zel_bench.h) and s4096: the tokens per rank scaled
+// from high load so that the step-0 batch has about 4096 sequences (the 1024-rank
+// target: tpr = high * 4096 / n(high batch), then the batch is drawn at that tpr).
+// Path: auto = the fast path (zel_fast.c: compact options, greedy + local search) at world
+// sizes >= ZEL_FAST_MIN_RANKS, the exact stage 1 below; exact = always the exact stage 1.
+// --compare (fast-path rows): also plans every batch with the exact stage 1 and prints the
+// fast/exact makespan ratio (slow at 1024 ranks).
 // Times: build = zg_problem_build (enumerating and pricing options), solve = cut + anchor
 // stage + filler stage, decode = plan construction; total = all three, which is what
 // `--policy zellige` costs per step. --steps batches per (mix, load) up to 64 ranks,
 // --steps-large beyond. Prints a table and one JSON line per setting.
 #include "zel_bench.h"
+#include "plan/zel_fast.h"
 
 static const char *usage =
     "usage: bench_planner_latency [--clusters LIST] [--mixes LIST] [--loads high,low]\n"
-    "                             [--steps N] [--steps-large N] [--family F]\n";
+    "                             [--steps N] [--steps-large N] [--family F]\n"
+    "                             [--path auto|exact] [--compare]\n";
+
+// Tokens per rank for load name ld (see the header comment).
+static int64_t load_tpr(const zb_env *e, const char *ld, double share, zg_error *err) {
+    if (!strcmp(ld, "low")) return e->low;
+    if (strcmp(ld, "s4096")) return e->high;
+    zg_mix_spec spec = {share, e->high, e->video_seconds, e->cluster.world_size, 1};
+    zg_batch b;
+    zg_batch_init(&b);
+    if (zg_workload_mix(&e->model, &spec, 0, &b, err)) return -1;
+    int64_t tpr = (int64_t)((double)e->high * 4096.0 / (double)(b.n > 0 ? b.n : 1));
+    zg_batch_free(&b);
+    return tpr;
+}
 
 int main(int argc, char **argv) {
     char clusters[256] = "8xA800,16xA800,32xA6000,64xH100,256xH100,1024xH100";
     char mixes[128] = "V35,V40,V45,V50,V55,V60", loads[32] = "high,low", family[16] = "node";
-    int steps = 10, steps_large = 2;
+    int steps = 10, steps_large = 2, exact_only = 0, compare = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help")) {
@@ -33,6 +55,10 @@ int main(int argc, char **argv) {
             steps = atoi(v), i++;
         } else if (v && !strcmp(a, "--steps-large")) {
             steps_large = atoi(v), i++;
+        } else if (v && !strcmp(a, "--path")) {
+            exact_only = !strcmp(v, "exact"), i++;
+        } else if (!strcmp(a, "--compare")) {
+            compare = 1;
         } else if (v && !strcmp(a, "--family")) {
             snprintf(family, sizeof family, "%s", v), i++;
         } else {
@@ -45,6 +71,8 @@ int main(int argc, char **argv) {
     printf("%-10s %5s %-4s %6s %6s %7s %9s %9s %9s %9s %9s %7s %6s %6s\n", "cluster", "ranks", "load",
            "mix", "seqs", "anchors", "build_p50", "solve_p50", "solve_p99", "total_p50",
            "total_p99", "anchor%", "opt%", "infeas");
+    printf("(fast-path rows: path=fast, opt%% = mean certified gap to the memory-blind lower "
+           "bound, in %%; vs_exact = fast/exact makespan with --compare)\n");
     zg_error err;
     for (int c = 0; c < ncl; c++) {
         zb_env e;
@@ -58,13 +86,20 @@ int main(int argc, char **argv) {
         }
         int n_steps = e.cluster.world_size > 64 ? steps_large : steps;
         for (int l = 0; l < nld; l++) {
-            int64_t tpr = !strcmp(ld[l], "low") ? e.low : e.high;
             for (int x = 0; x < nmx; x++) {
                 double share = zg_mix_share_from_name(mx[x]);
                 if (share < 0) {
                     fprintf(stderr, "bench_planner_latency: bad mix '%s'\n", mx[x]);
                     return 1;
                 }
+                int64_t tpr = load_tpr(&e, ld[l], share, &err);
+                if (tpr <= 0) {
+                    fprintf(stderr, "bench_planner_latency: %s\n", err.msg);
+                    return 1;
+                }
+                int fast = !exact_only && e.cluster.world_size >= ZEL_FAST_MIN_RANKS;
+                double gap_sum = 0, ratio_max = 0, ratio_sum = 0;
+                int n_cmp = 0;
                 double *tb = calloc((size_t)n_steps, sizeof(double) * 4);
                 double *ts = tb + n_steps, *tt = ts + n_steps, *ta = tt + n_steps;
                 double seqs = 0, anchors = 0, sum_a = 0, sum_t = 0;
@@ -77,6 +112,44 @@ int main(int argc, char **argv) {
                     if (zg_workload_mix(&e.model, &spec, s, &b, &err)) {
                         fprintf(stderr, "bench_planner_latency: %s\n", err.msg);
                         return 1;
+                    }
+                    if (fast) {
+                        zg_plan fp;
+                        zg_plan_init(&fp);
+                        zel_fast_stats fs;
+                        double f0 = zg_time_now();
+                        zg_status fst = zel_fast_plan(&e.ctx, &b, &fp, &fs, &err);
+                        double f1 = zg_time_now();
+                        if (fst == ZG_ERR_INFEASIBLE) {
+                            infeasible++;
+                        } else if (fst) {
+                            fprintf(stderr, "bench_planner_latency: %s\n", err.msg);
+                            return 1;
+                        } else {
+                            int k = n_ok++;
+                            tb[k] = fs.build_ms, tt[k] = (f1 - f0) * 1e3;
+                            ts[k] = fs.anchor_ms + fs.filler_ms + fs.ls_ms;
+                            ta[k] = fs.anchor_ms;
+                            sum_a += fs.anchor_ms, sum_t += tt[k];
+                            seqs += (double)b.n, anchors += (double)fs.n_anchors;
+                            gap_sum += 100 * (fs.makespan / fs.lower_bound - 1);
+                            if (compare) {
+                                zg_problem cp;
+                                zel_result cr;
+                                if (!zg_problem_build(&e.ctx, &b, &cp, &err)) {
+                                    if (!zel_two_stage(&e.ctx, &cp, &b, NULL, &cr, &err)) {
+                                        double q = fs.makespan / cr.makespan;
+                                        ratio_sum += q, n_cmp++;
+                                        if (q > ratio_max) ratio_max = q;
+                                        free(cr.choice);
+                                    }
+                                    zg_problem_free(&cp);
+                                }
+                            }
+                        }
+                        zg_plan_free(&fp);
+                        zg_batch_free(&b);
+                        continue;
                     }
                     double t0 = zg_time_now();
                     zg_problem pr;
@@ -118,10 +191,18 @@ int main(int argc, char **argv) {
                 double sp99 = zb_quantile(ts, n_ok, 0.99), tp50 = zb_quantile(tt, n_ok, 0.5);
                 double tp99 = zb_quantile(tt, n_ok, 0.99), ap50 = zb_quantile(ta, n_ok, 0.5);
                 int div = n_ok > 0 ? n_ok : 1;
+                if (fast) optimal = 0;
                 printf("%-10s %5d %-4s %6s %6.0f %7.1f %9.3f %9.3f %9.3f %9.3f %9.3f %6.1f%% %5.0f%% %5d\n",
                        cl[c], e.cluster.world_size, ld[l], mx[x], seqs / div,
                        anchors / div, bp50, sp50, sp99, tp50, tp99,
-                       sum_t > 0 ? 100 * sum_a / sum_t : 0, 100.0 * optimal / div, infeasible);
+                       sum_t > 0 ? 100 * sum_a / sum_t : 0,
+                       fast ? gap_sum / div : 100.0 * optimal / div, infeasible);
+                if (fast)
+                    printf("  path=fast tokens_per_rank=%lld certified_gap_mean=%.3f%%%s", (long long)tpr,
+                           gap_sum / div, n_cmp ? "" : "\n");
+                if (fast && n_cmp)
+                    printf(" vs_exact mean %.5f max %.5f (n=%d)\n", ratio_sum / n_cmp, ratio_max,
+                           n_cmp);
                 printf("{\"bench\":\"planner_latency\",\"cluster\":\"%s\",\"ranks\":%d,\"load\":\"%s\","
                        "\"tokens_per_rank\":%lld,\"mix\":\"%s\",\"steps\":%d,\"seqs\":%.1f,"
                        "\"anchors\":%.1f,\"build_p50_ms\":%.4f,\"solve_p50_ms\":%.4f,"

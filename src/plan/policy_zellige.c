@@ -4,6 +4,7 @@
 // choices as a warm start. docs/planner-zellige.md describes the method and its results.
 #include <stdlib.h>
 
+#include "plan/zel_fast.h"
 #include "plan/zel_internal.h"
 
 static zg_status zellige_init(zg_planner *pl, zg_error *err) {
@@ -18,6 +19,10 @@ static void zellige_free(zg_planner *pl) {
 }
 
 static zg_status plan_zellige(zg_planner *pl, const zg_batch *b, zg_plan *out, zg_error *err) {
+    // large worlds: compact options, greedy + local search, certified gap (zel_fast.c)
+    if (pl->ctx.cluster && pl->ctx.cluster->world_size >= ZEL_FAST_MIN_RANKS &&
+        !pl->ctx.opts.exact_rank_prices && b && b->n > 0)
+        return zel_fast_plan(&pl->ctx, b, out, NULL, err);
     zg_problem pr;
     zg_status st = zg_problem_build(&pl->ctx, b, &pr, err);
     if (st) return st;

@@ -1,0 +1,90 @@
+// zel_fast.h — the Zellige planner for large worlds (world size >= ZEL_FAST_MIN_RANKS) without
+// materialising one option per (config, start): per price class, config templates priced once
+// per (degree, start offset within a node) and Pareto-pruned on (time, memory); legal starts are
+// enumerated on the fly (zel_tmpl.c). Anchors: greedy over block max-load queries on a segment
+// tree + local search; fillers: §5.3 rule with a heap, O(S log N) (zel_fast.c). The plan is
+// certified against a lower bound (max of the per-sequence fastest time and the area bound).
+// Not a public header; docs/planner-zellige.md ("Fourth pass") explains the method.
+#ifndef ZG_ZEL_FAST_H
+#define ZG_ZEL_FAST_H
+
+#include "plan/plan.h"
+
+// World sizes from which `--policy zellige` takes the fast path (below: the exact stage 1).
+#define ZEL_FAST_MIN_RANKS 64
+
+typedef struct zel_tpl {
+    zg_config cfg;
+    double time, mem;  // per participating rank
+} zel_tpl;
+
+// One degree of the cluster: its legal starts and their offsets (start % ranks_per_node).
+typedef struct zel_tdeg {
+    int32_t d;
+    int32_t n_starts;
+    int32_t *starts;   // ascending
+    int32_t n_offs;
+    int32_t *offs;     // distinct offsets, ascending
+} zel_tdeg;
+
+// Templates of one price class: for degree di and offset oi, the Pareto front
+// tpl[front[di][oi] .. front[di][oi + 1]) (time ascending, memory strictly descending, every
+// memory <= cap). front[di] == NULL: no legal config of that degree for the class.
+typedef struct zel_tclass {
+    int64_t rep;           // batch index of the first member
+    int64_t count;
+    int64_t *members;      // ascending batch indices
+    double whole_time, whole_mem;
+    int32_t has_whole;     // a memory-fitting (1,1,1) template exists
+    int32_t **front;       // n_degs arrays of n_offs + 1 indices
+    zel_tpl *tpl;
+    int32_t n_tpl;
+    double min_time;       // fastest template (any degree, offset)
+    double min_area;       // least time * degree
+    int64_t n_priced;      // pricer calls made for this class
+} zel_tclass;
+
+typedef struct zel_tset {
+    int32_t N, rpn;
+    double mem_cap, mem_base;
+    int32_t n_degs;
+    zel_tdeg *degs;        // ascending degree
+    int32_t n_classes;
+    zel_tclass *cls;       // sorted by whole_time descending, ties by rep
+    int32_t *class_of;     // n_seqs: class index (into cls) of every batch index
+    int64_t n_seqs;
+    int64_t n_priced;      // pricer calls in total
+    zg_arena arena;
+} zel_tset;
+
+// Builds the template set of batch b under ctx (NODE/ALIGNED/SLIDING families; prices reused
+// across whole-node shifts, i.e. requires !ctx->opts.exact_rank_prices). A class with no
+// memory-fitting option fails with ZG_ERR_INFEASIBLE naming its first sequence.
+zg_status zel_tset_build(const zg_plan_ctx *ctx, const zg_batch *b, zel_tset *ts,
+                         zg_error *err);
+void zel_tset_free(zel_tset *ts);
+
+// Index of the offset `start % rpn` in degree di's offset list (-1: not a legal offset).
+int32_t zel_tset_off(const zel_tset *ts, int32_t di, int32_t start);
+
+// Fastest template of class c on degree di, offset oi whose memory is <= room; NULL if none.
+const zel_tpl *zel_tset_fit(const zel_tset *ts, const zel_tclass *c, int32_t di, int32_t oi,
+                            double room);
+
+typedef struct zel_fast_stats {
+    double build_ms, anchor_ms, filler_ms, ls_ms;
+    double lower_bound;     // max(fastest time of any sequence, area bound); ignores memory
+    double makespan;
+    double cut;
+    int64_t n_anchors, n_split;
+    int64_t ls_moves;
+    int64_t n_priced;
+    int32_t memory_first;   // 1: the filler rule ran out of memory and was redone memory-first
+} zel_fast_stats;
+
+// The fast two-stage planner: templates, catalog cut, greedy anchors, heap fillers, local
+// search, decode. Deterministic. out gets the plan (policy "zellige").
+zg_status zel_fast_plan(const zg_plan_ctx *ctx, const zg_batch *b, zg_plan *out,
+                        zel_fast_stats *stats, zg_error *err);
+
+#endif
