@@ -103,6 +103,100 @@ static double chain_step(const zg_cluster *cl, const int32_t *ranks, const int32
     return worst;
 }
 
+// ---- contiguous blocks (ranks[i] = s0 + i, or ranks NULL with s0 = 0): the same maxima in
+// O(ranks_per_node^2) instead of O(degree) per step. Every hop / member time above takes one of a
+// few values that depend only on which nodes the members fall in, and node(r) = r / rpn; so it
+// suffices to know which of those values occur, and max() over the same set of doubles is the
+// same double (bitwise: each value is computed by the identical expression).
+
+// ranks contiguous? s0 gets the first rank.
+static int contiguous(const int32_t *ranks, int32_t n, int32_t *s0) {
+    *s0 = ranks ? ranks[0] : 0;
+    for (int32_t i = 1; ranks && i < n; i++)
+        if (ranks[i] != ranks[0] + i) return 0;
+    return 1;
+}
+
+static int32_t gcd32(int32_t a, int32_t b) {
+    while (b) {
+        int32_t t = a % b;
+        a = b, b = t;
+    }
+    return a;
+}
+
+// Hops from positions x = b*P + w (b < B, w < W) to x + d (d >= 0) of a block starting at rank
+// s0: crossing a node iff (s0 + x) % rpn + d >= rpn. Sets *inter / *intra when such hops occur.
+static void hops_scan(int32_t s0, int32_t rpn, int32_t B, int32_t P, int32_t W, int32_t d,
+                      int *inter, int *intra) {
+    if (B <= 0 || W <= 0) return;
+    if (W >= rpn) {  // every residue occurs
+        *inter = 1;  // d >= 1 here (a chain of length >= 2 moves by >= 1 position)
+        if (d < rpn) *intra = 1;
+        return;
+    }
+    int32_t period = rpn / gcd32(P % rpn ? P % rpn : rpn, rpn);  // b*P mod rpn repeats
+    int32_t nb = B < period ? B : period;
+    for (int32_t b = 0; b < nb && !(*inter && *intra); b++) {
+        int32_t r0 = (int32_t)(((int64_t)s0 + (int64_t)b * P) % rpn);
+        for (int32_t w = 0; w < W; w++) {
+            int32_t r = (r0 + w) % rpn;
+            if (r + d >= rpn) *inter = 1;
+            else *intra = 1;
+        }
+    }
+}
+
+// chain_step for the groups of a contiguous block: B blocks of period P, each holding chains
+// whose members are first + j*s (j < len, first in [b*P, b*P + s)). Non-wrap hops start at
+// [b*P, b*P + (len-1)*s) and move by s; the wrap hop of a chain goes back from its last member
+// to its first, i.e. crosses iff first .. first + (len-1)*s spans two nodes.
+static double chain_step_block(const zg_cluster *cl, int32_t s0, int32_t B, int32_t P,
+                               int32_t s, int32_t len, double bytes) {
+    int inter = 0, intra = 0, rpn = cl->ranks_per_node;
+    hops_scan(s0, rpn, B, P, (len - 1) * s, s, &inter, &intra);
+    hops_scan(s0, rpn, B, P, s, (len - 1) * s, &inter, &intra);
+    double worst = 0;
+    if (inter) {
+        double t = cl->inter_lat + bytes / cl->inter_bw;
+        if (t > worst) worst = t;
+    }
+    if (intra) {
+        double t = cl->intra_lat + bytes / cl->intra_bw;
+        if (t > worst) worst = t;
+    }
+    return worst;
+}
+
+// alltoall_time for a contiguous block: group g covers ranks [s0 + g*h, s0 + g*h + h); a member
+// whose node holds cs of the group's ranks has ni = cs - 1, ne = h - cs. The chunk sizes of a
+// group depend on its start's residue mod rpn, which repeats every rpn / gcd(h, rpn) groups.
+static double alltoall_block(const zg_cluster *cl, int32_t s0, zg_config c, double chunk) {
+    int32_t rpn = cl->ranks_per_node, ng = c.q * c.k;
+    int32_t period = rpn / gcd32(c.h % rpn ? c.h % rpn : rpn, rpn);
+    int32_t n = ng < period ? ng : period;
+    double worst = 0;
+    for (int32_t g = 0; g < n; g++) {
+        int32_t r = (int32_t)(((int64_t)s0 + (int64_t)g * c.h) % rpn);
+        int32_t sizes[3], ns = 0;
+        if (r + c.h <= rpn) {
+            sizes[ns++] = c.h;
+        } else {
+            int32_t first = rpn - r, rest = c.h - first;
+            sizes[ns++] = first;
+            if (rest >= rpn) sizes[ns++] = rpn;
+            if (rest % rpn) sizes[ns++] = rest % rpn;
+        }
+        for (int32_t i = 0; i < ns; i++) {
+            int32_t ni = sizes[i] - 1, ne = c.h - sizes[i];
+            double tb = fmax(ni * chunk / cl->intra_bw, ne * chunk / cl->inter_bw);
+            double t = tb + (c.h - 1) * (ne ? cl->inter_lat : cl->intra_lat);
+            if (t > worst) worst = t;
+        }
+    }
+    return worst;
+}
+
 // Position i = (iq*k + ik)*h + ih. Ring groups: fixed (iq, ih), ik varies (stride h).
 // All-gather groups: fixed (ik, ih), iq varies (stride h*k).
 static double ring_step(const zg_cluster *cl, const int32_t *ranks, zg_config c, double bytes,
@@ -180,21 +274,41 @@ static zg_status compute(const analytic *a, const zg_seq *s, zg_config c, const 
 
     // ---- communication, per layer, on the links of the groups (position order: h, k, q)
     double kvb = 2 * d * b;  // K and V bytes per token, all heads
+    int32_t s0 = 0;
+    int blk = cl->ranks_per_node > 0 && contiguous(ranks, n, &s0);
     if (c.h > 1) {
-        double a2a = alltoall_time(cl, ranks, c, nloc * 3 * d * b / c.h) +  // Q, K, V in
-                     alltoall_time(cl, ranks, c, nloc * d * b / c.h);       // O out
+        double a2a = blk ? alltoall_block(cl, s0, c, nloc * 3 * d * b / c.h) +
+                               alltoall_block(cl, s0, c, nloc * d * b / c.h)
+                         : alltoall_time(cl, ranks, c, nloc * 3 * d * b / c.h) +  // Q, K, V in
+                               alltoall_time(cl, ranks, c, nloc * d * b / c.h);   // O out
         t->alltoall = nl * (2 + ck) * a2a;  // fwd, the mirror in bwd, recompute
     }
+    if (blk) {
+        // gather chains: stride h*k, length q, firsts [0, h*k) (one block of period lambda);
+        // ring chains: stride h, length k, firsts iq*k*h + [0, h) (q blocks of period k*h)
+        if (c.q > 1)
+            t->allgather = nl * (2 + ck) * (c.q - 1) *
+                           chain_step_block(cl, s0, 1, n, c.h * c.k, c.q, nloc * kvb);
+        if (c.k > 1) {
+            double block = nloc * c.q * kvb;
+            double mf = chain_step_block(cl, s0, c.q, c.k * c.h, c.h, c.k, block);
+            double mb = chain_step_block(cl, s0, c.q, c.k * c.h, c.h, c.k, 2 * block);
+            double cf = af / c.k, cb = ab / c.k;
+            double fwd = (c.k - 1) * fmax(cf, mf) + cf;
+            double bwd = (c.k - 1) * fmax(cb, mb) + cb + mf;
+            t->ring = nl * ((1 + ck) * (fwd - af) + (bwd - ab));
+        }
+    }
     int32_t *firsts = NULL;
-    if (c.q > 1 || c.k > 1) {
+    if (!blk && (c.q > 1 || c.k > 1)) {
         firsts = zg_calloc((size_t)(c.q * c.h * c.k), sizeof *firsts, err);
         if (!firsts) return ZG_ERR_NOMEM;
     }
-    if (c.q > 1) {
+    if (!blk && c.q > 1) {
         double step = gather_step(cl, ranks, c, nloc * kvb, firsts);
         t->allgather = nl * (2 + ck) * (c.q - 1) * step;  // all-gather K/V; reduce-scatter dK/dV
     }
-    if (c.k > 1) {
+    if (!blk && c.k > 1) {
         double block = nloc * c.q * kvb;  // the K/V block one ring pass moves
         double mf = ring_step(cl, ranks, c, block, firsts);
         double mb = ring_step(cl, ranks, c, 2 * block, firsts);  // K/V and dK/dV travel

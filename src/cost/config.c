@@ -9,36 +9,33 @@ const char *zg_config_name(zg_config c, char *buf, size_t bufsz) {
     return buf;
 }
 
+// The config's name is formatted only on failure: this check runs millions of times when a
+// planner enumerates options on a large cluster.
+#define CONFIG_FAIL(...)                                                                       \
+    do {                                                                                       \
+        char nb[48];                                                                           \
+        zg_config_name(c, nb, sizeof nb);                                                      \
+        return zg_error_set(err, ZG_ERR_INVALID, __VA_ARGS__);                                 \
+    } while (0)
+
 zg_status zg_config_check(const zg_model *m, int32_t world_size, zg_config c, int64_t tokens,
                           zg_error *err) {
-    char nb[48];
-    zg_config_name(c, nb, sizeof nb);
     if (c.q < 1 || c.h < 1 || c.k < 1)
-        return zg_error_set(err, ZG_ERR_INVALID,
-                            "config %s: q, h and k must all be >= 1 (q all-gather, h Ulysses, "
-                            "k ring)",
-                            nb);
+        CONFIG_FAIL("config %s: q, h and k must all be >= 1 (q all-gather, h Ulysses, k ring)",
+                    nb);
     if (!m || m->n_heads < 1)
-        return zg_error_set(err, ZG_ERR_INVALID, "config %s: model has %d heads; need >= 1", nb,
-                            m ? m->n_heads : 0);
+        CONFIG_FAIL("config %s: model has %d heads; need >= 1", nb, m ? m->n_heads : 0);
     if (m->n_heads % c.h != 0)
-        return zg_error_set(err, ZG_ERR_INVALID,
-                            "config %s: Ulysses degree h = %d does not divide the %d heads of "
-                            "model '%s'",
-                            nb, c.h, m->n_heads, m->name);
+        CONFIG_FAIL("config %s: Ulysses degree h = %d does not divide the %d heads of model '%s'",
+                    nb, c.h, m->n_heads, m->name);
     int64_t deg = (int64_t)c.q * c.h * c.k;
-    if (world_size < 1)
-        return zg_error_set(err, ZG_ERR_INVALID, "config %s: world size %d; need >= 1 rank", nb,
-                            world_size);
+    if (world_size < 1) CONFIG_FAIL("config %s: world size %d; need >= 1 rank", nb, world_size);
     if (deg > world_size)
-        return zg_error_set(err, ZG_ERR_INVALID,
-                            "config %s: degree q*h*k = %lld exceeds the world size %d", nb,
-                            (long long)deg, world_size);
+        CONFIG_FAIL("config %s: degree q*h*k = %lld exceeds the world size %d", nb,
+                    (long long)deg, world_size);
     if (tokens < deg)
-        return zg_error_set(err, ZG_ERR_INVALID,
-                            "config %s: %lld tokens cannot give each of the %lld ranks at least "
-                            "one token",
-                            nb, (long long)tokens, (long long)deg);
+        CONFIG_FAIL("config %s: %lld tokens cannot give each of the %lld ranks at least one token",
+                    nb, (long long)tokens, (long long)deg);
     return ZG_OK;
 }
 

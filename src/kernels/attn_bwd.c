@@ -29,9 +29,11 @@ typedef struct bwd_ctx {
     const zg_attn_ops *ops;
     const float *q, *k, *v, *o, *lse, *dout; // q/o/dout are (Tq, H, D), k/v (Tk, H, D)
     float *dq, *dk, *dv;
-    int64_t tq, ldt;      // rows of Q used; row length of the transposed copies (tq + 8)
-    float *qt, *dot;      // (H, D, ldt) transposed Q and dO, zero padded
-    float *delta;         // (tq, H) rowsum(dO * O)
+    int64_t tq, ldt; // rows of Q used; row length of the transposed copies (tq + 8)
+    float *qt, *dot; // (H, D, ldt) transposed Q and dO, zero padded
+    float *delta;    // (tq, H) rowsum(dO * O)
+    float *kh, *vh;  // head-major copies of the keys used: (H, tk, D)
+    int64_t tk;
     const int32_t *order; // slice indices grouped: group g is order[gbeg[g] .. gbeg[g+1])
     const int64_t *gbeg;
 } bwd_ctx;
@@ -49,7 +51,7 @@ static size_t bwd_scratch_floats(int64_t D) {
 // and dS^T in dpt, both (kn, qp).
 static void bwd_tile(const bwd_ctx *c, int64_t h, int64_t j0, int64_t kn, int64_t i0, int64_t qn,
                      float *st, float *dpt, float *lse_c, float *delta_c, float *sums) {
-    const int64_t H = c->shape.n_heads, D = c->shape.head_dim, ld = H * D;
+    const int64_t H = c->shape.n_heads, D = c->shape.head_dim;
     const int64_t qp = (qn + 7) / 8 * 8;
     for (int64_t r = 0; r < qp; r++) {
         float l = r < qn ? c->lse[(i0 + r) * H + h] : INFINITY;
@@ -57,11 +59,11 @@ static void bwd_tile(const bwd_ctx *c, int64_t h, int64_t j0, int64_t kn, int64_
         delta_c[r] = r < qn ? c->delta[(i0 + r) * H + h] : 0.0f;
         sums[r] = 0.0f;
     }
-    const float *kb = c->k + j0 * ld + h * D, *vb = c->v + j0 * ld + h * D; // (kn, D) rows
+    const float *kb = c->kh + (h * c->tk + j0) * D, *vb = c->vh + (h * c->tk + j0) * D; // (kn, D)
     const float *qt = c->qt + h * D * c->ldt + i0, *dot = c->dot + h * D * c->ldt + i0;
-    c->ops->gemm(kn, qp, D, kb, 1, ld, qt, c->ldt, st, qp, 0);   // S^T
-    c->ops->col_exp(st, kn, qp, c->shape.scale, lse_c, sums);    // P^T
-    c->ops->gemm(kn, qp, D, vb, 1, ld, dot, c->ldt, dpt, qp, 0); // dP^T
+    c->ops->gemm(kn, qp, D, kb, 1, D, qt, c->ldt, st, qp, 0);   // S^T
+    c->ops->col_exp(st, kn, qp, c->shape.scale, lse_c, sums);   // P^T
+    c->ops->gemm(kn, qp, D, vb, 1, D, dot, c->ldt, dpt, qp, 0); // dP^T
 }
 
 static void bwd_item_keys(const bwd_ctx *c, const zg_attn_item *it, float *scr) {
@@ -104,7 +106,6 @@ static void bwd_item_queries(const bwd_ctx *c, const zg_attn_item *it, float *sc
     const zg_attn_ops *ops = c->ops;
     float *st = scr, *dpt = st + BWD_BK * BWD_BQ, *dqa = dpt + BWD_BK * BWD_BQ;
     float *lse_c = dqa + 2 * BWD_BK * D, *delta_c = lse_c + BWD_BQ, *sums = delta_c + BWD_BQ;
-    float *kpk = sums + BWD_BQ;
     const int64_t b0 = it->r0, b1 = it->r0 + it->rn; // global query rows of this block
     memset(dqa, 0, (size_t)(it->rn * D) * sizeof(float));
     for (int64_t g = c->gbeg[it->group]; g < c->gbeg[it->group + 1]; g++) {
@@ -118,7 +119,7 @@ static void bwd_item_queries(const bwd_ctx *c, const zg_attn_item *it, float *sc
                 s.k_start + s.k_len - j0 < BWD_BK ? s.k_start + s.k_len - j0 : BWD_BK;
             bwd_tile(c, h, j0, kn, i0, qn, st, dpt, lse_c, delta_c, sums);
             ops->col_ds(st, dpt, kn, qp, delta_c, c->shape.scale);
-            zg_attn_pack_rows(kpk, c->k + j0 * ld + h * D, kn, D, ld);           // (kn, D)
+            const float *kpk = c->kh + (h * c->tk + j0) * D;                     // (kn, D)
             ops->gemm(qn, D, kn, dpt, qp, 1, kpk, D, dqa + (i0 - b0) * D, D, 1); // dQ += dS K
         }
     }
@@ -151,13 +152,12 @@ static void bwd_item_whole(const bwd_ctx *c, const zg_attn_item *it, float *scr)
     float *st = scr, *dpt = st + BWD_BK * BWD_BQ, *dka = dpt + BWD_BK * BWD_BQ;
     float *dva = dka + BWD_BK * D, *lse_c = dva + BWD_BK * D, *delta_c = lse_c + BWD_BQ;
     float *sums = delta_c + BWD_BQ, *qpk = sums + BWD_BQ, *dopk = qpk + BWD_BK * D;
-    float *kpk = dopk + BWD_BK * D;
     for (int64_t g = c->gbeg[it->group]; g < c->gbeg[it->group + 1]; g++) {
         const zg_attn_slice s = c->slices[c->order[g]];
         for (int64_t j0 = s.k_start; j0 < s.k_start + s.k_len; j0 += BWD_BK) {
             const int64_t kn =
                 s.k_start + s.k_len - j0 < BWD_BK ? s.k_start + s.k_len - j0 : BWD_BK;
-            zg_attn_pack_rows(kpk, c->k + j0 * ld + h * D, kn, D, ld); // (kn, D)
+            const float *kpk = c->kh + (h * c->tk + j0) * D; // (kn, D)
             memset(dka, 0, (size_t)(2 * BWD_BK * D) * sizeof(float));
             for (int64_t i0 = s.q_start; i0 < s.q_start + s.q_len; i0 += BWD_BQ) {
                 const int64_t qn =
@@ -318,8 +318,17 @@ zg_status zg_attn_backward_opts(const zg_attn_slice *slices, int32_t n_slices, z
     const void *bufs[] = {q, k, v, o, lse, dout, dq, dk, dv};
     const char *names[] = {"q", "k", "v", "o", "lse", "dout", "dq", "dk", "dv"};
     if (!st) st = zg_attn_check_bufs(slices, n_slices, bufs, names, 9, err);
-    bwd_ctx c = {slices, shape, NULL, q, k,    v,    o,    lse,  dout, dq,
-                 dk,     dv,    0,    0, NULL, NULL, NULL, NULL, NULL};
+    bwd_ctx c = {.slices = slices,
+                 .shape = shape,
+                 .q = q,
+                 .k = k,
+                 .v = v,
+                 .o = o,
+                 .lse = lse,
+                 .dout = dout,
+                 .dq = dq,
+                 .dk = dk,
+                 .dv = dv};
     if (!st) st = zg_attn_ops_pick(opts ? opts->isa : 0, shape.head_dim, &c.ops, err);
     if (st) return st;
     for (int32_t i = 0; i < n_slices; i++)
@@ -335,10 +344,15 @@ zg_status zg_attn_backward_opts(const zg_attn_slice *slices, int32_t n_slices, z
     int64_t *gbeg = zg_calloc(nn + 1, sizeof *gbeg, err);
     int64_t *lo = zg_calloc(nn, sizeof *lo, err), *hi = zg_calloc(nn, sizeof *hi, err);
     c.qt = zg_calloc((size_t)(2 * H * D * c.ldt), sizeof(float), err);
+    c.tk = zg_attn_keys_used(slices, n_slices);
+    c.kh = zg_calloc((size_t)(2 * H * D * c.tk + 1), sizeof(float), err);
     c.delta = zg_calloc((size_t)(c.tq * H), sizeof(float), err);
     zg_attn_item *items = NULL;
     int failed = 0;
-    if (!order || !gbeg || !lo || !hi || !c.qt || !c.delta) goto nomem;
+    if (!order || !gbeg || !lo || !hi || !c.qt || !c.delta || !c.kh) goto nomem;
+    c.vh = c.kh + H * D * c.tk;
+    zg_attn_head_major(c.kh, k, c.tk, H, D, nt);
+    zg_attn_head_major(c.vh, v, c.tk, H, D, nt);
     c.dot = c.qt + H * D * c.ldt;
     c.order = order, c.gbeg = gbeg;
     // pass 0: transposes and delta (rows outside every slice stay zero and are never read)
@@ -370,7 +384,7 @@ zg_status zg_attn_backward_opts(const zg_attn_slice *slices, int32_t n_slices, z
     }
     const int32_t plan = opts ? opts->bwd_plan : ZG_ATTN_BWD_AUTO;
     if (plan < ZG_ATTN_BWD_AUTO || plan > ZG_ATTN_BWD_TWO_PASS) {
-        free(order), free(gbeg), free(lo), free(hi), free(c.qt), free(c.delta);
+        free(order), free(gbeg), free(lo), free(hi), free(c.qt), free(c.delta), free(c.kh);
         return zg_error_set(err, ZG_ERR_INVALID,
                             "attention backward: bwd_plan %d is unknown; use 0 (auto), 1 (one "
                             "pass) or 2 (two passes)",
@@ -400,13 +414,13 @@ zg_status zg_attn_backward_opts(const zg_attn_slice *slices, int32_t n_slices, z
         if (!items) goto nomem;
         failed |= run_items(&c, items, n, bwd_item_queries, scr_n, nt);
     }
-    free(items), free(order), free(gbeg), free(lo), free(hi), free(c.qt), free(c.delta);
+    free(items), free(order), free(gbeg), free(lo), free(hi), free(c.qt), free(c.delta), free(c.kh);
     if (failed)
         return zg_error_set(err, ZG_ERR_NOMEM, "attention backward: no memory for %zu-byte tiles",
                             scr_n * sizeof(float));
     return ZG_OK;
 nomem:
-    free(items), free(order), free(gbeg), free(lo), free(hi), free(c.qt), free(c.delta);
+    free(items), free(order), free(gbeg), free(lo), free(hi), free(c.qt), free(c.delta), free(c.kh);
     return zg_error_set(err, ZG_ERR_NOMEM,
                         "attention backward: no memory for %lld query rows x %lld heads x %lld "
                         "dims of transposed Q/dO",

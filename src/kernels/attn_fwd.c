@@ -3,7 +3,9 @@
 // then for each block of ZG_ATTN_BK keys: S^T = K Q^T (micro-kernel GEMM reading K rows in
 // place, so keys are never transposed), column-wise online softmax (one column per query:
 // running max m and sum l, rescaling the output accumulator when m grows), and
-// O_acc += P V (V block packed contiguous first). Memory: per-thread tiles only, O(BQ*BK).
+// O_acc += P V. K and V are first copied head-major, (H, tk, D), so
+// every item streams contiguous rows (the packed layout spreads one head over many pages). Memory:
+// per-thread tiles only, O(BQ*BK).
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,13 +18,14 @@ typedef struct fwd_ctx {
     const zg_attn_ops *ops;
     const float *q, *k, *v; // q is (Tq, H, D); k, v are (Tk, H, D)
     float *o, *lse;         // o is (Tq, H, D); lse is (Tq, H)
+    const float *kh, *vh;   // head-major copies of the keys used: (H, tk, D)
+    int64_t tk;
 } fwd_ctx;
 
 // Per-thread scratch layout (floats).
 static size_t fwd_scratch_floats(int64_t D) {
     return (size_t)(D * ZG_ATTN_BQ            // qt: (D, BQp) packed Q^T, zero-padded columns
                     + ZG_ATTN_BK * ZG_ATTN_BQ // st: (BK, BQp) scores^T, then probabilities^T
-                    + ZG_ATTN_BK * D          // vp: (BK, D) packed V block
                     + ZG_ATTN_BQ * D          // acc: (BQ, D) unnormalized output
                     + 4 * ZG_ATTN_BQ);        // m, l, mx, alpha: (BQp,) per query column
 }
@@ -33,8 +36,7 @@ static void fwd_item(const fwd_ctx *c, const zg_attn_item *it, float *scr) {
     const int64_t qn = it->rn, q0 = sl.q_start + it->r0, qp = (qn + 7) / 8 * 8;
     const float scale = c->shape.scale;
     const zg_attn_ops *ops = c->ops;
-    float *qt = scr, *st = qt + D * ZG_ATTN_BQ, *vp = st + ZG_ATTN_BK * ZG_ATTN_BQ;
-    float *acc = vp + ZG_ATTN_BK * D;
+    float *qt = scr, *st = qt + D * ZG_ATTN_BQ, *acc = st + ZG_ATTN_BK * ZG_ATTN_BQ;
     float *m = acc + ZG_ATTN_BQ * D, *l = m + ZG_ATTN_BQ, *mx = l + ZG_ATTN_BQ;
     float *alpha = mx + ZG_ATTN_BQ;
     if (sl.k_len == 0) {
@@ -53,9 +55,9 @@ static void fwd_item(const fwd_ctx *c, const zg_attn_item *it, float *scr) {
     memset(acc, 0, (size_t)(qn * D) * sizeof(float));
     for (int64_t k0 = 0; k0 < sl.k_len; k0 += ZG_ATTN_BK) {
         const int64_t kn = sl.k_len - k0 < ZG_ATTN_BK ? sl.k_len - k0 : ZG_ATTN_BK;
-        const float *kb = c->k + (sl.k_start + k0) * ld + h * D; // kb rows: (kn, D), stride ld
-        const float *vb = c->v + (sl.k_start + k0) * ld + h * D; // vb rows: (kn, D), stride ld
-        ops->gemm(kn, qp, D, kb, 1, ld, qt, qp, st, qp, 0);      // st = kb qt: (kn, qp)
+        const float *kb = c->kh + (h * c->tk + sl.k_start + k0) * D; // kb is (kn, D)
+        const float *vb = c->vh + (h * c->tk + sl.k_start + k0) * D; // vb is (kn, D)
+        ops->gemm(kn, qp, D, kb, 1, D, qt, qp, st, qp, 0);           // st = kb qt: (kn, qp)
         for (int64_t r = 0; r < qp; r++)
             mx[r] = m[r];
         ops->col_max(st, kn, qp, scale, mx);
@@ -67,8 +69,7 @@ static void fwd_item(const fwd_ctx *c, const zg_attn_item *it, float *scr) {
         ops->col_exp(st, kn, qp, scale, m, l);
         for (int64_t r = 0; r < qn; r++)
             if (alpha[r] != 1.0f) ops->row_scale(acc + r * D, D, alpha[r]);
-        zg_attn_pack_rows(vp, vb, kn, D, ld);
-        ops->gemm(qn, D, kn, st, qp, 1, vp, D, acc, D, 1); // acc += st^T vp
+        ops->gemm(qn, D, kn, st, qp, 1, vb, D, acc, D, 1); // acc += st^T vb
     }
     for (int64_t r = 0; r < qn; r++) {
         float *orow = c->o + (q0 + r) * ld + h * D;
@@ -87,7 +88,7 @@ zg_status zg_attn_forward_opts(const zg_attn_slice *slices, int32_t n_slices, zg
     const void *bufs[] = {q, k, v, o, lse};
     const char *names[] = {"q", "k", "v", "o", "lse"};
     if (!st) st = zg_attn_check_bufs(slices, n_slices, bufs, names, 5, err);
-    fwd_ctx c = {slices, shape, NULL, q, k, v, o, lse};
+    fwd_ctx c = {.slices = slices, .shape = shape, .q = q, .k = k, .v = v, .o = o, .lse = lse};
     if (!st) st = zg_attn_ops_pick(opts ? opts->isa : 0, shape.head_dim, &c.ops, err);
     if (st) return st;
     int64_t n_items = 0;
@@ -108,7 +109,18 @@ zg_status zg_attn_forward_opts(const zg_attn_slice *slices, int32_t n_slices, zg
     const size_t scr_n = fwd_scratch_floats(shape.head_dim);
     int failed = 0;
     const int nt = ZG_ATTN_THREADS(opts);
-    (void)nt;
+    const int64_t HD = (int64_t)shape.n_heads * shape.head_dim;
+    c.tk = zg_attn_keys_used(slices, n_slices);
+    float *kvh = zg_calloc((size_t)(2 * c.tk * HD + 1), sizeof(float), err);
+    if (!kvh) {
+        free(items);
+        return zg_error_set(err, ZG_ERR_NOMEM,
+                            "attention forward: no memory for head-major K/V (%lld keys x %lld)",
+                            (long long)c.tk, (long long)HD);
+    }
+    zg_attn_head_major(kvh, k, c.tk, shape.n_heads, shape.head_dim, nt);
+    zg_attn_head_major(kvh + c.tk * HD, v, c.tk, shape.n_heads, shape.head_dim, nt);
+    c.kh = kvh, c.vh = kvh + c.tk * HD;
 #ifdef ZG_HAVE_OPENMP
 #pragma omp parallel num_threads(nt) if (n > 1)
 #endif
@@ -127,7 +139,7 @@ zg_status zg_attn_forward_opts(const zg_attn_slice *slices, int32_t n_slices, zg
             if (scr) fwd_item(&c, &items[i], scr);
         free(scr);
     }
-    free(items);
+    free(items), free(kvh);
     if (failed)
         return zg_error_set(err, ZG_ERR_NOMEM, "attention forward: no memory for %zu-byte tiles",
                             scr_n * sizeof(float));

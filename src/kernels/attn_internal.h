@@ -67,6 +67,13 @@ void zg_attn_items_sort(zg_attn_item *items, int64_t n);
 // unpacked 256-row block touches ~200 pages and thrashes the TLB.
 void zg_attn_pack_rows(float *dst, const float *src, int64_t n, int64_t D, int64_t ld);
 
+// Head-major copy dst (H, n, D) of rows [0, n) of src (n, H, D), OpenMP over rows with nt
+// threads. The kernels stream K and V per head; in the packed (T, H, D) layout one head's rows
+// sit H*D floats apart, so a long sequence's keys span more pages than the TLB holds.
+void zg_attn_head_major(float *dst, const float *src, int64_t n, int64_t H, int64_t D, int nt);
+// 1 + the last key row any slice with queries reads (0 if none).
+int64_t zg_attn_keys_used(const zg_attn_slice *slices, int32_t n_slices);
+
 // 64-byte aligned scratch (NULL on failure); free with free().
 float *zg_attn_scratch(size_t n_floats);
 

@@ -25,3 +25,21 @@ void zg_attn_pack_rows(float *dst, const float *src, int64_t n, int64_t D, int64
     for (int64_t r = 0; r < n; r++)
         memcpy(dst + r * D, src + r * ld, (size_t)D * sizeof(float));
 }
+
+void zg_attn_head_major(float *dst, const float *src, int64_t n, int64_t H, int64_t D, int nt) {
+    (void)nt;
+#ifdef ZG_HAVE_OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static) if (n * H * D > 65536)
+#endif
+    for (int64_t t = 0; t < n; t++)
+        for (int64_t h = 0; h < H; h++)
+            memcpy(dst + (h * n + t) * D, src + (t * H + h) * D, (size_t)D * sizeof(float));
+}
+
+int64_t zg_attn_keys_used(const zg_attn_slice *slices, int32_t n_slices) {
+    int64_t tk = 0;
+    for (int32_t i = 0; i < n_slices; i++)
+        if (slices[i].q_len > 0 && slices[i].k_start + slices[i].k_len > tk)
+            tk = slices[i].k_start + slices[i].k_len;
+    return tk;
+}

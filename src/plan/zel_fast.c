@@ -332,6 +332,75 @@ static void run_once(fst *f, const zg_batch *b, double target, double F, double 
     stats->makespan = f->t.mx[1];
 }
 
+// ---- lower bound --------------------------------------------------------------------------------
+
+typedef struct bpt {
+    double t;      // a template's time
+    double area;   // its time * degree
+    int32_t cls;
+} bpt;
+
+static int cmp_bpt(const void *pa, const void *pb) {
+    const bpt *a = pa, *b = pb;
+    if (a->t != b->t) return a->t < b->t ? -1 : 1;
+    if (a->area != b->area) return a->area < b->area ? -1 : 1;
+    return (a->cls > b->cls) - (a->cls < b->cls);
+}
+
+// Memory-blind lower bound with the makespan's own height cut: in a plan of makespan T every
+// sequence runs an option of time <= T (its ranks' loads are at least that), so its area is at
+// least A_c(T) = min{time * degree : template of its class with time <= T}, and the areas fit
+// in N * T. LB = the least T >= max_c min_time_c with sum_c count_c A_c(T) <= N T. A_c is a
+// nonincreasing staircase: sweep every template time ascending (O(P log P), P templates).
+// Templates pruned as (time, memory)-dominated have no less area than a kept one on the same
+// block, so they never lower A_c. Returns INFINITY only if a class has no template.
+static double area_cut_bound(const zel_tset *ts, zg_error *err, int *nomem) {
+    int64_t P = 0;
+    for (int32_t k = 0; k < ts->n_classes; k++) P += ts->cls[k].n_tpl;
+    bpt *v = malloc(sizeof(bpt) * (size_t)(P + 1));
+    double *cur = malloc(sizeof(double) * (size_t)(ts->n_classes + 1));
+    if (!v || !cur) {
+        free(v), free(cur);
+        *nomem = 1;
+        zg_error_set(err, ZG_ERR_NOMEM, "zellige: out of memory (lower bound)");
+        return INFINITY;
+    }
+    int64_t n = 0;
+    for (int32_t k = 0; k < ts->n_classes; k++) {
+        const zel_tclass *c = &ts->cls[k];
+        for (int32_t di = 0; di < ts->n_degs; di++) {
+            if (!c->front[di]) continue;
+            for (int32_t i = c->front[di][0]; i < c->front[di][ts->degs[di].n_offs]; i++)
+                v[n++] = (bpt){c->tpl[i].time, c->tpl[i].time * ts->degs[di].d, k};
+        }
+        cur[k] = INFINITY;
+    }
+    qsort(v, (size_t)n, sizeof(bpt), cmp_bpt);
+    double lb = INFINITY, A = 0;
+    int32_t missing = ts->n_classes;
+    for (int64_t i = 0; i < n;) {
+        double t = v[i].t;
+        for (; i < n && v[i].t == t; i++) {  // every template of time t joins
+            int32_t k = v[i].cls;
+            if (v[i].area < cur[k]) {
+                if (cur[k] == INFINITY) missing--;
+                else A -= (double)ts->cls[k].count * cur[k];
+                cur[k] = v[i].area;
+                A += (double)ts->cls[k].count * cur[k];
+            }
+        }
+        if (missing) continue;
+        double next = i < n ? v[i].t : INFINITY;
+        double T = A / ts->N > t ? A / ts->N : t;  // least feasible T on [t, next)
+        if (T < next) {
+            lb = T;
+            break;
+        }
+    }
+    free(v), free(cur);
+    return lb;
+}
+
 // ---- the planner -------------------------------------------------------------------------------
 
 // Catalog cut over the classes' whole prices (zel_cut_threshold reads bucket and whole_time).
@@ -399,6 +468,15 @@ zg_status zel_fast_plan(const zg_plan_ctx *ctx, const zg_batch *b, zg_plan *out,
         if (c->min_time > stats->lower_bound) stats->lower_bound = c->min_time;
     }
     if (area / N > stats->lower_bound) stats->lower_bound = area / N;
+    {
+        int nomem = 0;
+        double lbc = area_cut_bound(&ts, err, &nomem);
+        if (nomem) {
+            st = ZG_ERR_NOMEM;
+            goto done;
+        }
+        if (lbc < INFINITY && lbc > stats->lower_bound) stats->lower_bound = lbc;
+    }
     F /= N;
     if ((st = fast_cut(ctx, b, &ts, &stats->cut, err))) goto done;
 

@@ -25,6 +25,7 @@ typedef struct zel_tdeg {
     int32_t *starts;   // ascending
     int32_t n_offs;
     int32_t *offs;     // distinct offsets, ascending
+    int32_t *off_start;  // n_offs: the first legal start of each offset (where it is priced)
 } zel_tdeg;
 
 // Templates of one price class: for degree di and offset oi, the Pareto front

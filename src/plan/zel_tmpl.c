@@ -74,7 +74,8 @@ static zg_status build_degrees(const zg_plan_ctx *ctx, zel_tset *ts, const zg_co
         D->n_starts = zg_rankset_starts(ctx->cluster, ctx->opts.family, d, starts);
         D->starts = zg_arena_alloc(&ts->arena, sizeof(int32_t) * (size_t)(D->n_starts + 1));
         D->offs = zg_arena_alloc(&ts->arena, sizeof(int32_t) * (size_t)(ts->rpn + 1));
-        if (!D->starts || !D->offs) {
+        D->off_start = zg_arena_alloc(&ts->arena, sizeof(int32_t) * (size_t)(ts->rpn + 1));
+        if (!D->starts || !D->offs || !D->off_start) {
             free(starts), free(seen);
             return zg_error_set(err, ZG_ERR_NOMEM, "zellige: out of memory (templates)");
         }
@@ -83,6 +84,11 @@ static zg_status build_degrees(const zg_plan_ctx *ctx, zel_tset *ts, const zg_co
         for (int32_t i = 0; i < D->n_starts; i++) seen[starts[i] % ts->rpn] = 1;
         for (int32_t o = 0; o < ts->rpn; o++)
             if (seen[o]) D->offs[D->n_offs++] = o;
+        for (int32_t oi = 0; oi < D->n_offs; oi++) {
+            D->off_start[oi] = -1;
+            for (int32_t i = 0; i < D->n_starts && D->off_start[oi] < 0; i++)
+                if (D->starts[i] % ts->rpn == D->offs[oi]) D->off_start[oi] = D->starts[i];
+        }
     }
     free(starts), free(seen);
     return ZG_OK;
@@ -95,23 +101,22 @@ static int32_t deg_index(const zel_tset *ts, int32_t d) {
 }
 
 // Prices class c's templates (configs legal for its tokens x offsets of their degree).
+// cfg_di[ci]: degree index of config ci; iota[r] = r (a block [st0, st0 + d) is iota + st0).
 static zg_status build_class(const zg_plan_ctx *ctx, const zg_seq *s, zel_tset *ts,
-                             zel_tclass *c, const zg_config *cfgs, int32_t nc, tent **buf,
-                             int64_t *bufcap, int32_t *ranks, zg_error *err) {
+                             zel_tclass *c, const zg_config *cfgs, const int32_t *cfg_di,
+                             int32_t nc, tent **buf, int64_t *bufcap, const int32_t *iota,
+                             zg_error *err) {
     int64_t n = 0;
     for (int32_t ci = 0; ci < nc; ci++) {
         zg_config cf = cfgs[ci];
         int32_t d = zg_config_degree(cf);
         if (zg_config_check(ctx->model, ts->N, cf, s->tokens, NULL) != ZG_OK) continue;
-        int32_t di = deg_index(ts, d);
+        int32_t di = cfg_di[ci];
         const zel_tdeg *D = &ts->degs[di];
         for (int32_t oi = 0; oi < D->n_offs; oi++) {
-            int32_t st0 = -1;
-            for (int32_t i = 0; i < D->n_starts && st0 < 0; i++)
-                if (D->starts[i] % ts->rpn == D->offs[oi]) st0 = D->starts[i];
-            for (int32_t i = 0; i < d; i++) ranks[i] = st0 + i;
             zg_price p;
-            zg_status st = zg_pricer_price(ctx->pricer, s, cf, ranks, d, &p, err);
+            zg_status st =
+                zg_pricer_price(ctx->pricer, s, cf, iota + D->off_start[oi], d, &p, err);
             if (st) return st;
             c->n_priced++;
             if (!isfinite(p.time) || !isfinite(p.mem) || p.time < 0 || p.mem < 0)
@@ -129,7 +134,7 @@ static zg_status build_class(const zg_plan_ctx *ctx, const zg_seq *s, zel_tset *
             (*buf)[n++] = (tent){di, oi, {cf, p.time, p.mem}};
         }
     }
-    qsort(*buf, (size_t)n, sizeof(tent), cmp_tent);
+    if (n > 1) qsort(*buf, (size_t)n, sizeof(tent), cmp_tent);  // *buf is NULL when n == 0
     c->tpl = zg_arena_alloc(&ts->arena, sizeof(zel_tpl) * (size_t)(n > 0 ? n : 1));
     c->front = zg_arena_alloc(&ts->arena, sizeof(int32_t *) * (size_t)ts->n_degs);
     if (!c->tpl || !c->front) return zg_error_set(err, ZG_ERR_NOMEM, "zellige: out of memory");
@@ -178,11 +183,14 @@ zg_status zel_tset_build(const zg_plan_ctx *ctx, const zg_batch *b, zel_tset *ts
     if (!st) st = build_degrees(ctx, ts, cfgs, nc, err);
     if (st) goto done;
     ts->class_of = zg_arena_alloc(&ts->arena, sizeof(int32_t) * (size_t)(b->n + 1));
-    ranks = zg_calloc((size_t)ts->N, sizeof(int32_t), err);
+    ranks = zg_calloc((size_t)ts->N + (size_t)nc, sizeof(int32_t), err);
     if (!ts->class_of || !ranks) {
         st = ZG_ERR_NOMEM;
         goto done;
     }
+    int32_t *cfg_di = ranks + ts->N;  // ranks = iota
+    for (int32_t r = 0; r < ts->N; r++) ranks[r] = r;
+    for (int32_t ci = 0; ci < nc; ci++) cfg_di[ci] = deg_index(ts, zg_config_degree(cfgs[ci]));
     if ((st = zg_batch_price_classes(b, ts->class_of, &ts->n_classes, err))) goto done;
     ts->cls = zg_arena_alloc(&ts->arena, sizeof(zel_tclass) * (size_t)(ts->n_classes + 1));
     cnt = zg_calloc((size_t)ts->n_classes + 1, sizeof(int32_t), err);
@@ -219,7 +227,7 @@ zg_status zel_tset_build(const zg_plan_ctx *ctx, const zg_batch *b, zel_tset *ts
         if ((st = zg_pricer_price(ctx->pricer, s, (zg_config){1, 1, 1}, &r0, 1, &w, err)))
             goto done;
         c->whole_time = w.time, c->whole_mem = w.mem;
-        st = build_class(ctx, s, ts, c, cfgs, nc, &buf, &bufcap, ranks, err);
+        st = build_class(ctx, s, ts, c, cfgs, ranks + ts->N, nc, &buf, &bufcap, ranks, err);
         if (st) goto done;
         ts->n_priced += c->n_priced;
     }

@@ -248,3 +248,23 @@ void zg_fidelity_summarize(const zg_fidelity_plan *plans, int32_t n, double over
     s->mae_time /= n, s->mape_time /= n, s->mape_time_net /= n;
     s->mae_mem /= n, s->mape_mem /= n;
 }
+
+double zg_fidelity_repeat_pct(const double *times, int32_t n, int32_t reps, zg_profile_stat st) {
+    if (n <= 0 || reps < 2) return 0;
+    double *odd = malloc(sizeof *odd * (size_t)reps), *even = malloc(sizeof *even * (size_t)reps);
+    double sum = 0;
+    for (int32_t i = 0; odd && even && i < n; i++) {
+        const double *t = times + (int64_t)i * reps;
+        int32_t no = 0, ne = 0;
+        for (int32_t r = 0; r < reps; r++) {
+            if (r % 2) odd[no++] = t[r];
+            else even[ne++] = t[r];
+        }
+        double all = zg_profile_stat_of(t, reps, st);
+        if (all > 0)
+            sum += 100 * fabs(zg_profile_stat_of(odd, no, st) - zg_profile_stat_of(even, ne, st)) /
+                   all;
+    }
+    free(odd), free(even);
+    return sum / n;
+}

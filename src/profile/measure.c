@@ -174,6 +174,7 @@ static void settings_json(cJSON *s, const zg_profile_opts *o, int32_t text, int3
     cJSON_AddNumberToObject(s, "calibration_runs", n_mem);
     cJSON_AddStringToObject(s, "clock", zg_profile_clock_name(o->clock));
     cJSON_AddStringToObject(s, "method", zg_profile_method_name(o->method));
+    cJSON_AddStringToObject(s, "stat", zg_profile_stat_name(o->stat));
     cJSON_AddNumberToObject(s, "empty_step_s", empty_s);
     if (o->method == ZG_PROFILE_MIXED) {
         cJSON_AddNumberToObject(s, "calib_plans", n_calib);
@@ -184,15 +185,15 @@ static void settings_json(cJSON *s, const zg_profile_opts *o, int32_t text, int3
         cJSON_AddNumberToObject(s, "fit_rmse_s", rmse);
         cJSON_AddNumberToObject(s, "fit_max_rel_err", max_rel);
         cJSON_AddStringToObject(s, "timing",
-                                "prices in context: the median makespan (over rounds) of mixed "
+                                "prices in context: the makespan (`stat` over rounds) of mixed "
                                 "calibration plans whose critical rank is rank 0, fitted as "
                                 "overhead_s + sum of rank 0's counts x prices (non-negative "
                                 "least squares); lo/hi = min/max of the per-round fits");
     } else {
         cJSON_AddStringToObject(s, "timing",
                                 "step makespan under `clock` of one sequence on ranks "
-                                "0..degree-1 minus the same round's empty-plan makespan; "
-                                "median over rounds");
+                                "0..degree-1 minus the empty-plan makespan (median: per round, "
+                                "then median; min: min minus min)");
     }
 }
 
@@ -301,7 +302,7 @@ zg_status zg_profile_measure(zg_comm *comm, const zg_model *m, const zg_cluster 
     snprintf(out->model, sizeof out->model, "%s", m->name);
     snprintf(out->cluster, sizeof out->cluster, "%s", cl->name);
     out->world_size = world;
-    double empty_s = zg_profile_median(times, o->reps);
+    double empty_s = zg_profile_stat_of(times, o->reps, o->stat);
     out->overhead_s = empty_s;
     if (mixed) {
         // fit on the per-plan medians; lo/hi from one fit per round
@@ -324,7 +325,7 @@ zg_status zg_profile_measure(zg_comm *comm, const zg_model *m, const zg_cluster 
                     lo[u] = fmin(lo[u], fitp[u]), hi[u] = fmax(hi[u], fitp[u]);
         }
         for (int32_t i = 0; i < P && !st; i++)
-            y[i] = zg_profile_median(times + (int64_t)(1 + i) * o->reps, o->reps);
+            y[i] = zg_profile_stat_of(times + (int64_t)(1 + i) * o->reps, o->reps, o->stat);
         if (!st) st = zg_calib_fit(&cal, y, &fixed, fitp, &rmse, &max_rel, err);
         free(y);
         if (st) goto out;
@@ -359,7 +360,11 @@ zg_status zg_profile_measure(zg_comm *comm, const zg_model *m, const zg_cluster 
                 e.time_lo = fmin(e.time_lo, p[r]);
                 e.time_hi = fmax(e.time_hi, p[r]);
             }
-            e.time = zg_profile_median(p, o->reps);
+            // median: of the per-round differences; min: min(item) - min(empty plan)
+            e.time = o->stat == ZG_PROFILE_STAT_MIN
+                         ? zg_profile_stat_of(times + (int64_t)i * o->reps, o->reps, o->stat) -
+                               empty_s
+                         : zg_profile_median(p, o->reps);
             if (e.time < 0) e.time = 0;
             e.reps = o->reps;
             e.peak = peaks[i];

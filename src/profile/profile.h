@@ -65,6 +65,12 @@ zg_status zg_profile_run_rounds(zg_trainer *tr, zg_profile_item *items, int32_t 
 
 // Median of n values (copies; n >= 1).
 double zg_profile_median(const double *v, int32_t n);
+// How rounds are summarised: MEDIAN (default) or MIN. On a shared machine interference only
+// adds time, so the minimum over rounds estimates the uncontended step (as benchmark tools do).
+typedef enum { ZG_PROFILE_STAT_MEDIAN = 0, ZG_PROFILE_STAT_MIN } zg_profile_stat;
+double zg_profile_stat_of(const double *v, int32_t n, zg_profile_stat s);  // n >= 1
+const char *zg_profile_stat_name(zg_profile_stat s);
+zg_status zg_profile_stat_parse(const char *str, zg_profile_stat *s, zg_error *err);
 
 // ---- prices in context (calib.c) -------------------------------------------------------------
 // Non-negative least squares: x minimising |A x - y|^2 with x_j >= 0 unless free_col[j]
@@ -123,6 +129,7 @@ typedef struct zg_profile_opts {
     uint64_t seed;        // trainer seed (default 1)
     zg_profile_clock clock;  // default WALL
     zg_profile_method method;  // default MIXED
+    zg_profile_stat stat;      // summary of rounds (default MEDIAN)
     zg_calib_opts calib;       // the MIXED design (plans, images, ...)
     zg_profile_progress_fn progress;
     void *progress_ctx;
@@ -184,5 +191,9 @@ typedef struct zg_fidelity_summary {
 } zg_fidelity_summary;
 void zg_fidelity_summarize(const zg_fidelity_plan *plans, int32_t n, double overhead_s,
                            zg_fidelity_summary *s);
+// The measurement's own repeatability (the noise floor of any prediction): mean over items of
+// |stat(odd rounds) - stat(even rounds)| / stat(all rounds), in %. times[i * reps + r].
+// 0 when reps < 2.
+double zg_fidelity_repeat_pct(const double *times, int32_t n, int32_t reps, zg_profile_stat st);
 
 #endif

@@ -28,6 +28,25 @@ double zg_profile_median(const double *v, int32_t n) {
     return m;
 }
 
+double zg_profile_stat_of(const double *v, int32_t n, zg_profile_stat s) {
+    if (s != ZG_PROFILE_STAT_MIN) return zg_profile_median(v, n);
+    double m = v[0];
+    for (int32_t i = 1; i < n; i++) m = v[i] < m ? v[i] : m;
+    return m;
+}
+
+const char *zg_profile_stat_name(zg_profile_stat s) {
+    return s == ZG_PROFILE_STAT_MIN ? "min" : "median";
+}
+
+zg_status zg_profile_stat_parse(const char *str, zg_profile_stat *s, zg_error *err) {
+    if (str && !strcmp(str, "median")) *s = ZG_PROFILE_STAT_MEDIAN;
+    else if (str && !strcmp(str, "min")) *s = ZG_PROFILE_STAT_MIN;
+    else
+        return zg_error_set(err, ZG_ERR_INVALID, "stat '%s': use median or min", str ? str : "");
+    return ZG_OK;
+}
+
 void zg_profile_set_threads(int32_t n, int32_t world) {
     if (n <= 0) {
         if (world <= 1) return;

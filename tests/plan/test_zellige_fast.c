@@ -1,7 +1,8 @@
 // test_zellige_fast.c — the large-world fast path (zel_fast.c, zel_tmpl.c) on 64xH100 batches:
 // legal plans whose evaluated makespan equals the planner's, >= its certified lower bound,
-// byte-identical across runs, no worse than static / usp under the same prices by more than
-// 1e-3, and the compact templates reproduce zg_options_enumerate's fastest fitting option.
+// byte-identical across runs, no worse than any baseline plan (static, usp, dp, adaptive) that
+// fits the memory cap under the same prices by more than 1e-3, and the compact templates
+// reproduce zg_options_enumerate's fastest fitting option.
 #include "zgtest.h"
 #include "plan/zel_fast.h"
 
@@ -60,8 +61,8 @@ ZG_TEST(fast_path_legal_bounded_deterministic) {
         CHECK(ps.peak_mem <= e.pricer.mem_cap + e.pricer.mem_base + 1);
         CHECK(fs.lower_bound > 0 && fs.lower_bound <= ms * (1 + 1e-12));
         // never worse than the disjoint-layout baselines under the same prices
-        static const char *base[] = {"static", "usp"};
-        for (int q = 0; q < 2; q++) {
+        static const char *base[] = {"static", "usp", "dp", "adaptive"};
+        for (int q = 0; q < 4; q++) {
             zg_planner pl;
             zg_plan bp;
             zg_plan_init(&bp);

@@ -166,4 +166,23 @@ ZG_TEST(median_and_clock_names) {
     CHECK_STR(zg_profile_clock_name(ZG_PROFILE_CLOCK_CPU), "cpu");
 }
 
+ZG_TEST(repeatability_of_rounds) {
+    // item 0: rounds 1,3,1,3 -> even rounds {1,1}, odd {3,3}, all median 2 -> 100 %
+    // item 1: identical rounds -> 0 %
+    double t[8] = {1, 3, 1, 3, 5, 5, 5, 5};
+    CHECK_NEAR(zg_fidelity_repeat_pct(t, 2, 4, ZG_PROFILE_STAT_MEDIAN), 50, 1e-12, 0);
+    // min: odd {3,3} -> 3, even {1,1} -> 1, all 1 -> 200 % for item 0
+    CHECK_NEAR(zg_fidelity_repeat_pct(t, 2, 4, ZG_PROFILE_STAT_MIN), 100, 1e-12, 0);
+    CHECK(zg_fidelity_repeat_pct(t, 2, 1, ZG_PROFILE_STAT_MEDIAN) == 0);
+    CHECK(zg_fidelity_repeat_pct(t, 0, 4, ZG_PROFILE_STAT_MEDIAN) == 0);
+    double v[4] = {4, 2, 9, 3};
+    CHECK(zg_profile_stat_of(v, 4, ZG_PROFILE_STAT_MIN) == 2);
+    CHECK(zg_profile_stat_of(v, 4, ZG_PROFILE_STAT_MEDIAN) == 3.5);
+    zg_profile_stat s;
+    CHECK(zg_profile_stat_parse("min", &s, NULL) == ZG_OK && s == ZG_PROFILE_STAT_MIN);
+    zg_error e = {0};
+    CHECK(zg_profile_stat_parse("mean", &s, &e) == ZG_ERR_INVALID);
+    CHECK_STR(zg_profile_stat_name(ZG_PROFILE_STAT_MEDIAN), "median");
+}
+
 ZG_TEST_MAIN()

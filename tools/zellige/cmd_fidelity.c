@@ -14,8 +14,10 @@ static const char *usage_text =
     "duration plus whole images; configurations rotated so every (video bucket x configuration)\n"
     "pair runs once per block; at least 18 mixed plans) and corner plans with everything whole\n"
     "(3), runs them for real in rounds (every plan once per round) and reports predicted vs\n"
-    "measured step makespan (median over rounds, the profile's clock) and tracked peak memory,\n"
-    "with MAE and MAPE. Predicted makespan = table makespan + the profile's host overhead.\n\n"
+    "measured step makespan (median or min over rounds, the profile's clock) and tracked peak memory,\n"
+    "with MAE and MAPE. Predicted makespan = table makespan + the profile's host overhead.\n"
+    "Also reports the measurement's own repeatability (odd vs even rounds' medians, %), the\n"
+    "noise floor no prediction can beat on this machine.\n\n"
     "  --profile FILE   measured profile (zellige profile); required\n"
     "  --model M        model (default: the profile's model_spec)\n"
     "  --cluster C      default cpu:<ranks>\n"
@@ -26,6 +28,7 @@ static const char *usage_text =
     "  --warmup N       warm-up rounds (default 1)\n"
     "  --reps N         measured rounds (default 5)\n"
     "  --clock C        wall | cpu (default: the profile's)\n"
+    "  --stat S         median | min over rounds (default: the profile's)\n"
     "  --threads N      threads per rank (default 1 when ranks > 1)\n"
     "  --seed N         image draw seed (default 1)\n"
     "  --out FILE       per-plan results as JSON (atomic)\n"
@@ -39,7 +42,7 @@ static void on_progress(void *ctx, int64_t done, int64_t total) {
 
 static int run_fidelity(int argc, char **argv) {
     const char *prof = NULL, *model_name = NULL, *cluster_name = NULL, *catalog = "cpu";
-    const char *out = NULL, *clock = NULL;
+    const char *out = NULL, *clock = NULL, *stat = NULL;
     int64_t images = 12, min_mixed = 18, corners = 3, warmup = 1, reps = 5, threads = 0, seed = 1;
     int bad = 0, json = 0;
     zg_error err = {0};
@@ -53,6 +56,7 @@ static int run_fidelity(int argc, char **argv) {
             cli_opt_str(argc, argv, &i, "--cluster", &cluster_name, &err, &bad) ||
             cli_opt_str(argc, argv, &i, "--catalog", &catalog, &err, &bad) ||
             cli_opt_str(argc, argv, &i, "--clock", &clock, &err, &bad) ||
+            cli_opt_str(argc, argv, &i, "--stat", &stat, &err, &bad) ||
             cli_opt_str(argc, argv, &i, "--out", &out, &err, &bad))
             continue;
         if (cli_opt_int(argc, argv, &i, "--images", &images, &err, &bad) ||
@@ -88,6 +92,10 @@ static int run_fidelity(int argc, char **argv) {
     const cJSON *pc = set ? cJSON_GetObjectItemCaseSensitive(set, "clock") : NULL;
     if (!st && (clock || cJSON_IsString(pc)))
         st = zg_profile_clock_parse(clock ? clock : pc->valuestring, &clk, &err);
+    zg_profile_stat sstat = ZG_PROFILE_STAT_MEDIAN;
+    const cJSON *pst = set ? cJSON_GetObjectItemCaseSensitive(set, "stat") : NULL;
+    if (!st && (stat || cJSON_IsString(pst)))
+        st = zg_profile_stat_parse(stat ? stat : pst->valuestring, &sstat, &err);
     if (st) {
         zg_cost_table_free(&t);
         return cli_fail("fidelity", &err);
@@ -149,7 +157,7 @@ static int run_fidelity(int argc, char **argv) {
     cJSON *res = NULL;
     if (!st) {
         for (int32_t i = 0; i < n; i++) {
-            plans[i].meas_time = zg_profile_median(times + (int64_t)i * reps, (int32_t)reps);
+            plans[i].meas_time = zg_profile_stat_of(times + (int64_t)i * reps, (int32_t)reps, sstat);
             plans[i].meas_lo = INFINITY, plans[i].meas_hi = 0;
             for (int64_t r = 0; r < reps; r++) {
                 plans[i].meas_lo = fmin(plans[i].meas_lo, times[i * reps + r]);
@@ -167,8 +175,11 @@ static int run_fidelity(int argc, char **argv) {
         cJSON_AddNumberToObject(res, "max_ape_time_pct", sum.max_ape_time);
         cJSON_AddNumberToObject(res, "max_ape_mem_pct", sum.max_ape_mem);
         cJSON_AddNumberToObject(res, "mape_time_net_pct", sum.mape_time_net);
+        cJSON_AddNumberToObject(res, "repeat_time_pct",
+                                zg_fidelity_repeat_pct(times, n, (int32_t)reps, sstat));
         cJSON_AddNumberToObject(res, "overhead_s", t.overhead_s);
         cJSON_AddStringToObject(res, "clock", zg_profile_clock_name(clk));
+        cJSON_AddStringToObject(res, "stat", zg_profile_stat_name(sstat));
         cJSON_AddNumberToObject(res, "world_size", comm.size);
         cJSON_AddNumberToObject(res, "reps", (double)reps);
         cJSON_AddStringToObject(res, "model", m.name);
@@ -185,6 +196,9 @@ static int run_fidelity(int argc, char **argv) {
                 cJSON_AddNumberToObject(o, "meas_s", plans[i].meas_time);
                 cJSON_AddNumberToObject(o, "meas_lo_s", plans[i].meas_lo);
                 cJSON_AddNumberToObject(o, "meas_hi_s", plans[i].meas_hi);
+                cJSON *rr = cJSON_AddArrayToObject(o, "meas_rounds_s");
+                for (int64_t r = 0; rr && r < reps; r++)
+                    cJSON_AddItemToArray(rr, cJSON_CreateNumber(times[i * reps + r]));
                 cJSON_AddNumberToObject(o, "pred_mem", plans[i].pred_mem);
                 cJSON_AddNumberToObject(o, "meas_mem", plans[i].meas_mem);
                 cJSON_AddItemToObject(o, "plan", zg_plan_to_json(&plans[i].item.plan));
@@ -202,10 +216,10 @@ static int run_fidelity(int argc, char **argv) {
         free(s);
     } else if (root) {
         printf("fidelity: model %s, %d ranks (%s), %d plans, %lld warm-up + %lld measured "
-               "rounds, %s clock, %.1f s; host overhead %.2f ms\n",
+               "rounds, %s clock, %s of rounds, %.1f s; host overhead %.2f ms\n",
                m.name, comm.size, zg_comm_backend_name(&comm), n, (long long)warmup,
-               (long long)reps, zg_profile_clock_name(clk), zg_time_now() - t0,
-               1e3 * t.overhead_s);
+               (long long)reps, zg_profile_clock_name(clk), zg_profile_stat_name(sstat),
+               zg_time_now() - t0, 1e3 * t.overhead_s);
         printf("%-16s %5s %5s %10s %10s %7s %10s %10s %7s\n", "plan", "seqs", "split", "pred_ms",
                "meas_ms", "err%", "pred_MiB", "meas_MiB", "err%");
         for (int32_t i = 0; i < n; i++) {
@@ -222,6 +236,8 @@ static int run_fidelity(int argc, char **argv) {
                1e3 * sum.mae_time, sum.mape_time, sum.max_ape_time, sum.mape_time_net);
         printf("peak memory: MAE %.1f KiB, MAPE %.3f%% (max %.3f%%)\n", sum.mae_mem / 1024,
                sum.mape_mem, sum.max_ape_mem);
+        printf("repeatability of the measurement itself (odd vs even rounds' medians): %.2f%%\n",
+               zg_fidelity_repeat_pct(times, n, (int32_t)reps, sstat));
     }
     cJSON_Delete(res);
     if (have_tr) zg_trainer_free(&tr);

@@ -34,6 +34,8 @@ static const char *usage_text =
     "  --clock C        wall (default: step makespan in wall time) | cpu (largest per-rank CPU\n"
     "                   time of the step: leaves out time other processes held the core)\n"
     "  --method M       mixed (default) | single (see above)\n"
+    "  --stat S         median (default) | min: how rounds are summarised (min: the\n"
+    "                   uncontended step on a shared machine; interference only adds time)\n"
     "  --calib-plans N  mixed: calibration plans (default 3 x the (bucket, config) pairs)\n"
     "  --calib-images N mixed: up to N whole images on rank 0 per plan (default 12)\n"
     "  --calib-videos N mixed: up to N whole videos on rank 0 per plan (default 2)\n"
@@ -50,7 +52,7 @@ static void on_progress(void *ctx, int64_t done, int64_t total) {
 
 static int run_profile(int argc, char **argv) {
     const char *model_name = "tiny", *cluster_name = NULL, *catalog = "cpu", *out = NULL;
-    const char *clock = "wall", *method = "mixed";
+    const char *clock = "wall", *method = "mixed", *stat = "median";
     int64_t warmup = 1, reps = 5, maxd = 0, text = 0, threads = 0, seed = 1;
     int64_t cplans = 0, cimages = 12, cvideos = 2, csplits = 2;
     int bad = 0, ckpt = 1, quiet = 0;
@@ -65,7 +67,8 @@ static int run_profile(int argc, char **argv) {
             cli_opt_str(argc, argv, &i, "--catalog", &catalog, &err, &bad) ||
             cli_opt_str(argc, argv, &i, "--out", &out, &err, &bad) ||
             cli_opt_str(argc, argv, &i, "--clock", &clock, &err, &bad) ||
-            cli_opt_str(argc, argv, &i, "--method", &method, &err, &bad))
+            cli_opt_str(argc, argv, &i, "--method", &method, &err, &bad) ||
+            cli_opt_str(argc, argv, &i, "--stat", &stat, &err, &bad))
             continue;
         if (cli_opt_int(argc, argv, &i, "--warmup", &warmup, &err, &bad) ||
             cli_opt_int(argc, argv, &i, "--reps", &reps, &err, &bad) ||
@@ -95,6 +98,8 @@ static int run_profile(int argc, char **argv) {
     zg_profile_method meth = ZG_PROFILE_MIXED;
     if (!bad && zg_profile_clock_parse(clock, &clk, &err)) bad = 1;
     if (!bad && zg_profile_method_parse(method, &meth, &err)) bad = 1;
+    zg_profile_stat sstat = ZG_PROFILE_STAT_MEDIAN;
+    if (!bad && zg_profile_stat_parse(stat, &sstat, &err)) bad = 1;
     if (bad) return cli_fail("profile", &err);
     zg_comm comm;
     if (zg_comm_init_auto(&comm, NULL, NULL, &err)) return cli_fail("profile", &err);
@@ -116,6 +121,7 @@ static int run_profile(int argc, char **argv) {
     o.text_tokens = (int32_t)text, o.act_ckpt = ckpt, o.seed = (uint64_t)seed;
     o.clock = clk;
     o.method = meth;
+    o.stat = sstat;
     o.calib.plans = (int32_t)cplans, o.calib.images = (int32_t)cimages;
     o.calib.videos = (int32_t)cvideos, o.calib.splits = (int32_t)csplits;
     o.calib.seed = (uint64_t)seed;
@@ -138,10 +144,10 @@ static int run_profile(int argc, char **argv) {
     }
     if (root && !quiet) {
         printf("profile: model %s on %s (%d ranks, %s), %s method, %lld warm-up + %lld measured "
-               "rounds, %s clock, %.1f s\n",
+               "rounds, %s clock, %s of rounds, %.1f s\n",
                m.name, cl.name, comm.size, zg_comm_backend_name(&comm),
                zg_profile_method_name(meth), (long long)warmup, (long long)reps,
-               zg_profile_clock_name(clk), zg_time_now() - t0);
+               zg_profile_clock_name(clk), zg_profile_stat_name(sstat), zg_time_now() - t0);
         const cJSON *set = t.extra ? cJSON_GetObjectItemCaseSensitive(t.extra, "settings") : NULL;
         const cJSON *es = set ? cJSON_GetObjectItemCaseSensitive(set, "empty_step_s") : NULL;
         if (meth == ZG_PROFILE_MIXED) {
