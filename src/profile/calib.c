@@ -142,7 +142,7 @@ zg_status zg_calib_design(const zg_model *m, int32_t world, const zg_catalog *ca
         out->items = zg_calloc((size_t)P, sizeof *out->items, err);
         out->counts = zg_calloc((size_t)P * (size_t)U, sizeof *out->counts, err);
         int32_t cap = o->images + o->splits + o->videos + 2;
-        put = zg_calloc((size_t)cap * 2, sizeof *put, err);
+        put = zg_calloc((size_t)cap * (size_t)world, sizeof *put, err);
         if (!out->items || !out->counts || !put) st = ZG_ERR_NOMEM;
     }
     zg_rng r;
@@ -177,11 +177,11 @@ zg_status zg_calib_design(const zg_model *m, int32_t world, const zg_catalog *ca
             zg_config whole = {1, 1, 1};
             put[np++] = (calib_put){out->unk_bucket[u], whole, 0};
             row[u] += 1;
-            // a copy on another rank with probability `mirror`: every other rank holds a
+            // a copy on each other rank with probability `mirror`: every other rank holds a
             // sub-multiset of rank 0's work, so rank 0 is the critical rank by construction
-            if (world > 1 && zg_rng_uniform(&r) < o->mirror)
-                put[np++] = (calib_put){out->unk_bucket[u], whole,
-                                        (int32_t)zg_rng_int(&r, 1, world - 1)};
+            for (int32_t rr = 1; rr < world; rr++)
+                if (o->mirror >= 1 || zg_rng_uniform(&r) < o->mirror)
+                    put[np++] = (calib_put){out->unk_bucket[u], whole, rr};
         }
         for (int32_t k = 0; k < np && !st; k++)
             st = add_seq(&it->batch, &cat->buckets[put[k].bucket], text, world, err);
@@ -201,17 +201,16 @@ zg_status zg_calib_fit(const zg_calib *c, const double *times, double *fixed, do
     int32_t U = c->n_unknowns, cols = U + 1, P = c->n_plans;
     double *A = zg_calloc((size_t)P * (size_t)cols, sizeof *A, err);
     double *x = zg_calloc((size_t)cols, sizeof *x, err);
-    uint8_t *fr = zg_calloc((size_t)cols, 1, err);
     zg_status st = ZG_OK;
-    if (!A || !x || !fr) st = ZG_ERR_NOMEM;
+    if (!A || !x) st = ZG_ERR_NOMEM;
     for (int32_t p = 0; p < P && !st; p++) {
         A[(size_t)p * cols] = 1;
         for (int32_t u = 0; u < U; u++) A[(size_t)p * cols + 1 + u] = c->counts[(size_t)p * U + u];
     }
-    if (!st) {
-        fr[0] = 1;  // the fixed per-step time is not sign-constrained
-        st = zg_profile_nnls(A, times, P, cols, fr, x, err);
-    }
+    // every coefficient is constrained to >= 0, the fixed per-step time too: a negative fixed
+    // time cannot be stored as overhead_s, and clamping it after an unconstrained fit would
+    // leave the prices fitted for another intercept
+    if (!st) st = zg_profile_nnls(A, times, P, cols, NULL, x, err);
     if (!st) {
         *fixed = x[0];
         for (int32_t u = 0; u < U; u++) prices[u] = x[1 + u];
@@ -225,7 +224,7 @@ zg_status zg_calib_fit(const zg_calib *c, const double *times, double *fixed, do
         if (rmse) *rmse = sqrt(se / P);
         if (max_rel) *max_rel = mr;
     }
-    free(A), free(x), free(fr);
+    free(A), free(x);
     return st;
 }
 
@@ -233,19 +232,62 @@ void zg_calib_opts_default(zg_calib_opts *o) {
     memset(o, 0, sizeof *o);
     o->images = 12;
     o->videos = 2;
-    o->splits = 2;
-    o->mirror = 0.5;
+    o->splits = 3;
+    o->mirror = 1;
     o->seed = 1;
 }
 
 const char *zg_profile_method_name(zg_profile_method m) {
-    return m == ZG_PROFILE_SINGLE ? "single" : "mixed";
+    return m == ZG_PROFILE_SINGLE ? "single" : m == ZG_PROFILE_HYBRID ? "hybrid" : "mixed";
 }
 
 zg_status zg_profile_method_parse(const char *s, zg_profile_method *m, zg_error *err) {
     if (s && !strcmp(s, "mixed")) *m = ZG_PROFILE_MIXED;
     else if (s && !strcmp(s, "single")) *m = ZG_PROFILE_SINGLE;
+    else if (s && !strcmp(s, "hybrid")) *m = ZG_PROFILE_HYBRID;
     else
-        return zg_error_set(err, ZG_ERR_INVALID, "method '%s': use mixed or single", s ? s : "");
+        return zg_error_set(err, ZG_ERR_INVALID, "method '%s': use mixed, hybrid or single",
+                            s ? s : "");
     return ZG_OK;
+}
+
+zg_status zg_calib_fit_hybrid(const zg_calib *c, const double *times, const double *base,
+                              double *fixed, double coef[3], double *prices, double *rmse,
+                              double *max_rel, zg_error *err) {
+    int32_t U = c->n_unknowns, P = c->n_plans;
+    double *A = zg_calloc((size_t)P * 4, sizeof *A, err);
+    if (!A) return ZG_ERR_NOMEM;
+    // columns: 1 | Σ count·base | whole sequences | split sequences (rank 0's)
+    for (int32_t p = 0; p < P; p++) {
+        double *a = A + (size_t)p * 4;
+        a[0] = 1;
+        for (int32_t u = 0; u < U; u++) {
+            double k = c->counts[(size_t)p * U + u];
+            a[1] += k * base[u];
+            a[zg_config_is_whole(c->unk_cfg[u]) ? 2 : 3] += k;
+        }
+    }
+    uint8_t fr[4] = {0, 1, 1, 1};  // fixed >= 0; scale and offsets free
+    double x[4];
+    zg_status st = zg_profile_nnls(A, times, P, 4, fr, x, err);
+    if (!st) {
+        *fixed = x[0];
+        coef[0] = x[1], coef[1] = x[2], coef[2] = x[3];
+        for (int32_t u = 0; u < U; u++) {
+            double v = x[1] * base[u] + (zg_config_is_whole(c->unk_cfg[u]) ? x[2] : x[3]);
+            prices[u] = v > 0 ? v : 0;
+        }
+        // residuals of the stored table (after the clamp at 0)
+        double se = 0, mr = 0;
+        for (int32_t p = 0; p < P; p++) {
+            double f = *fixed;
+            for (int32_t u = 0; u < U; u++) f += c->counts[(size_t)p * U + u] * prices[u];
+            se += (f - times[p]) * (f - times[p]);
+            if (times[p] > 0) mr = fmax(mr, fabs(f - times[p]) / times[p]);
+        }
+        if (rmse) *rmse = sqrt(se / P);
+        if (max_rel) *max_rel = mr;
+    }
+    free(A);
+    return st;
 }

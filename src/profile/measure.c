@@ -12,7 +12,7 @@ void zg_profile_opts_default(zg_profile_opts *o) {
     o->reps = 5;
     o->act_ckpt = 1;
     o->seed = 1;
-    o->method = ZG_PROFILE_MIXED;
+    o->method = ZG_PROFILE_HYBRID;
     zg_calib_opts_default(&o->calib);
 }
 
@@ -176,7 +176,7 @@ static void settings_json(cJSON *s, const zg_profile_opts *o, int32_t text, int3
     cJSON_AddStringToObject(s, "method", zg_profile_method_name(o->method));
     cJSON_AddStringToObject(s, "stat", zg_profile_stat_name(o->stat));
     cJSON_AddNumberToObject(s, "empty_step_s", empty_s);
-    if (o->method == ZG_PROFILE_MIXED) {
+    if (o->method != ZG_PROFILE_SINGLE) {
         cJSON_AddNumberToObject(s, "calib_plans", n_calib);
         cJSON_AddNumberToObject(s, "calib_images", o->calib.images);
         cJSON_AddNumberToObject(s, "calib_videos", o->calib.videos);
@@ -184,11 +184,18 @@ static void settings_json(cJSON *s, const zg_profile_opts *o, int32_t text, int3
         cJSON_AddNumberToObject(s, "calib_mirror", o->calib.mirror);
         cJSON_AddNumberToObject(s, "fit_rmse_s", rmse);
         cJSON_AddNumberToObject(s, "fit_max_rel_err", max_rel);
-        cJSON_AddStringToObject(s, "timing",
-                                "prices in context: the makespan (`stat` over rounds) of mixed "
-                                "calibration plans whose critical rank is rank 0, fitted as "
-                                "overhead_s + sum of rank 0's counts x prices (non-negative "
-                                "least squares); lo/hi = min/max of the per-round fits");
+        cJSON_AddStringToObject(
+            s, "timing",
+            o->method == ZG_PROFILE_HYBRID
+                ? "hybrid: single-sequence prices (step minus the empty step) corrected in "
+                  "context: price = max(0, hybrid_scale x single + hybrid_offset_{whole,split}), "
+                  "the 4 coefficients (with overhead_s) fitted by least squares to the "
+                  "makespans (`stat` over rounds) of mixed calibration plans whose critical rank "
+                  "is rank 0; lo/hi = the single-sequence spread, corrected alike"
+                : "prices in context: the makespan (`stat` over rounds) of mixed calibration "
+                  "plans whose critical rank is rank 0, fitted as overhead_s + sum of rank 0's "
+                  "counts x prices (non-negative least squares); lo/hi = min/max of the "
+                  "per-round fits");
     } else {
         cJSON_AddStringToObject(s, "timing",
                                 "step makespan under `clock` of one sequence on ranks "
@@ -214,34 +221,41 @@ zg_status zg_profile_measure(zg_comm *comm, const zg_model *m, const zg_cluster 
                             o->reps, o->warmup, cat->n);
     int32_t maxd = o->max_degree > 0 && o->max_degree < world ? o->max_degree : world;
     int32_t text = o->text_tokens > 0 ? o->text_tokens : (m->text_len > 0 ? m->text_len : 1);
-    int mixed = o->method == ZG_PROFILE_MIXED;
+    int use_single = o->method != ZG_PROFILE_MIXED, use_cal = o->method != ZG_PROFILE_SINGLE;
+    int hybrid = o->method == ZG_PROFILE_HYBRID;
     zg_config *cfgs = NULL;
     int32_t nc = 0;
     zg_status st = zg_config_enumerate(m, maxd, &cfgs, &nc, err);
     if (st) return st;
+    int32_t legal = 0;
+    for (int32_t b = 0; b < cat->n; b++)
+        for (int32_t c = 0; c < nc; c++)
+            legal += !zg_config_check(m, world, cfgs[c], cat->buckets[b].tokens, NULL);
     zg_calib cal;
     memset(&cal, 0, sizeof cal);
-    if (mixed) {
+    if (use_cal) {
         zg_calib_opts co = o->calib;
         co.text_tokens = text;
+        if (hybrid && co.plans <= 0) co.plans = legal > 24 ? legal : 24;
         if ((st = zg_calib_design(m, world, cat, cfgs, nc, &co, &cal, err))) {
             free(cfgs);
             return st;
         }
     }
 
-    // items: 0 = empty plan; then the priced items (SINGLE: one per (bucket, config) pair;
-    // MIXED: the calibration plans, borrowed from cal); then 2 memory-calibration runs
-    int32_t n_pr = mixed ? cal.n_plans : cat->n * nc;
-    int32_t cap = 1 + n_pr + 2, n = 0, n_priced = 0;
+    // items: 0 = empty plan; [1, c0) one sequence per legal (bucket, config) pair (SINGLE,
+    // HYBRID), in the calibration design's unknown order; [c0, n_priced) the calibration plans
+    // (MIXED, HYBRID; views of cal's); then 2 memory-calibration runs
+    int32_t cap = 1 + (use_single ? legal : 0) + cal.n_plans + 2, n = 0, n_priced = 0, c0;
     zg_profile_item *items = zg_calloc((size_t)cap, sizeof *items, err);
     int32_t *item_bucket = zg_calloc((size_t)cap, sizeof *item_bucket, err);
     zg_config *item_cfg = zg_calloc((size_t)cap, sizeof *item_cfg, err);
     double *times = NULL, *peaks = NULL, *p = NULL, *fitp = NULL, *lo = NULL, *hi = NULL;
+    double *base = NULL, *y = NULL;
     zg_mem_obs *obs = NULL;
     zg_trainer tr;
     int have_tr = 0;
-    double rmse = 0, max_rel = 0;
+    double rmse = 0, max_rel = 0, coef[3] = {0, 0, 0};
     if (!items || !item_bucket || !item_cfg) {
         st = ZG_ERR_NOMEM;
         goto out;
@@ -250,19 +264,16 @@ zg_status zg_profile_measure(zg_comm *comm, const zg_model *m, const zg_cluster 
     zg_plan_init(&items[0].plan);
     if ((st = zg_plan_alloc(&items[0].plan, 0, world, err))) goto out;
     item_bucket[n++] = -1;
-    if (mixed) {
-        for (int32_t i = 0; i < cal.n_plans; i++) items[n++] = cal.items[i];  // shallow views
-    } else {
-        for (int32_t b = 0; b < cat->n; b++)
-            for (int32_t c = 0; c < nc; c++) {
-                if (zg_config_check(m, world, cfgs[c], cat->buckets[b].tokens, NULL)) continue;
-                item_bucket[n] = b;
-                item_cfg[n] = cfgs[c];
-                if ((st = item_make(&cat->buckets[b], 1, &text, cfgs[c], world, &items[n++],
-                                    err)))
-                    goto out;
-            }
-    }
+    for (int32_t b = 0; use_single && b < cat->n; b++)
+        for (int32_t c = 0; c < nc; c++) {
+            if (zg_config_check(m, world, cfgs[c], cat->buckets[b].tokens, NULL)) continue;
+            item_bucket[n] = b;
+            item_cfg[n] = cfgs[c];
+            if ((st = item_make(&cat->buckets[b], 1, &text, cfgs[c], world, &items[n++], err)))
+                goto out;
+        }
+    c0 = n;
+    for (int32_t i = 0; i < cal.n_plans; i++) items[n++] = cal.items[i];  // shallow views
     n_priced = n;
     // memory calibration: several whole sequences on rank 0 with other text lengths, so
     // tokens, text rows and samples vary independently
@@ -280,7 +291,12 @@ zg_status zg_profile_measure(zg_comm *comm, const zg_model *m, const zg_cluster 
     peaks = zg_calloc((size_t)n, sizeof *peaks, err);
     obs = zg_calloc((size_t)n, sizeof *obs, err);
     p = zg_calloc((size_t)n + (size_t)o->reps, sizeof *p, err);
-    if (!times || !peaks || !obs || !p) {
+    base = zg_calloc((size_t)legal + 1, sizeof *base, err);
+    fitp = zg_calloc((size_t)legal + 1, sizeof *fitp, err);
+    lo = zg_calloc((size_t)legal + 1, sizeof *lo, err);
+    hi = zg_calloc((size_t)legal + 1, sizeof *hi, err);
+    y = zg_calloc((size_t)cal.n_plans + 1, sizeof *y, err);
+    if (!times || !peaks || !obs || !p || !base || !fitp || !lo || !hi || !y) {
         st = ZG_ERR_NOMEM;
         goto out;
     }
@@ -304,72 +320,68 @@ zg_status zg_profile_measure(zg_comm *comm, const zg_model *m, const zg_cluster 
     out->world_size = world;
     double empty_s = zg_profile_stat_of(times, o->reps, o->stat);
     out->overhead_s = empty_s;
-    if (mixed) {
-        // fit on the per-plan medians; lo/hi from one fit per round
-        int32_t U = cal.n_unknowns, P = cal.n_plans;
+    // single-sequence prices (SINGLE, HYBRID): base[u], lo[u], hi[u]
+    for (int32_t i = 1; i < c0; i++) {
+        int32_t u = i - 1;
+        lo[u] = INFINITY, hi[u] = -INFINITY;
+        for (int32_t r = 0; r < o->reps; r++) {
+            p[r] = times[(int64_t)i * o->reps + r] - times[r];  // same round's empty plan
+            lo[u] = fmin(lo[u], p[r]);
+            hi[u] = fmax(hi[u], p[r]);
+        }
+        // median: of the per-round differences; min: min(item) - min(empty plan)
+        base[u] = o->stat == ZG_PROFILE_STAT_MIN
+                      ? zg_profile_stat_of(times + (int64_t)i * o->reps, o->reps, o->stat) -
+                            empty_s
+                      : zg_profile_median(p, o->reps);
+        if (base[u] < 0) base[u] = 0;
+        fitp[u] = base[u];
+    }
+    if (use_cal) {
+        // fit on the per-plan statistic; lo/hi (MIXED) from one fit per round
+        int32_t P = cal.n_plans, U = cal.n_unknowns;
         double fixed = 0, f_r = 0;
-        fitp = zg_calloc((size_t)U, sizeof *fitp, err);
-        lo = zg_calloc((size_t)U, sizeof *lo, err);
-        hi = zg_calloc((size_t)U, sizeof *hi, err);
-        double *y = zg_calloc((size_t)P, sizeof *y, err);
-        if (!fitp || !lo || !hi || !y) {
-            free(y);
-            st = ZG_ERR_NOMEM;
+        if (hybrid && (U != c0 - 1 || U != legal)) {
+            st = zg_error_set(err, ZG_ERR_INTERNAL, "profile: %d unknowns for %d single items",
+                              U, c0 - 1);
             goto out;
         }
-        for (int32_t u = 0; u < U; u++) lo[u] = INFINITY, hi[u] = -INFINITY;
-        for (int32_t r = 0; r < o->reps && !st && o->reps > 1; r++) {
-            for (int32_t i = 0; i < P; i++) y[i] = times[(int64_t)(1 + i) * o->reps + r];
+        for (int32_t u = 0; u < U && !hybrid; u++) lo[u] = INFINITY, hi[u] = -INFINITY;
+        for (int32_t r = 0; r < o->reps && !st && o->reps > 1 && !hybrid; r++) {
+            for (int32_t i = 0; i < P; i++) y[i] = times[(int64_t)(c0 + i) * o->reps + r];
             if (!(st = zg_calib_fit(&cal, y, &f_r, fitp, NULL, NULL, err)))
                 for (int32_t u = 0; u < U; u++)
                     lo[u] = fmin(lo[u], fitp[u]), hi[u] = fmax(hi[u], fitp[u]);
         }
         for (int32_t i = 0; i < P && !st; i++)
-            y[i] = zg_profile_stat_of(times + (int64_t)(1 + i) * o->reps, o->reps, o->stat);
-        if (!st) st = zg_calib_fit(&cal, y, &fixed, fitp, &rmse, &max_rel, err);
-        free(y);
+            y[i] = zg_profile_stat_of(times + (int64_t)(c0 + i) * o->reps, o->reps, o->stat);
+        if (!st && hybrid)
+            st = zg_calib_fit_hybrid(&cal, y, base, &fixed, coef, fitp, &rmse, &max_rel, err);
+        else if (!st)
+            st = zg_calib_fit(&cal, y, &fixed, fitp, &rmse, &max_rel, err);
         if (st) goto out;
-        out->overhead_s = fixed > 0 ? fixed : 0;
-        for (int32_t u = 0; u < U && !st; u++) {
-            zg_cost_table_entry e;
-            memset(&e, 0, sizeof e);
-            const zg_bucket *b = &cat->buckets[cal.unk_bucket[u]];
-            snprintf(e.bucket, sizeof e.bucket, "%s", b->name);
-            e.tokens = b->tokens;
-            e.text_tokens = text;
-            e.config = cal.unk_cfg[u];
-            e.time = fitp[u];
-            e.time_lo = o->reps > 1 ? lo[u] : fitp[u];
-            e.time_hi = o->reps > 1 ? hi[u] : fitp[u];
-            e.reps = o->reps;
-            e.peak = 0;  // no single-sequence run in this method
-            st = zg_cost_table_push(out, &e, err);
-        }
-    } else {
-        for (int32_t i = 1; i < n_priced && !st; i++) {
-            zg_cost_table_entry e;
-            memset(&e, 0, sizeof e);
-            const zg_bucket *b = &cat->buckets[item_bucket[i]];
-            snprintf(e.bucket, sizeof e.bucket, "%s", b->name);
-            e.tokens = b->tokens;
-            e.text_tokens = text;
-            e.config = item_cfg[i];
-            e.time_lo = INFINITY, e.time_hi = -INFINITY;
-            for (int32_t r = 0; r < o->reps; r++) {
-                p[r] = times[(int64_t)i * o->reps + r] - times[r];  // same round's empty plan
-                e.time_lo = fmin(e.time_lo, p[r]);
-                e.time_hi = fmax(e.time_hi, p[r]);
+        out->overhead_s = fixed;  // >= 0 (constrained in the fit)
+        if (hybrid)  // the single-sequence spread, corrected like the prices
+            for (int32_t u = 0; u < U; u++) {
+                double off = zg_config_is_whole(cal.unk_cfg[u]) ? coef[1] : coef[2];
+                lo[u] = fmax(0, coef[0] * lo[u] + off), hi[u] = fmax(0, coef[0] * hi[u] + off);
             }
-            // median: of the per-round differences; min: min(item) - min(empty plan)
-            e.time = o->stat == ZG_PROFILE_STAT_MIN
-                         ? zg_profile_stat_of(times + (int64_t)i * o->reps, o->reps, o->stat) -
-                               empty_s
-                         : zg_profile_median(p, o->reps);
-            if (e.time < 0) e.time = 0;
-            e.reps = o->reps;
-            e.peak = peaks[i];
-            st = zg_cost_table_push(out, &e, err);
-        }
+    }
+    for (int32_t u = 0; u < legal && !st; u++) {
+        int32_t b_i = use_cal ? cal.unk_bucket[u] : item_bucket[1 + u];
+        zg_cost_table_entry e;
+        memset(&e, 0, sizeof e);
+        const zg_bucket *b = &cat->buckets[b_i];
+        snprintf(e.bucket, sizeof e.bucket, "%s", b->name);
+        e.tokens = b->tokens;
+        e.text_tokens = text;
+        e.config = use_cal ? cal.unk_cfg[u] : item_cfg[1 + u];
+        e.time = fitp[u];
+        e.time_lo = o->reps > 1 ? fmin(lo[u], hi[u]) : fitp[u];
+        e.time_hi = o->reps > 1 ? fmax(lo[u], hi[u]) : fitp[u];
+        e.reps = o->reps;
+        e.peak = use_single ? peaks[1 + u] : 0;  // MIXED runs no single sequence
+        st = zg_cost_table_push(out, &e, err);
     }
     if (st) goto out;
     for (int32_t i = 0; i < n; i++) obs[i] = rank0_obs(&items[i], peaks[i]);
@@ -378,18 +390,23 @@ zg_status zg_profile_measure(zg_comm *comm, const zg_model *m, const zg_cluster 
     if (out->extra) {
         cJSON_AddItemToObject(out->extra, "machine", zg_profile_machine_json(world));
         cJSON *s = cJSON_AddObjectToObject(out->extra, "settings");
-        if (s)
-            settings_json(s, o, text, maxd, n - n_priced, mixed ? cal.n_plans : 0, empty_s, rmse,
-                          max_rel);
+        if (s) {
+            settings_json(s, o, text, maxd, n - n_priced, cal.n_plans, empty_s, rmse, max_rel);
+            if (hybrid) {
+                cJSON_AddNumberToObject(s, "hybrid_scale", coef[0]);
+                cJSON_AddNumberToObject(s, "hybrid_offset_whole_s", coef[1]);
+                cJSON_AddNumberToObject(s, "hybrid_offset_split_s", coef[2]);
+            }
+        }
         cJSON_AddItemToObject(out->extra, "model_spec", zg_model_to_json(m));
     }
 out:
     if (st) zg_cost_table_free(out);
     if (have_tr) zg_trainer_free(&tr);
     for (int32_t i = 0; items && i < n; i++)
-        if (!mixed || i == 0 || i >= n_priced) item_free(&items[i]);  // views are cal's
+        if (i < n_priced - cal.n_plans || i >= n_priced) item_free(&items[i]);  // views: cal's
     zg_calib_free(&cal);
     free(items), free(item_bucket), free(item_cfg), free(times), free(peaks), free(obs), free(cfgs);
-    free(p), free(fitp), free(lo), free(hi);
+    free(p), free(fitp), free(lo), free(hi), free(base), free(y);
     return st;
 }

@@ -81,16 +81,17 @@ zg_status zg_profile_nnls(const double *A, const double *y, int32_t rows, int32_
 // The mixed calibration design. Unknowns: every legal (bucket, config) pair of degree <= world.
 // Each plan holds several sequences: 1..`splits` split ones (dealt from a shuffled deck of the
 // split unknowns, on ranks 0..λ-1), 0..`videos` whole videos (deck) and 0..`images` whole
-// images (random) on rank 0, each whole one copied with probability `mirror` onto a random
-// other rank. Every other rank's work is then a sub-multiset of rank 0's, so rank 0 is the
+// images (random) on rank 0, each whole one copied onto each other rank with probability
+// `mirror` (default 1: every rank computes rank 0's whole sequences too, the balanced context
+// planners aim for). Every other rank's work is a sub-multiset of rank 0's, so rank 0 is the
 // critical rank and the makespan is linear in rank 0's counts:
 //   makespan = fixed + Σ_u counts[u] · price[u].
 typedef struct zg_calib_opts {
-    int32_t plans;        // calibration plans (0 = 3 x unknowns)
+    int32_t plans;        // calibration plans (0 = 3 x unknowns; the profiler's HYBRID: max(24, U))
     int32_t images;       // at most this many whole images on rank 0 per plan (default 12)
     int32_t videos;       // at most this many whole videos on rank 0 (default 2)
-    int32_t splits;       // at most this many split sequences (default 2; at least 1 when > 0)
-    double mirror;        // probability of a copy of a whole sequence on another rank (0.5)
+    int32_t splits;       // at most this many split sequences (default 3; at least 1 when > 0)
+    double mirror;        // probability of a copy of a whole sequence on each other rank (1)
     int32_t text_tokens;  // text rows (0 = the model's text_len)
     uint64_t seed;        // design seed (default 1; the fidelity design uses other streams)
 } zg_calib_opts;
@@ -107,16 +108,27 @@ zg_status zg_calib_design(const zg_model *m, int32_t world, const zg_catalog *ca
                           const zg_config *cfgs, int32_t nc, const zg_calib_opts *o,
                           zg_calib *out, zg_error *err);
 void zg_calib_free(zg_calib *c);
-// Fits fixed (free) and prices[n_unknowns] (>= 0) to times[n_plans]; rmse (s) and the largest
-// relative residual of the fit (may be NULL).
+// Fits fixed (>= 0) and prices[n_unknowns] (>= 0) to times[n_plans] by NNLS; rmse (s) and the
+// largest relative residual of the fit (may be NULL).
 zg_status zg_calib_fit(const zg_calib *c, const double *times, double *fixed, double *prices,
                        double *rmse, double *max_rel, zg_error *err);
+// The hybrid method: per-sequence prices base[u] measured one sequence at a time, corrected in
+// context by four coefficients fitted on the calibration plans (least squares, fixed >= 0):
+//   makespan = fixed + a · Σ_u count_u base_u + b_whole · n_whole + b_split · n_split
+// (n_whole / n_split: rank 0's whole / split sequences). prices[u] = max(0, a base_u + b_class);
+// coef = {a, b_whole, b_split}; rmse / max_rel are those of the stored prices (may be NULL).
+zg_status zg_calib_fit_hybrid(const zg_calib *c, const double *times, const double *base,
+                              double *fixed, double coef[3], double *prices, double *rmse,
+                              double *max_rel, zg_error *err);
 
 // ---- profiler -----------------------------------------------------------------------------------
 // SINGLE: one sequence per step, price = its step minus the same round's empty step (the
 // sequence's price in isolation). MIXED: prices in context, fitted over mixed calibration plans
-// (zg_calib_*); overhead_s = the fitted fixed time of a non-empty step.
-typedef enum { ZG_PROFILE_MIXED = 0, ZG_PROFILE_SINGLE } zg_profile_method;
+// (zg_calib_fit, one price per pair); overhead_s = the fitted fixed time of a non-empty step.
+// HYBRID: the SINGLE prices, corrected in context by zg_calib_fit_hybrid (4 coefficients fitted
+// on the calibration plans, so few plans suffice and the per-pair prices keep the precision of
+// direct measurement).
+typedef enum { ZG_PROFILE_MIXED = 0, ZG_PROFILE_SINGLE, ZG_PROFILE_HYBRID } zg_profile_method;
 const char *zg_profile_method_name(zg_profile_method m);
 zg_status zg_profile_method_parse(const char *s, zg_profile_method *m, zg_error *err);
 
@@ -128,7 +140,7 @@ typedef struct zg_profile_opts {
     int32_t text_tokens;  // text rows of profiled sequences (0 = model text_len)
     uint64_t seed;        // trainer seed (default 1)
     zg_profile_clock clock;  // default WALL
-    zg_profile_method method;  // default MIXED
+    zg_profile_method method;  // default HYBRID
     zg_profile_stat stat;      // summary of rounds (default MEDIAN)
     zg_calib_opts calib;       // the MIXED design (plans, images, ...)
     zg_profile_progress_fn progress;

@@ -1,6 +1,6 @@
 // mpitest_profile.c — the profiler on the real engine (tiny model, two small buckets, one
-// measured round), both methods (single-sequence steps; mixed calibration plans fitted by
-// NNLS): every legal (bucket, config) pair gets a finite price, the memory model fits
+// measured round), every method (single-sequence steps; mixed calibration plans fitted by
+// NNLS; hybrid): every legal (bucket, config) pair gets a finite price, the memory model fits
 // the tracked peaks, and on a small fidelity design the predicted peak memory matches the
 // measured one. No timing is asserted.
 #include <math.h>
@@ -30,6 +30,7 @@ static void profile_and_memory_fidelity(int *zg_failed_, zg_profile_method metho
     o.warmup = 0;
     o.reps = 1;
     o.method = method;
+    o.calib.plans = 8, o.calib.images = 3;  // a small design: this checks plumbing, not fit
     zg_cost_table t;
     int bad = zg_profile_measure(zgmpi_comm, &m, &cl, &cat, &o, &t, &e) != ZG_OK;
     if (bad) fprintf(stderr, "[%d] %s\n", zgmpi_comm->rank, e.msg);
@@ -44,6 +45,13 @@ static void profile_and_memory_fidelity(int *zg_failed_, zg_profile_method metho
     for (int32_t i = 0; !bad && i < t.n; i++)
         prices_ok &= isfinite(t.e[i].time) && t.e[i].time >= 0 &&
                      (method == ZG_PROFILE_MIXED || t.e[i].peak > 0);
+    if (!bad && method != ZG_PROFILE_SINGLE) {  // the fit's settings are recorded
+        const cJSON *set = cJSON_GetObjectItemCaseSensitive(t.extra, "settings");
+        prices_ok &= cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(set, "calib_plans")) &&
+                     cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(set, "fit_rmse_s"));
+        if (method == ZG_PROFILE_HYBRID)
+            prices_ok &= cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(set, "hybrid_scale"));
+    }
     // fidelity design on the measured table: memory is deterministic, so compare it
     zg_pricer pr = {0};
     zg_fidelity_plan *plans = NULL;
@@ -88,6 +96,10 @@ ZG_TEST(profile_single_and_memory_fidelity) {
 
 ZG_TEST(profile_mixed_and_memory_fidelity) {
     profile_and_memory_fidelity(zg_failed_, ZG_PROFILE_MIXED);
+}
+
+ZG_TEST(profile_hybrid_and_memory_fidelity) {
+    profile_and_memory_fidelity(zg_failed_, ZG_PROFILE_HYBRID);
 }
 
 ZG_TEST(profile_rejects_a_mismatched_cluster) {

@@ -153,6 +153,29 @@ ZG_TEST(calib_design_rank0_critical_and_covering) {
         CHECK_NEAR(fixed, 0.02, 1e-9, 1e-7);
         for (int32_t u = 0; u < c.n_unknowns; u++) CHECK_NEAR(fit[u], truth[u], 1e-9, 1e-6);
         CHECK(rmse < 1e-9 && mr < 1e-7);
+        // a negative true intercept: the constrained fit keeps every coefficient >= 0
+        for (int32_t p = 0; p < c.n_plans; p++) t[p] -= 0.02 + 0.05;
+        CHECK(zg_calib_fit(&c, t, &fixed, fit, NULL, NULL, NULL) == ZG_OK);
+        CHECK(fixed >= 0);
+        for (int32_t u = 0; u < c.n_unknowns; u++) CHECK(fit[u] >= 0);
+        // hybrid: base prices corrected by scale 0.8 and offsets -1 ms (whole), +3 ms (split)
+        for (int32_t p = 0; p < c.n_plans; p++) {
+            t[p] = 0.015;
+            for (int32_t u = 0; u < c.n_unknowns; u++) {
+                double v = 0.8 * truth[u] + (zg_config_is_whole(c.unk_cfg[u]) ? -1e-3 : 3e-3);
+                t[p] += c.counts[(size_t)p * c.n_unknowns + u] * v;
+            }
+        }
+        double coef[3] = {0, 0, 0};
+        CHECK(zg_calib_fit_hybrid(&c, t, truth, &fixed, coef, fit, &rmse, &mr, NULL) == ZG_OK);
+        CHECK_NEAR(fixed, 0.015, 1e-9, 1e-6);
+        CHECK_NEAR(coef[0], 0.8, 1e-9, 1e-6);
+        CHECK_NEAR(coef[1], -1e-3, 1e-9, 1e-6);
+        if (world > 1) CHECK_NEAR(coef[2], 3e-3, 1e-9, 1e-6);
+        for (int32_t u = 0; u < c.n_unknowns; u++)
+            CHECK_NEAR(fit[u], 0.8 * truth[u] + (zg_config_is_whole(c.unk_cfg[u]) ? -1e-3 : 3e-3),
+                       1e-9, 1e-6);
+        CHECK(rmse < 1e-9);
         // the same design is drawn again from the same seed
         zg_calib c2;
         CHECK(zg_calib_design(&m, world, &cat, cfgs, nc, &o, &c2, NULL) == ZG_OK);
@@ -161,6 +184,19 @@ ZG_TEST(calib_design_rank0_critical_and_covering) {
         zg_calib_free(&c2);
         free(t), free(truth), free(fit), free(cfgs);
         zg_calib_free(&c);
+    }
+    {  // partial mirroring keeps rank 0 critical too
+        zg_config *cfgs = NULL;
+        int32_t nc = 0;
+        CHECK(zg_config_enumerate(&m, 3, &cfgs, &nc, NULL) == ZG_OK);
+        zg_calib_opts o;
+        zg_calib_opts_default(&o);
+        o.mirror = 0.3, o.plans = 20, o.seed = 9;
+        zg_calib c;
+        CHECK(zg_calib_design(&m, 3, &cat, cfgs, nc, &o, &c, NULL) == ZG_OK);
+        CHECK(c.n_plans == 20 && design_ok(&c, &m, &cat, 3));
+        zg_calib_free(&c);
+        free(cfgs);
     }
     zg_calib_opts bad;
     zg_calib_opts_default(&bad);
@@ -177,12 +213,14 @@ ZG_TEST(method_names) {
     zg_profile_method mm;
     CHECK(zg_profile_method_parse("single", &mm, NULL) == ZG_OK && mm == ZG_PROFILE_SINGLE);
     CHECK(zg_profile_method_parse("mixed", &mm, NULL) == ZG_OK && mm == ZG_PROFILE_MIXED);
+    CHECK(zg_profile_method_parse("hybrid", &mm, NULL) == ZG_OK && mm == ZG_PROFILE_HYBRID);
+    CHECK_STR(zg_profile_method_name(ZG_PROFILE_HYBRID), "hybrid");
     zg_error e = {0};
     CHECK(zg_profile_method_parse("guess", &mm, &e) == ZG_ERR_INVALID);
     CHECK_STR(zg_profile_method_name(ZG_PROFILE_MIXED), "mixed");
     zg_profile_opts o;
     zg_profile_opts_default(&o);
-    CHECK(o.method == ZG_PROFILE_MIXED && o.calib.images == 12 && o.calib.mirror == 0.5);
+    CHECK(o.method == ZG_PROFILE_HYBRID && o.calib.images == 12 && o.calib.mirror == 1);
 }
 
 ZG_TEST_MAIN()

@@ -11,16 +11,19 @@ static const char *usage_text =
     "Measures, for every (bucket, configuration) pair, the per-participating-rank price of a\n"
     "sequence in a training step (dispatch, DiT forward+backward with attention through the\n"
     "engine) on the real engine, in warm-up rounds then measured rounds.\n"
-    "  --method mixed (default): prices in context. Mixed calibration plans (many sequences,\n"
+    "  --method mixed: prices in context. Mixed calibration plans (many sequences,\n"
     "    rank 0 the critical rank by construction) run for real; the median makespans are\n"
     "    fitted as fixed + sum of rank 0's counts x prices (non-negative least squares), so\n"
     "    coalescing and per-step fixed costs are folded into the prices; the fixed part is the\n"
     "    profile's overhead_s.\n"
+    "  --method hybrid (default): the single-sequence prices below, corrected in context by 4\n"
+    "    coefficients (scale, per-whole and per-split offsets, fixed) fitted on mixed\n"
+    "    calibration plans run in the same rounds.\n"
     "  --method single: one sequence per step; price = its step minus the same round's\n"
     "    empty-plan step; median over rounds.\n"
-    "Calibrates the memory\n"
-    "model (base + per-token + per-text-row + per-sample bytes) on the tracked peaks. Writes the\n"
-    "profile atomically (rank 0); it records the machine. Without mpirun: one rank.\n\n"
+    "Calibrates the memory model (base + per-token + per-text-row + per-sample bytes) on the\n"
+    "tracked peaks. Writes the profile atomically (rank 0); it records the machine. Without\n"
+    "mpirun: one rank. Pin ranks to cores (mpirun --bind-to core).\n\n"
     "  --model M        model preset or JSON (default tiny)\n"
     "  --cluster C      cluster name to record (default cpu:<ranks>); must have <ranks> ranks\n"
     "  --catalog K      cpu (default) | default | FILE.json with {\"buckets\":[...]}\n"
@@ -33,13 +36,16 @@ static const char *usage_text =
     "  --threads N      OpenMP/OpenBLAS threads per rank (default 1 when ranks > 1)\n"
     "  --clock C        wall (default: step makespan in wall time) | cpu (largest per-rank CPU\n"
     "                   time of the step: leaves out time other processes held the core)\n"
-    "  --method M       mixed (default) | single (see above)\n"
+    "  --method M       hybrid (default) | mixed | single (see above)\n"
     "  --stat S         median (default) | min: how rounds are summarised (min: the\n"
     "                   uncontended step on a shared machine; interference only adds time)\n"
-    "  --calib-plans N  mixed: calibration plans (default 3 x the (bucket, config) pairs)\n"
-    "  --calib-images N mixed: up to N whole images on rank 0 per plan (default 12)\n"
-    "  --calib-videos N mixed: up to N whole videos on rank 0 per plan (default 2)\n"
-    "  --calib-splits N mixed: 1..N split sequences per plan (default 2)\n"
+    "  --calib-plans N  calibration plans (default: mixed 3 x the (bucket, config) pairs,\n"
+    "                   hybrid max(24, pairs))\n"
+    "  --calib-images N up to N whole images on rank 0 per plan (default 12)\n"
+    "  --calib-videos N up to N whole videos on rank 0 per plan (default 2)\n"
+    "  --calib-splits N 1..N split sequences per plan (default 3)\n"
+    "  --calib-mirror P probability of a copy of each whole sequence on each other rank\n"
+    "                   (default 1: balanced calibration plans)\n"
     "  --seed N         parameter and design seed (default 1)\n"
     "  --quiet          no table on stdout\n";
 
@@ -52,9 +58,10 @@ static void on_progress(void *ctx, int64_t done, int64_t total) {
 
 static int run_profile(int argc, char **argv) {
     const char *model_name = "tiny", *cluster_name = NULL, *catalog = "cpu", *out = NULL;
-    const char *clock = "wall", *method = "mixed", *stat = "median";
+    const char *clock = "wall", *method = "hybrid", *stat = "median";
+    double cmirror = 1;
     int64_t warmup = 1, reps = 5, maxd = 0, text = 0, threads = 0, seed = 1;
-    int64_t cplans = 0, cimages = 12, cvideos = 2, csplits = 2;
+    int64_t cplans = 0, cimages = 12, cvideos = 2, csplits = 3;
     int bad = 0, ckpt = 1, quiet = 0;
     zg_error err = {0};
     for (int i = 1; i < argc && !bad; i++) {
@@ -79,7 +86,8 @@ static int run_profile(int argc, char **argv) {
             cli_opt_int(argc, argv, &i, "--calib-plans", &cplans, &err, &bad) ||
             cli_opt_int(argc, argv, &i, "--calib-images", &cimages, &err, &bad) ||
             cli_opt_int(argc, argv, &i, "--calib-videos", &cvideos, &err, &bad) ||
-            cli_opt_int(argc, argv, &i, "--calib-splits", &csplits, &err, &bad))
+            cli_opt_int(argc, argv, &i, "--calib-splits", &csplits, &err, &bad) ||
+            cli_opt_num(argc, argv, &i, "--calib-mirror", &cmirror, &err, &bad))
             continue;
         if (!strcmp(argv[i], "--no-act-ckpt")) ckpt = 0;
         else if (!strcmp(argv[i], "--quiet")) quiet = 1;
@@ -89,10 +97,12 @@ static int run_profile(int argc, char **argv) {
     if (!bad && (warmup < 0 || warmup > 1000 || reps < 1 || reps > 1000 || maxd < 0 ||
                  text < 0 || text > 1000000 || threads < 0 || threads > 1024 || cplans < 0 ||
                  cplans > 100000 || cimages < 0 || cimages > 10000 || cvideos < 0 ||
-                 cvideos > 10000 || csplits < 0 || csplits > 10000))
+                 cvideos > 10000 || csplits < 0 || csplits > 10000 || !(cmirror >= 0) ||
+                 cmirror > 1))
         bad = 1, zg_error_set(&err, ZG_ERR_INVALID,
                               "--warmup (%lld) must be 0..1000, --reps (%lld) 1..1000, "
-                              "--max-degree, --text-tokens, --threads and --calib-* >= 0",
+                              "--max-degree, --text-tokens, --threads and --calib-* >= 0, "
+                              "--calib-mirror <= 1",
                               (long long)warmup, (long long)reps);
     zg_profile_clock clk = ZG_PROFILE_CLOCK_WALL;
     zg_profile_method meth = ZG_PROFILE_MIXED;
@@ -124,6 +134,7 @@ static int run_profile(int argc, char **argv) {
     o.stat = sstat;
     o.calib.plans = (int32_t)cplans, o.calib.images = (int32_t)cimages;
     o.calib.videos = (int32_t)cvideos, o.calib.splits = (int32_t)csplits;
+    o.calib.mirror = cmirror;
     o.calib.seed = (uint64_t)seed;
     zg_progress prog;
     zg_progress_init(&prog, "profile", 1);
@@ -150,7 +161,7 @@ static int run_profile(int argc, char **argv) {
                zg_profile_clock_name(clk), zg_profile_stat_name(sstat), zg_time_now() - t0);
         const cJSON *set = t.extra ? cJSON_GetObjectItemCaseSensitive(t.extra, "settings") : NULL;
         const cJSON *es = set ? cJSON_GetObjectItemCaseSensitive(set, "empty_step_s") : NULL;
-        if (meth == ZG_PROFILE_MIXED) {
+        if (meth != ZG_PROFILE_SINGLE) {
             const cJSON *np = cJSON_GetObjectItemCaseSensitive(set, "calib_plans");
             const cJSON *rm = cJSON_GetObjectItemCaseSensitive(set, "fit_rmse_s");
             const cJSON *mr = cJSON_GetObjectItemCaseSensitive(set, "fit_max_rel_err");
@@ -160,6 +171,13 @@ static int run_profile(int argc, char **argv) {
                    cJSON_IsNumber(rm) ? 1e3 * rm->valuedouble : 0,
                    cJSON_IsNumber(mr) ? 100 * mr->valuedouble : 0,
                    cJSON_IsNumber(es) ? 1e3 * es->valuedouble : 0);
+            const cJSON *ha = cJSON_GetObjectItemCaseSensitive(set, "hybrid_scale");
+            const cJSON *hw = cJSON_GetObjectItemCaseSensitive(set, "hybrid_offset_whole_s");
+            const cJSON *hs = cJSON_GetObjectItemCaseSensitive(set, "hybrid_offset_split_s");
+            if (cJSON_IsNumber(ha) && cJSON_IsNumber(hw) && cJSON_IsNumber(hs))
+                printf("hybrid correction: price = max(0, %.4f x single %+.2f ms (whole) / "
+                       "%+.2f ms (split))\n",
+                       ha->valuedouble, 1e3 * hw->valuedouble, 1e3 * hs->valuedouble);
         } else {
             printf("host overhead (empty-plan step): %.2f ms\n", 1e3 * t.overhead_s);
         }

@@ -337,7 +337,7 @@ static int run_simulate(int argc, char **argv) {
         zg_table_print(&t, stdout);
         for (int p = 0; p < n_pol; p++)
             if (cells[m][p].failed && cells[m][p].first_err[0])
-                printf("  %s: %s\n", pols[p], cells[m][p].first_err);
+                printf("  %s\n", cells[m][p].first_err);
         snprintf(title, sizeof title, "%s", mixes[m]);
         zg_html_heading(&html, 2, title);
         zg_html_table(&html, &t);
