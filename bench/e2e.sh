@@ -82,8 +82,9 @@ bigm = summ(f"{out}/modelled-big.jsonl")
 clu = summ(f"{out}/modelled-cluster.jsonl")
 losses = {}
 for d in map(json.loads, open(f"{out}/measured.jsonl")):
-    if not d.get("summary"): losses.setdefault(d["step"], set()).add(round(d["loss"], 6))
-same_loss = all(len(v) == 1 for v in losses.values())
+    if not d.get("summary"): losses.setdefault(d["step"], []).append(d["loss"])
+# same loss within fp32 tolerance: placements change the order of the reductions
+same_loss = all(max(v) - min(v) <= 1e-5 * max(1.0, abs(max(v))) for v in losses.values())
 z = meas["zellige"]["median_step_s"]; zm = mod["zellige"]["median_predicted_s"]
 print(f"{'policy':<11} {'measured ms':>12} {'vs zellige':>10} {'modelled ms':>12} {'vs zellige':>10}"
       + (f" {'cpu:%d model ms' % big:>16} {'vs zellige':>10}" if bigm else ""))
@@ -106,7 +107,7 @@ if clu:
     print(f"modelled on {bigc} (measured {np_}-rank prices, degree <= {np_}):")
     for p, d in clu.items():
         print(f"  {p:<11} {1e3*d['median_predicted_s']:12.2f} ms {d['median_predicted_s']/cz:10.3f}")
-print(f"losses identical across policies at every step: {same_loss}")
+print(f"losses equal across policies at every step (rel. 1e-5): {same_loss}")
 res["load"] = [l.strip() for l in open(f"{out}/load.txt")]
 print(json.dumps(res))
 PY
