@@ -309,6 +309,13 @@ static zg_status table_price(const zg_pricer *p, const zg_seq *s, zg_config c,
         return zg_error_set(err, ZG_ERR_INVALID, "table pricer: %d ranks for degree %d", n,
                             zg_config_degree(c));
     if ((st = zg_cost_table_time(&ti->t, s, c, &out->time, err))) return st;
+    // Floor: no split runs faster per rank than perfect scaling of the whole sequence. A fitted
+    // (hybrid/mixed) profile can clamp tiny split prices to 0; a planner must not see them free.
+    int32_t deg = zg_config_degree(c);
+    double whole;
+    if (deg > 1 && zg_cost_table_time(&ti->t, s, (zg_config){1, 1, 1}, &whole, NULL) == ZG_OK &&
+        out->time < whole / deg)
+        out->time = whole / deg;
     out->mem = zg_cost_table_mem(&ti->t, &ti->m, s, c);
     return ZG_OK;
 }

@@ -139,6 +139,28 @@ ZG_TEST(pricer_memory_and_cap) {
     zg_pricer_free(&p);
 }
 
+ZG_TEST(split_price_is_floored_at_perfect_scaling) {
+    zg_cost_table t;
+    make_table(&t);
+    add(&t, "d", 400, (zg_config){1, 2, 1}, 0.0);  // a fitted profile clamped this price to 0
+    zg_model m;
+    zg_cluster c;
+    zg_pricer p;
+    zg_error e = {0};
+    CHECK(zg_model_preset("tiny", &m, &e) == ZG_OK);
+    CHECK(zg_cluster_preset("cpu:2", &c, &e) == ZG_OK);
+    CHECK(zg_cost_table_init(&p, &t, &m, &c, &e) == ZG_OK);
+    zg_cost_table_free(&t);
+    zg_seq s = seq(400, "d");
+    int32_t ranks[2] = {0, 1};
+    zg_price pr;
+    CHECK(zg_pricer_price(&p, &s, (zg_config){1, 2, 1}, ranks, 2, &pr, &e) == ZG_OK);
+    CHECK_NEAR(pr.time, 12.0 / 2, 0, 1e-12);  // whole price at 400 tokens (mean of 11, 13) / 2
+    CHECK(zg_pricer_price(&p, &s, (zg_config){1, 1, 1}, ranks, 1, &pr, &e) == ZG_OK);
+    CHECK_NEAR(pr.time, 12.0, 0, 1e-12);  // whole prices are not floored
+    zg_pricer_free(&p);
+}
+
 ZG_TEST(bad_profiles_are_rejected) {
     const char *bad[] = {
         "[]",
