@@ -2,37 +2,9 @@
 // tokens/GPU mixes, where the memory cap binds): never worse than any baseline's memory-feasible
 // plan under the same prices by more than eps; the async API gives the synchronous plans.
 #include "zgtest.h"
+#include "zel_env.h"
 #include "plan/zel_internal.h"
 #include "plan/zellige_async.h"
-
-typedef struct env {
-    zg_model model;
-    zg_cluster cluster;
-    zg_pricer pricer;
-    zg_plan_ctx ctx;
-} env;
-
-static int env_init(env *e, const char *cluster, zg_error *err) {
-    memset(e, 0, sizeof *e);
-    if (zg_model_preset("wan2.1-1.3b", &e->model, err)) return 1;
-    if (zg_cluster_preset(cluster, &e->cluster, err)) return 1;
-    zg_cost_opts co;
-    zg_cost_opts_default(&co);
-    if (zg_cost_analytic_init(&e->pricer, &e->model, &e->cluster, &co, err)) return 1;
-    e->ctx.model = &e->model;
-    e->ctx.cluster = &e->cluster;
-    e->ctx.pricer = &e->pricer;
-    zg_planner_opts_default(&e->ctx.opts);
-    return 0;
-}
-
-static char *plan_text(zg_plan *p) {
-    p->plan_time_ms = 0;
-    cJSON *j = zg_plan_to_json(p);
-    char *s = cJSON_PrintUnformatted(j);
-    cJSON_Delete(j);
-    return s;
-}
 
 // Every baseline that returns a plan within the memory cap: zellige <= (1 + eps) x its makespan.
 static void check_not_worse(int *zg_failed_, env *e, const zg_batch *b, const char *what) {
