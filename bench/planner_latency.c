@@ -3,14 +3,20 @@
 //
 //   build/bin/bench_planner_latency [--clusters 8xA800,16xA800,32xA6000,64xH100,256xH100,1024xH100]
 //       [--mixes V35,V40,V45,V50,V55,V60] [--loads high,low] [--steps N] [--steps-large N]
-//       [--family node|aligned|sliding] [--path auto|exact] [--compare]
+//       [--family node|aligned|sliding] [--path auto|exact] [--compare] [--no-cache]
 // Loads: high, low (tokens per rank from zel_bench.h) and s4096: the tokens per rank scaled
 // from high load so that the step-0 batch has about 4096 sequences (the 1024-rank
 // target: tpr = high * 4096 / n(high batch), then the batch is drawn at that tpr).
 // Path: auto = the fast path (zel_fast.c: compact options, greedy + local search) at world
 // sizes >= ZEL_FAST_MIN_RANKS, the exact stage 1 below; exact = always the exact stage 1.
+// The JSON line also gives anchor_nodes_mean: the anchor search's mean node count per batch
+// (deterministic, unlike the times; exact path only).
 // --compare (fast-path rows): also plans every batch with the exact stage 1 and prints the
 // fast/exact makespan ratio (slow at 1024 ranks).
+// Cache: like `--policy zellige`, the fast path keeps one template cache (zel_cache.c) per
+// (cluster, mix, load) across its steps, so step 0 is cold (every shape priced) and later steps
+// reuse the priced templates; `cold_ms` in the JSON is step 0's total. --no-cache plans every
+// step cold.
 // Times: build = zg_problem_build (enumerating and pricing options), solve = cut + anchor
 // stage + filler stage, decode = plan construction; total = all three, which is what
 // `--policy zellige` costs per step. --steps batches per (mix, load) up to 64 ranks,
@@ -21,7 +27,7 @@
 static const char *usage =
     "usage: bench_planner_latency [--clusters LIST] [--mixes LIST] [--loads high,low]\n"
     "                             [--steps N] [--steps-large N] [--family F]\n"
-    "                             [--path auto|exact] [--compare]\n";
+    "                             [--path auto|exact] [--compare] [--no-cache]\n";
 
 // Tokens per rank for load name ld (see the header comment).
 static int64_t load_tpr(const zb_env *e, const char *ld, double share, zg_error *err) {
@@ -39,7 +45,7 @@ static int64_t load_tpr(const zb_env *e, const char *ld, double share, zg_error 
 int main(int argc, char **argv) {
     char clusters[256] = "8xA800,16xA800,32xA6000,64xH100,256xH100,1024xH100";
     char mixes[128] = "V35,V40,V45,V50,V55,V60", loads[32] = "high,low", family[16] = "node";
-    int steps = 10, steps_large = 2, exact_only = 0, compare = 0;
+    int steps = 10, steps_large = 2, exact_only = 0, compare = 0, no_cache = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help")) {
@@ -59,6 +65,8 @@ int main(int argc, char **argv) {
             exact_only = !strcmp(v, "exact"), i++;
         } else if (!strcmp(a, "--compare")) {
             compare = 1;
+        } else if (!strcmp(a, "--no-cache")) {
+            no_cache = 1;
         } else if (v && !strcmp(a, "--family")) {
             snprintf(family, sizeof family, "%s", v), i++;
         } else {
@@ -102,9 +110,11 @@ int main(int argc, char **argv) {
                 int n_cmp = 0;
                 double *tb = calloc((size_t)n_steps, sizeof(double) * 4);
                 double *ts = tb + n_steps, *tt = ts + n_steps, *ta = tt + n_steps;
-                double seqs = 0, anchors = 0, sum_a = 0, sum_t = 0;
+                double seqs = 0, anchors = 0, sum_a = 0, sum_t = 0, nodes = 0;
                 int optimal = 0, infeasible = 0, n_ok = 0;
                 zel_warm *warm = zel_warm_new();
+                zel_cache *cache = zel_cache_new();
+                double cold_ms = -1;
                 for (int s = 0; s < n_steps; s++) {
                     zg_mix_spec spec = {share, tpr, e.video_seconds, e.cluster.world_size, 1};
                     zg_batch b;
@@ -118,7 +128,8 @@ int main(int argc, char **argv) {
                         zg_plan_init(&fp);
                         zel_fast_stats fs;
                         double f0 = zg_time_now();
-                        zg_status fst = zel_fast_plan(&e.ctx, &b, &fp, &fs, &err);
+                        if (no_cache) zel_cache_clear(cache);
+                        zg_status fst = zel_fast_plan_cached(&e.ctx, &b, cache, &fp, &fs, &err);
                         double f1 = zg_time_now();
                         if (fst == ZG_ERR_INFEASIBLE) {
                             infeasible++;
@@ -130,6 +141,7 @@ int main(int argc, char **argv) {
                             tb[k] = fs.build_ms, tt[k] = (f1 - f0) * 1e3;
                             ts[k] = fs.anchor_ms + fs.filler_ms + fs.ls_ms;
                             ta[k] = fs.anchor_ms;
+                            if (s == 0) cold_ms = tt[k];
                             sum_a += fs.anchor_ms, sum_t += tt[k];
                             seqs += (double)b.n, anchors += (double)fs.n_anchors;
                             gap_sum += 100 * (fs.makespan / fs.lower_bound - 1);
@@ -177,16 +189,19 @@ int main(int argc, char **argv) {
                     }
                     int k = n_ok++;
                     tb[k] = (t1 - t0) * 1e3, ts[k] = (t2 - t1) * 1e3, tt[k] = (t3 - t0) * 1e3;
+                    if (s == 0) cold_ms = tt[k];
                     ta[k] = res.anchor_ms;
                     sum_a += res.anchor_ms, sum_t += tt[k];
                     seqs += (double)b.n, anchors += (double)res.n_anchors;
                     optimal += res.st1.optimal;
+                    nodes += (double)res.st1.nodes;
                     free(res.choice);
                     zg_plan_free(&plan);
                     zg_problem_free(&pr);
                     zg_batch_free(&b);
                 }
                 zel_warm_free(warm);
+                zel_cache_free(cache);
                 double bp50 = zb_quantile(tb, n_ok, 0.5), sp50 = zb_quantile(ts, n_ok, 0.5);
                 double sp99 = zb_quantile(ts, n_ok, 0.99), tp50 = zb_quantile(tt, n_ok, 0.5);
                 double tp99 = zb_quantile(tt, n_ok, 0.99), ap50 = zb_quantile(ta, n_ok, 0.5);
@@ -208,10 +223,11 @@ int main(int argc, char **argv) {
                        "\"anchors\":%.1f,\"build_p50_ms\":%.4f,\"solve_p50_ms\":%.4f,"
                        "\"solve_p99_ms\":%.4f,\"anchor_p50_ms\":%.4f,\"total_p50_ms\":%.4f,"
                        "\"total_p99_ms\":%.4f,\"anchor_share\":%.4f,\"anchor_optimal\":%.3f,"
-                       "\"infeasible\":%d}\n",
+                       "\"infeasible\":%d,\"anchor_nodes_mean\":%.1f,\"cold_ms\":%.4f}\n",
                        cl[c], e.cluster.world_size, ld[l], (long long)tpr, mx[x], n_ok,
                        seqs / div, anchors / div, bp50, sp50, sp99, ap50, tp50, tp99,
-                       sum_t > 0 ? sum_a / sum_t : 0, (double)optimal / div, infeasible);
+                       sum_t > 0 ? sum_a / sum_t : 0, (double)optimal / div, infeasible,
+                       nodes / div, cold_ms);
                 fflush(stdout);
                 free(tb);
             }

@@ -1,33 +1,52 @@
 // policy_zellige.c — `--policy zellige`: the two-stage Anchor/Filler planner (reference §5):
 // catalog cut, exact lexicographic anchor placement over ECF counts (zel_anchor.c, zel_bb.c),
 // greedy filler packing (zel_filler.c). The planner state keeps the previous step's anchor
-// choices as a warm start. docs/planner-zellige.md describes the method and its results.
+// choices as a warm start and, for the fast path (large worlds), the priced option templates
+// of every sequence shape seen so far (zel_cache.c: exact, reset when anything that affects a
+// price changes). docs/planner-zellige.md describes the method and its results.
 #include <stdlib.h>
 
 #include "plan/zel_fast.h"
 #include "plan/zel_internal.h"
 
-static zg_status zellige_init(zg_planner *pl, zg_error *err) {
-    pl->state = zel_warm_new();
-    if (!pl->state) return zg_error_set(err, ZG_ERR_NOMEM, "zellige: out of memory");
-    return ZG_OK;
-}
+typedef struct zstate {
+    zel_warm *warm;    // previous step's anchor choices (exact path)
+    zel_cache *cache;  // priced templates per sequence shape (fast path)
+} zstate;
 
 static void zellige_free(zg_planner *pl) {
-    zel_warm_free(pl->state);
+    zstate *z = pl->state;
+    if (z) {
+        zel_warm_free(z->warm);
+        zel_cache_free(z->cache);
+        free(z);
+    }
     pl->state = NULL;
 }
 
+static zg_status zellige_init(zg_planner *pl, zg_error *err) {
+    zstate *z = calloc(1, sizeof *z);
+    pl->state = z;
+    if (z) z->warm = zel_warm_new();
+    if (z && z->warm) z->cache = zel_cache_new();
+    if (!z || !z->warm || !z->cache) {
+        zellige_free(pl);
+        return zg_error_set(err, ZG_ERR_NOMEM, "zellige: out of memory");
+    }
+    return ZG_OK;
+}
+
 static zg_status plan_zellige(zg_planner *pl, const zg_batch *b, zg_plan *out, zg_error *err) {
+    zstate *z = pl->state;
     // large worlds: compact options, greedy + local search, certified gap (zel_fast.c)
     if (pl->ctx.cluster && pl->ctx.cluster->world_size >= ZEL_FAST_MIN_RANKS &&
         !pl->ctx.opts.exact_rank_prices && b && b->n > 0)
-        return zel_fast_plan(&pl->ctx, b, out, NULL, err);
+        return zel_fast_plan_cached(&pl->ctx, b, z->cache, out, NULL, err);
     zg_problem pr;
     zg_status st = zg_problem_build(&pl->ctx, b, &pr, err);
     if (st) return st;
     zel_result res;
-    st = zel_two_stage(&pl->ctx, &pr, b, pl->state, &res, err);
+    st = zel_two_stage(&pl->ctx, &pr, b, z->warm, &res, err);
     if (!st) st = zel_decode(&pr, b, res.choice, "zellige", out, err);
     if (!st) {
         out->lower_bound = 0;

@@ -7,9 +7,12 @@
 //   * lower bound = max(current max load, for each remaining group the lowest block-max + price
 //     over its fitting options, (current total load + sum of remaining counts x cheapest
 //     fitting area) / N)  -> prune if >= incumbent (min-max phase);
+//   * memory-aware model (phase 1): the cover bound of zel_bound_cover.c (can the fillers still
+//     fit under the incumbent, given how the anchor pieces cover each rank's memory-idle time);
 //   * split phase: units that cannot go whole (by per-rank capacity counting) must split ->
 //     prune if current splits + that count >= incumbent;
-//   * rank-tile symmetries (swap two equal tiles whose option sets map onto each other): when
+//   * rank-tile symmetries (swap two equal tiles whose option sets map onto each other) and the
+//     reflection r -> N-1-r of the world (when every option maps onto one): when
 //     the state at a group's start is invariant under a swap, only the lexicographically
 //     smaller of {M_g, swap(M_g)} is kept (M_g = the group's option multiset). The image of an
 //     optimal completion under the swap is an optimal completion, so an optimum survives.
@@ -48,6 +51,11 @@ typedef struct bb {
     double **sfl;   // per group, per option: min over options j.. of its block of d*min(t, tau*m)
     double *gfl;    // per group: its least fluid loss over all options
     double fl_rest; // node_bound: remaining units' least fluid loss, excluding unit u
+    double *cov;    // zel_cover_scratch(m) doubles for the cover bound (NULL: off)
+    zel_fluid_ctx fc;  // the children's fluid bound (fc_ok: allocated)
+    int fc_ok;
+    double **suf;   // per group, per option j: min over options >= j of area (suf[g]) and of
+                    // the fluid loss (suf[g] + n_opts); NULL: off
 } bb;
 
 static double cap_of(const bb *c) {
@@ -129,10 +137,31 @@ static int node_bound(bb *c, int64_t u, int32_t gi, int32_t lo) {
             if (c->sfl) fl_rem += (double)rem * c->gfl[g];
             continue;
         }
+        if (c->suf && g == gi && c->phase == 1) {
+            // the current group too, over its options >= lo: feasibility and the block
+            // maxima are left to the children (which check every option)
+            area += (double)rem * c->suf[g][o0];
+            min_fl = c->suf[g][G->n_opts + o0];
+            fl_rem += (double)rem * min_fl;
+            fl_u = min_fl;
+            continue;
+        }
+        // Split phase, memory-aware model: static least area / fluid loss over options >= o0,
+        // and only the whole blocks are scanned (for the split count bound); the children
+        // check every option's fit.
+        int quick = c->suf && c->phase == 2;
+        if (quick) {
+            area += (double)rem * c->suf[g][o0];
+            min_fl = c->suf[g][G->n_opts + o0];
+            fl_rem += (double)rem * min_fl;
+            if (g == gi) fl_u = min_fl;
+            if (G->n_whole == 0) klb += rem;  // no whole option: every unit splits
+        }
         // Per block, options run time-ascending / memory-descending (Pareto): the first one
         // that fits the memory has the block's lowest time and so its lowest e and area.
         for (int32_t bk = 0; bk < G->n_blocks; bk++) {
             int32_t j0 = G->blk[bk], j1 = G->blk[bk + 1];
+            if (quick && j0 >= G->n_whole) break;  // whole blocks come first
             if (j1 <= o0) continue;
             if (j0 < o0) j0 = o0;
             const zel_opt *f = &G->opts[j0];
@@ -145,7 +174,7 @@ static int node_bound(bb *c, int64_t u, int32_t gi, int32_t lo) {
             if (!fits(c, e, lim)) continue;
             if (e < best_e) best_e = e;
             if (o->area < min_area) min_area = o->area;
-            if (c->sfl && c->sfl[g][j] < min_fl) min_fl = c->sfl[g][j];
+            if (!quick && c->sfl && c->sfl[g][j] < min_fl) min_fl = c->sfl[g][j];
             if (c->phase == 2 && !o->split && wcap < rem) {
                 // units of this group that rank o->start can still take whole: at most the
                 // room over the block's least time and over its least memory
@@ -156,6 +185,10 @@ static int node_bound(bb *c, int64_t u, int32_t gi, int32_t lo) {
                 double n1 = nt < nm ? nt : nm;
                 wcap += n1 >= (double)rem ? rem : (int64_t)n1;
             }
+        }
+        if (quick) {
+            if (G->n_whole > 0 && wcap < rem) klb += rem - wcap;
+            continue;
         }
         if (best_e == INFINITY) return 0;
         if (best_e > lb) lb = best_e;
@@ -173,7 +206,15 @@ static int node_bound(bb *c, int64_t u, int32_t gi, int32_t lo) {
     }
     if (c->phase == 1) {
         if (area / N > lb) lb = area / N;
-        return lb < lim;
+        if (lb >= lim) return 0;
+        if (c->cov && lim < INFINITY) {
+            // cover bound (zel_bound_cover.c): can the fillers still fit under lim?
+            double budget = (double)N * lim * (1 + 1e-12) - c->sumL - m->extra_area;
+            double need = zel_cover_bound(m, c->L, c->H, lim, gi, m->unit0[gi + 1] - u, lo,
+                                          budget, 0, c->cov);
+            if (need > budget) return 0;
+        }
+        return 1;
     }
     if (area > (double)N * lim || lb > lim) return 0;
     return c->kcur + klb < c->best->K;
@@ -203,9 +244,14 @@ static void node(bb *c, int64_t u) {
         for (int32_t k = 0; k < m->n_sym; k++) {
             const zel_sym *y = &m->sym[k];
             int inv = 1;
-            for (int32_t i = 0; i < y->s && inv; i++)
-                inv = c->L[y->a + i] == c->L[y->a + y->s + i] &&
-                      c->H[y->a + i] == c->H[y->a + y->s + i];
+            if (y->rev)
+                for (int32_t i = 0; i < m->n_ranks / 2 && inv; i++)
+                    inv = c->L[i] == c->L[m->n_ranks - 1 - i] &&
+                          c->H[i] == c->H[m->n_ranks - 1 - i];
+            else
+                for (int32_t i = 0; i < y->s && inv; i++)
+                    inv = c->L[y->a + i] == c->L[y->a + y->s + i] &&
+                          c->H[y->a + i] == c->H[y->a + y->s + i];
             c->inv[(size_t)gi * (size_t)m->n_sym + (size_t)k] = (uint8_t)inv;
         }
     }
@@ -215,6 +261,7 @@ static void node(bb *c, int64_t u) {
 
     // Children: options >= lo that fit, best first.
     double lim = cap_of(c);
+    int fc_set = 0;
     size_t base = c->cs_n;
     if (c->cs_cap - c->cs_n < (size_t)G->n_opts) {
         size_t nc = c->cs_cap * 2 + (size_t)G->n_opts;
@@ -232,11 +279,17 @@ static void node(bb *c, int64_t u) {
         if (!fits(c, e, lim)) continue;
         if (m->fill_mem > 0) {
             // memory-aware order (and bound): the fluid T once this option is placed
-            for (int32_t r = o->start; r < o->start + o->degree; r++)
-                c->L[r] += o->time, c->H[r] += o->mem;
-            double fl = zel_fluid_T_more(m, c->L, c->H, c->fl_rest);
-            for (int32_t r = o->start; r < o->start + o->degree; r++)
-                c->L[r] -= o->time, c->H[r] -= o->mem;
+            double fl;
+            if (c->fc_ok) {
+                if (!fc_set) zel_fluid_ctx_set(&c->fc, m, c->L, c->H), fc_set = 1;
+                fl = zel_fluid_T_child(&c->fc, m, c->L, c->H, o, c->fl_rest);
+            } else {
+                for (int32_t r = o->start; r < o->start + o->degree; r++)
+                    c->L[r] += o->time, c->H[r] += o->mem;
+                fl = zel_fluid_T_more(m, c->L, c->H, c->fl_rest);
+                for (int32_t r = o->start; r < o->start + o->degree; r++)
+                    c->L[r] -= o->time, c->H[r] -= o->mem;
+            }
             if (fl > e) e = fl;
             if (!fits(c, e, lim)) continue;
         }
@@ -300,9 +353,9 @@ static zg_status run(const zel_model *m, int phase, double tcap, zel_sol *best,
     memcpy(c.L, m->base_load, sizeof(double) * (size_t)N);
     memcpy(c.H, m->base_mem, sizeof(double) * (size_t)N);
     for (int32_t r = 0; r < N; r++) c.sumL += m->base_load[r];
-    double *sfl_buf = NULL;
+    double *sfl_buf = NULL, *suf_buf = NULL;
+    size_t tot = 0;
     if (m->fill_mem > 0 && m->extra_area > 0) {
-        size_t tot = 0;
         for (int32_t i = 0; i < m->n_grps; i++) tot += (size_t)m->grps[i].n_opts;
         c.sfl = malloc(sizeof(double *) * (size_t)(m->n_grps + 1));
         sfl_buf = malloc(sizeof(double) * (tot + 1));
@@ -332,9 +385,35 @@ static zg_status run(const zel_model *m, int phase, double tcap, zel_sol *best,
                 }
             if (!c.gfl) free(c.sfl), free(sfl_buf), c.sfl = NULL, sfl_buf = NULL;
         }
+        if (c.sfl) {
+            c.suf = malloc(sizeof(double *) * (size_t)(m->n_grps + 1));
+            suf_buf = malloc(sizeof(double) * (2 * tot + 1));
+            if (!c.suf || !suf_buf) {
+                free(c.suf), free(suf_buf);
+                c.suf = NULL, suf_buf = NULL;  // optional
+            } else {
+                double *p = suf_buf;
+                for (int32_t i = 0; i < m->n_grps; i++) {
+                    const zel_grp *G = &m->grps[i];
+                    int32_t n = G->n_opts;
+                    c.suf[i] = p;
+                    for (int32_t j = n - 1; j >= 0; j--) {
+                        double a = G->opts[j].area, f = c.sfl[i][j];
+                        p[j] = j + 1 < n && p[j + 1] < a ? p[j + 1] : a;
+                        p[n + j] = j + 1 < n && p[n + j + 1] < f ? p[n + j + 1] : f;
+                    }
+                    p += 2 * n;
+                }
+            }
+        }
     }
+    if (phase == 1 && !(lim && lim->no_cover) && zel_cover_worth(m))
+        c.cov = malloc(sizeof(double) * zel_cover_scratch(m));  // optional: NULL = off
+    if (m->fill_mem > 0) c.fc_ok = zel_fluid_ctx_init(&c.fc, m);  // else the direct pass
     node(&c, 0);
-    free(c.sfl), free(sfl_buf), free(c.gfl);
+    if (c.fc_ok) zel_fluid_ctx_free(&c.fc);
+    free(c.cov);
+    free(c.sfl), free(sfl_buf), free(c.gfl), free(c.suf), free(suf_buf);
     free(buf), free(lg), free(c.cur), free(c.tmp), free(c.inv), free(c.cs);
     if (c.oom) return zg_error_set(err, ZG_ERR_NOMEM, "zellige: out of memory in the search");
     if (st) {

@@ -7,6 +7,7 @@
 
 #include "plan/zel_fast.h"
 #include "plan/zel_internal.h"
+#include "plan/zel_rmq.h"
 
 // ---- segment tree over ranks: max load, min load, max memory -----------------------------------
 
@@ -50,31 +51,6 @@ static void seg_refresh(seg *t, const double *L, const double *H, int32_t s, int
         for (int32_t i = lo; i <= hi; i++) seg_pull(t, i);
 }
 
-// max L and max H over [s, s + d): O(1) for an aligned power-of-two block, else O(log N).
-static void seg_query(const seg *t, int32_t s, int32_t d, double *ml, double *mh) {
-    if ((d & (d - 1)) == 0 && s % d == 0) {
-        int32_t sh = 0;
-        while ((1 << sh) < d) sh++;
-        int32_t i = (t->P + s) >> sh;
-        *ml = t->mx[i], *mh = t->hm[i];
-        return;
-    }
-    double a = -INFINITY, h = -INFINITY;
-    for (int32_t lo = t->P + s, hi = t->P + s + d; lo < hi; lo >>= 1, hi >>= 1) {
-        if (lo & 1) {
-            if (t->mx[lo] > a) a = t->mx[lo];
-            if (t->hm[lo] > h) h = t->hm[lo];
-            lo++;
-        }
-        if (hi & 1) {
-            hi--;
-            if (t->mx[hi] > a) a = t->mx[hi];
-            if (t->hm[hi] > h) h = t->hm[hi];
-        }
-    }
-    *ml = a, *mh = h;
-}
-
 // Rank with the largest (smallest) load; ties to the lowest rank. O(log N).
 static int32_t seg_argmax(const seg *t) {
     int32_t i = 1;
@@ -97,40 +73,66 @@ typedef struct fst {
     seg t;
     zg_option *opt;      // n_seqs: the chosen option of every sequence
     int32_t *oidx;       // n_degs * rpn: offset index of (degree, start % rpn), -1 = none
+    // O(1) block maxima of L and H for best_block (sparse tables), brought up to date lazily:
+    // ranks [dlo, dhi) changed since the last sync
+    zel_rmq rl, rh;
+    int32_t dlo, dhi;
 } fst;
+
+static void mark(fst *f, int32_t s, int32_t d) {
+    if (s < f->dlo) f->dlo = s;
+    if (s + d > f->dhi) f->dhi = s + d;
+}
+
+static void sync_rmq(fst *f) {
+    if (f->dlo >= f->dhi) return;
+    zel_rmq_update(&f->rl, f->L, f->dlo, f->dhi);
+    zel_rmq_update(&f->rh, f->H, f->dlo, f->dhi);
+    f->dlo = f->N, f->dhi = 0;
+}
 
 static void put(fst *f, int64_t i, const zel_tpl *tp, int32_t s) {
     int32_t d = zg_config_degree(tp->cfg);
     for (int32_t r = s; r < s + d; r++) f->L[r] += tp->time, f->H[r] += tp->mem;
     seg_refresh(&f->t, f->L, f->H, s, d);
+    mark(f, s, d);
     f->opt[i] = (zg_option){tp->cfg, s, tp->time, tp->mem};
+}
+
+// zel_tset_fit with the common case first: the fastest template of the front fits.
+static inline const zel_tpl *fit(const zel_tset *ts, const zel_tclass *c, int32_t di,
+                                 int32_t oi, double room) {
+    const int32_t *f = c->front[di];
+    if (f[oi] < f[oi + 1] && c->tpl[f[oi]].mem <= room) return &c->tpl[f[oi]];
+    return zel_tset_fit(ts, c, di, oi, room);
 }
 
 // Best block for a unit of class c: among placements finishing <= target the least area
 // (then the earliest finish), else the earliest finish (then the least area); ties to the
 // smaller degree, then the lower start. Returns 0 if no block has the memory.
-static int best_block(const fst *f, const zel_tclass *c, double target, const zel_tpl **bt,
+static int best_block(fst *f, const zel_tclass *c, double target, const zel_tpl **bt,
                       int32_t *bs) {
     const zel_tset *ts = f->ts;
+    sync_rmq(f);
     int found = 0, bclass = 2;
     double bk1 = INFINITY, bk2 = INFINITY;
     for (int32_t di = 0; di < ts->n_degs; di++) {
         if (!c->front[di]) continue;
         const zel_tdeg *D = &ts->degs[di];
         const int32_t *oi = f->oidx + (size_t)di * ts->rpn;
-        double fastest = INFINITY;  // fronts are time-ascending: their first entries
-        for (int32_t k = 0; k < D->n_offs; k++)
-            if (c->front[di][k] < c->front[di][k + 1] && c->tpl[c->front[di][k]].time < fastest)
-                fastest = c->tpl[c->front[di][k]].time;
+        double fastest = c->fastest[di];  // fronts are time-ascending: their first entries
         if (fastest == INFINITY) continue;
         // no block of this degree can beat the incumbent: finish >= min load + fastest
         if (bclass == 1 && f->t.mn[1] + fastest >= bk1) continue;
-        if (bclass == 0 && fastest * D->d > bk1) continue;
+        if (bclass == 0 && (fastest * D->d > bk1 || f->t.mn[1] + fastest > target)) continue;
         for (int32_t k = 0; k < D->n_starts; k++) {
             int32_t s = D->starts[k];
-            double ml, mh;
-            seg_query(&f->t, s, D->d, &ml, &mh);
-            const zel_tpl *tp = zel_tset_fit(ts, c, di, oi[s % ts->rpn], f->cap - mh);
+            double ml = zel_rmq_max(&f->rl, s, D->d);
+            // this block cannot beat the incumbent (its finish is >= ml + fastest): a finish
+            // over the target loses to a class-0 incumbent, one over bk1 to a class-1 one
+            if ((bclass == 0 && ml + fastest > target) || (bclass == 1 && ml + fastest > bk1))
+                continue;
+            const zel_tpl *tp = fit(ts, c, di, oi[s % ts->rpn], f->cap - zel_rmq_max(&f->rh, s, D->d));
             if (!tp) continue;
             double fin = ml + tp->time, area = tp->time * D->d;
             int cls = fin <= target ? 0 : 1;
@@ -257,6 +259,7 @@ static int64_t local_search(fst *f, const zg_batch *b, int64_t max_moves) {
         if (nxt[bi] >= 0) prv[nxt[bi]] = prv[bi];
         f->L[hi] -= f->opt[bi].time, f->H[hi] -= f->opt[bi].mem;
         seg_refresh(&f->t, f->L, f->H, hi, 1);
+        mark(f, hi, 1);
         put(f, bi, btp, lo);
         nxt[bi] = head[lo], prv[bi] = -1;
         if (head[lo] >= 0) prv[head[lo]] = bi;
@@ -286,6 +289,7 @@ static void run_once(fst *f, const zg_batch *b, double target, double F, double 
     int32_t N = f->N;
     memset(f->L, 0, sizeof(double) * 2 * (size_t)N);
     seg_load(&f->t, f->L, f->H);
+    mark(f, 0, N);
     stats->n_anchors = stats->n_split = 0;
     stats->memory_first = 0;
     *bad = -1;
@@ -314,6 +318,7 @@ static void run_once(fst *f, const zg_batch *b, double target, double F, double 
             if (mode) {
                 memcpy(f->L, L0, sizeof(double) * 2 * (size_t)N);
                 seg_load(&f->t, f->L, f->H);
+                mark(f, 0, N);
                 stats->memory_first = 1;
             }
             for (int32_t k = 0; k < ts->n_classes && *bad < 0; k++) {
@@ -356,7 +361,7 @@ static int cmp_bpt(const void *pa, const void *pb) {
 // block, so they never lower A_c. Returns INFINITY only if a class has no template.
 static double area_cut_bound(const zel_tset *ts, zg_error *err, int *nomem) {
     int64_t P = 0;
-    for (int32_t k = 0; k < ts->n_classes; k++) P += ts->cls[k].n_tpl;
+    for (int32_t k = 0; k < ts->n_classes; k++) P += ts->cls[k].n_stair;
     bpt *v = malloc(sizeof(bpt) * (size_t)(P + 1));
     double *cur = malloc(sizeof(double) * (size_t)(ts->n_classes + 1));
     if (!v || !cur) {
@@ -366,13 +371,13 @@ static double area_cut_bound(const zel_tset *ts, zg_error *err, int *nomem) {
         return INFINITY;
     }
     int64_t n = 0;
+    // Only each class's staircase (templates that lower its running least area in (time, area)
+    // order; zel_cache.c) can change A, and skipping the others gives the same bound: between
+    // two staircase times A is constant, so T = max(A / N, t) is found at the same value.
     for (int32_t k = 0; k < ts->n_classes; k++) {
         const zel_tclass *c = &ts->cls[k];
-        for (int32_t di = 0; di < ts->n_degs; di++) {
-            if (!c->front[di]) continue;
-            for (int32_t i = c->front[di][0]; i < c->front[di][ts->degs[di].n_offs]; i++)
-                v[n++] = (bpt){c->tpl[i].time, c->tpl[i].time * ts->degs[di].d, k};
-        }
+        for (int32_t i = 0; i < c->n_stair; i++)
+            v[n++] = (bpt){c->stair[2 * i], c->stair[2 * i + 1], k};
         cur[k] = INFINITY;
     }
     qsort(v, (size_t)n, sizeof(bpt), cmp_bpt);
@@ -427,18 +432,29 @@ static zg_status fast_cut(const zg_plan_ctx *ctx, const zg_batch *b, const zel_t
 
 zg_status zel_fast_plan(const zg_plan_ctx *ctx, const zg_batch *b, zg_plan *out,
                         zel_fast_stats *stats, zg_error *err) {
+    return zel_fast_plan_cached(ctx, b, NULL, out, stats, err);
+}
+
+zg_status zel_fast_plan_cached(const zg_plan_ctx *ctx, const zg_batch *b, zel_cache *cache,
+                               zg_plan *out, zel_fast_stats *stats, zg_error *err) {
     zel_fast_stats dummy;
     if (!stats) stats = &dummy;
     memset(stats, 0, sizeof *stats);
     double t0 = zg_time_now();
     zel_tset ts;
-    zg_status st = zel_tset_build(ctx, b, &ts, err);
+    zg_status st = zel_tset_build_cached(ctx, b, cache, &ts, err);
     if (st) return st;
     stats->n_priced = ts.n_priced;
+    for (int32_t k = 0; k < ts.n_classes; k++) {
+        if (ts.cls[k].n_priced) stats->cache_misses++;
+        else stats->cache_hits++;
+    }
     double t1 = zg_time_now(); (void)t1;
     stats->build_ms = (t1 - t0) * 1e3;
     int32_t N = ts.N;
-    fst f = {&ts, N, ts.mem_cap, NULL, NULL, {0}, NULL, NULL};
+    fst f;
+    memset(&f, 0, sizeof f);
+    f.ts = &ts, f.N = N, f.cap = ts.mem_cap;
     double *L0 = NULL;
     heap h = {0};
     int64_t bad = -1;
@@ -447,11 +463,18 @@ zg_status zel_fast_plan(const zg_plan_ctx *ctx, const zg_batch *b, zg_plan *out,
     f.oidx = malloc(sizeof(int32_t) * (size_t)(ts.n_degs * ts.rpn + 1));
     h.r = malloc(sizeof(int32_t) * (size_t)N);
     h.key = malloc(sizeof(double) * (size_t)N);
-    if (!f.L || !f.opt || !f.oidx || !h.r || !h.key || !seg_init(&f.t, N)) {
+    int32_t levels = zel_rmq_levels(N > 0 ? N : 1);
+    double *rbuf = malloc(sizeof(double) * 2 * (size_t)levels * (size_t)(N > 0 ? N : 1));
+    int32_t *rlog = malloc(sizeof(int32_t) * ((size_t)N + 2));
+    f.rl = (zel_rmq){N, levels, rbuf, rlog};
+    f.rh = (zel_rmq){N, levels, rbuf ? rbuf + (size_t)levels * (size_t)N : NULL, rlog};
+    f.dlo = 0, f.dhi = N;
+    if (!f.L || !f.opt || !f.oidx || !h.r || !h.key || !rbuf || !rlog || !seg_init(&f.t, N)) {
         st = zg_error_set(err, ZG_ERR_NOMEM, "zellige: out of memory (fast path)");
         goto done;
     }
     f.H = f.L + N, L0 = f.H + N;
+    zel_rmq_init_log(&f.rl);
     for (int32_t di = 0; di < ts.n_degs; di++)
         for (int32_t o = 0; o < ts.rpn; o++) f.oidx[di * ts.rpn + o] = -1;
     for (int32_t di = 0; di < ts.n_degs; di++)
@@ -537,6 +560,7 @@ zg_status zel_fast_plan(const zg_plan_ctx *ctx, const zg_batch *b, zg_plan *out,
              stats->memory_first ? "; fillers placed memory-first" : "");
 done:
     free(f.L), free(f.opt), free(f.oidx), free(f.t.mx), free(h.r), free(h.key);
+    free(rbuf), free(rlog);
     zel_tset_free(&ts);
     return st;
 }

@@ -57,6 +57,7 @@ typedef struct zel_grp {
 typedef struct zel_sym {
     int32_t a, s;
     int32_t **map;  // map[grp][opt] -> opt
+    int32_t rev;    // 1: the reflection r -> N-1-r of the whole world instead (a, s unused)
 } zel_sym;
 
 typedef struct zel_model {
@@ -140,6 +141,7 @@ typedef struct zel_limits {
     double rel_gap;       // min-max phase: prune subtrees whose bound is >= best / (1 + gap);
                           // <= ZEL_REL_TOL = exact (complete then means optimal), else
                           // complete means "no solution better than best / (1 + gap)"
+    int32_t no_cover;     // 1: do not use the cover bound (zel_bound_cover.c; tests, A/B)
 } zel_limits;
 
 // Certified relative gap of the zellige anchor search (the joint reference uses 0: exact).
@@ -160,6 +162,44 @@ zg_status zel_solve_minmax(const zel_model *m, zel_sol *best, const zel_limits *
 // Exact min #split units subject to every rank load <= tcap (in: *best a feasible solution).
 zg_status zel_solve_minsplit(const zel_model *m, double tcap, zel_sol *best,
                              const zel_limits *lim, zel_stats *stats, zg_error *err);
+
+// ---- the cover bound of the memory-aware model (zel_bound_cover.c) ------------------------------
+
+// Doubles of scratch zel_cover_bound needs for model m.
+size_t zel_cover_scratch(const zel_model *m);
+// 1 if the search should use the cover bound on m: memory-aware model and small enough that
+// the bound's O(sum of option degrees) cost per node pays (see zel_bound_cover.c).
+int zel_cover_worth(const zel_model *m);
+// At a node with ledgers L, H (n_ranks each), units remaining: `rem` of group gi (options >= lo)
+// and all of groups gi+1..: a lower bound on (area added + total filler excess at makespan T)
+// over every completion whose objective is <= T (INFINITY: a group has no option fitting T).
+// Such a completion exists only if sum_r L_r + extra_area + bound <= N T. The result may stop
+// early once it exceeds `budget`. 0 when the model is not memory-aware (fill_mem <= 0).
+// n_iter > 0: also that many subgradient steps on per-rank multipliers (stronger, slower).
+double zel_cover_bound(const zel_model *m, const double *L, const double *H, double T,
+                       int32_t gi, int64_t rem, int32_t lo, double budget, int32_t n_iter,
+                       double *scratch);
+// Root bound by bisection on T in [lo, hi] (hi: a feasible objective): the largest T found at
+// which the cover condition fails, so every solution's objective is > the result; lo when the
+// condition already holds at lo.
+double zel_cover_root_bound(const zel_model *m, double lo, double hi);
+
+// ---- the fluid bound of a node's children (zel_bound_fluid.c) --------------------------------
+
+// The parent's breakpoints sorted once per node; zel_fluid_T_child then gives
+// zel_fluid_T_more(L + o, H + o, more) for a child option o in O(degree + log N) per Newton
+// step (same iteration; equal up to rounding in the sums).
+typedef struct zel_fluid_ctx {
+    int32_t n;
+    double tau, tot, maxL, sumL;
+    double *buf, *bs, *tc, *pre_tc, *pre_L;  // sorted breakpoints, per-rank tc, prefix sums
+    int32_t *rk;                             // rank of each sorted breakpoint
+} zel_fluid_ctx;
+int zel_fluid_ctx_init(zel_fluid_ctx *f, const zel_model *m);  // 0: out of memory
+void zel_fluid_ctx_free(zel_fluid_ctx *f);
+void zel_fluid_ctx_set(zel_fluid_ctx *f, const zel_model *m, const double *L, const double *H);
+double zel_fluid_T_child(const zel_fluid_ctx *f, const zel_model *m, const double *L,
+                         const double *H, const zel_opt *o, double more);
 
 // ---- stages and decode (zel_anchor.c, zel_filler.c, zel_decode.c) -----------------------------
 

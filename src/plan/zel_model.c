@@ -57,6 +57,17 @@ static int sym_check(const zel_grp *G, int32_t a, int32_t s, int32_t *map) {
     return 1;
 }
 
+// Is the reflection r -> N-1-r a symmetry of group G (block [b, b+d) -> [N-b-d, N-b) with the
+// same time and memory)? Fills map.
+static int rev_check(const zel_grp *G, int32_t N, int32_t *map) {
+    for (int32_t i = 0; i < G->n_opts; i++) {
+        const zel_opt *o = &G->opts[i];
+        map[i] = find_opt(G, N - o->start - o->degree, o->degree, o->time, o->mem);
+        if (map[i] < 0) return 0;
+    }
+    return 1;
+}
+
 static zg_status oom(zg_error *err) {
     return zg_error_set(err, ZG_ERR_NOMEM, "zellige: out of memory building the solver model");
 }
@@ -140,7 +151,7 @@ zg_status zel_model_build(const zg_problem *pr, const int32_t *grp_idx, int32_t 
 
     // Rank-tile symmetries (small worlds only: detection is O(world * options)).
     if (N <= 64 && n > 0) {
-        int32_t cap_sym = 2 * N;
+        int32_t cap_sym = 2 * N + 1;
         m->sym = zg_arena_alloc(&m->arena, sizeof(zel_sym) * (size_t)cap_sym);
         if (!m->sym) return oom(err);
         for (int32_t s = 1; 2 * s <= N; s *= 2) {
@@ -159,6 +170,22 @@ zg_status zel_model_build(const zg_problem *pr, const int32_t *grp_idx, int32_t 
                 }
                 if (ok && m->n_sym < cap_sym) m->n_sym++;
             }
+        }
+        // The reflection of the world (sliding blocks break the tile swaps, not this one).
+        if (N >= 2 && m->n_sym < cap_sym) {
+            zel_sym *y = &m->sym[m->n_sym];
+            memset(y, 0, sizeof *y);
+            y->rev = 1;
+            y->map = zg_arena_alloc(&m->arena, sizeof(int32_t *) * (size_t)n);
+            if (!y->map) return oom(err);
+            int ok = 1;
+            for (int32_t i = 0; i < n && ok; i++) {
+                y->map[i] =
+                    zg_arena_alloc(&m->arena, sizeof(int32_t) * (size_t)(m->grps[i].n_opts + 1));
+                if (!y->map[i]) return oom(err);
+                ok = rev_check(&m->grps[i], N, y->map[i]);
+            }
+            if (ok) m->n_sym++;
         }
     }
     return ZG_OK;

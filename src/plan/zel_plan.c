@@ -173,7 +173,7 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
     }
     if (!st) {
         int32_t *wv = warm_vector(warm, &m, pr);
-        zel_limits lim = {anchor_node_budget(N), 0, ZEL_SEARCH_GAP};
+        zel_limits lim = {anchor_node_budget(N), 0, ZEL_SEARCH_GAP, 0};
         double eps = ctx->opts.eps >= 0 ? ctx->opts.eps : 1e-3;
         st = zel_anchor_solve_alts(&m, eps, &lim, wv, &sol, &sal[0], &sal[1], &res->st1, err);
         if (st == ZG_ERR_INFEASIBLE && m.fill_mem > 0) {

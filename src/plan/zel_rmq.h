@@ -32,6 +32,27 @@ static inline void zel_rmq_build(zel_rmq *r, const double *v) {
     }
 }
 
+// v[lo .. hi) changed: refreshes the entries that cover them, O(levels * (hi - lo) + n) at
+// worst and O(hi - lo + 2^levels) in total over the levels (same values as a full build).
+static inline void zel_rmq_update(zel_rmq *r, const double *v, int32_t lo, int32_t hi) {
+    int32_t n = r->n;
+    if (lo < 0) lo = 0;
+    if (hi > n) hi = n;
+    if (lo >= hi) return;
+    for (int32_t i = lo; i < hi; i++) r->t[i] = v[i];
+    for (int32_t k = 1; k < r->levels; k++) {
+        const double *prev = r->t + (size_t)(k - 1) * n;
+        double *cur = r->t + (size_t)k * n;
+        int32_t half = 1 << (k - 1), a = lo - (1 << k) + 1, b = hi - 1, lim = n - (1 << k);
+        if (a < 0) a = 0;
+        if (b > lim) b = lim;
+        for (int32_t i = a; i <= b; i++) {
+            double x = prev[i], y = prev[i + half];
+            cur[i] = x > y ? x : y;
+        }
+    }
+}
+
 // max of v[a .. a + len), len >= 1
 static inline double zel_rmq_max(const zel_rmq *r, int32_t a, int32_t len) {
     int32_t k = r->log2[len];

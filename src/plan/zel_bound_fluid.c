@@ -1,0 +1,129 @@
+// zel_bound_fluid.c — the memory-aware fluid bound (zel_fluid_T_more) of every child of a
+// search node, without an O(N) pass per child.
+//
+// h(T) = sum_r min(T - L_r, tc_r), tc_r = tau * max(cap - H_r, 0), breakpoints b_r = L_r + tc_r.
+// Per node the parent's breakpoints are sorted once with prefix sums of tc and L, so that
+//     h_parent(T) = sum_{b_r <= T} tc_r + sum_{b_r > T} (T - L_r)
+// costs one binary search. A child (option o on block B adding time t and memory m to each of
+// its ranks) changes only the ranks of B, so h_child(T) = h_parent(T) - (B's parent terms) +
+// (B's child terms), and the slope and the next breakpoint likewise: one Newton step costs
+// O(|B| + log N) instead of O(N). The Newton iteration, its start (the child's max load) and its
+// stopping rule are those of zel_fluid_T_more, so the value is the same up to rounding in the
+// sums (tested against it).
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/zel_internal.h"
+
+int zel_fluid_ctx_init(zel_fluid_ctx *f, const zel_model *m) {
+    memset(f, 0, sizeof *f);
+    int32_t N = m->n_ranks;
+    f->n = N;
+    f->buf = malloc(sizeof(double) * (4 * (size_t)N + 2));
+    f->rk = malloc(sizeof(int32_t) * ((size_t)N + 1));
+    if (!f->buf || !f->rk) {
+        zel_fluid_ctx_free(f);
+        return 0;
+    }
+    f->bs = f->buf;
+    f->tc = f->bs + N;
+    f->pre_tc = f->tc + N;   // N + 1
+    f->pre_L = f->pre_tc + N + 1;  // N + 1 (shares the last slot budget: 4N + 2 in all)
+    return 1;
+}
+
+void zel_fluid_ctx_free(zel_fluid_ctx *f) {
+    free(f->buf), free(f->rk);
+    memset(f, 0, sizeof *f);
+}
+
+void zel_fluid_ctx_set(zel_fluid_ctx *f, const zel_model *m, const double *L, const double *H) {
+    int32_t N = f->n;
+    f->tau = m->fill_mem > 0 ? m->extra_area / m->fill_mem : 0;
+    f->tot = 0, f->maxL = 0, f->sumL = 0;
+    for (int32_t r = 0; r < N; r++) {
+        double c = m->mem_cap - H[r];
+        f->tc[r] = c > 0 ? f->tau * c : 0;
+        f->tot += f->tc[r];
+        if (L[r] > f->maxL) f->maxL = L[r];
+        f->sumL += L[r];
+    }
+    // insertion sort of the ranks by breakpoint (N <= a few dozen where this runs)
+    for (int32_t i = 0; i < N; i++) {
+        double b = L[i] + f->tc[i];
+        int32_t j = i;
+        while (j > 0 && f->bs[j - 1] > b) {
+            f->bs[j] = f->bs[j - 1];
+            f->rk[j] = f->rk[j - 1];
+            j--;
+        }
+        f->bs[j] = b;
+        f->rk[j] = i;
+    }
+    f->pre_tc[0] = f->pre_L[0] = 0;
+    for (int32_t i = 0; i < N; i++) {
+        f->pre_tc[i + 1] = f->pre_tc[i] + f->tc[f->rk[i]];
+        f->pre_L[i + 1] = f->pre_L[i] + L[f->rk[i]];
+    }
+}
+
+double zel_fluid_T_child(const zel_fluid_ctx *f, const zel_model *m, const double *L,
+                         const double *H, const zel_opt *o, double more) {
+    int32_t N = f->n, s = o->start, e = o->start + o->degree;
+    double A0 = m->extra_area, X = m->fill_mem;
+    if (A0 <= 0 || X <= 0 || N <= 0) return 0;
+    double tau = f->tau, A = A0 + (more > 0 ? more : 0);
+    double tot = f->tot, maxL = f->maxL;
+    for (int32_t r = s; r < e; r++) {
+        double c = m->mem_cap - (H[r] + o->mem);
+        tot += (c > 0 ? tau * c : 0) - f->tc[r];
+        if (L[r] + o->time > maxL) maxL = L[r] + o->time;
+    }
+    if (tot < A * (1 - 1e-12)) return INFINITY;
+    double T = maxL;
+    for (int32_t it = 0; it <= N + 1; it++) {
+        // parent ranks: k = #breakpoints <= T
+        int32_t lo = 0, hi = N;
+        while (lo < hi) {
+            int32_t mid = (lo + hi) / 2;
+            if (f->bs[mid] <= T)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        int32_t k = lo;
+        double h = f->pre_tc[k] + (double)(N - k) * T - (f->sumL - f->pre_L[k]);
+        int32_t active = N - k;
+        double next = INFINITY;
+        for (int32_t i = k; i < N; i++) {  // the first breakpoint above T outside the block
+            if (f->rk[i] < s || f->rk[i] >= e) {
+                next = f->bs[i];
+                break;
+            }
+        }
+        for (int32_t r = s; r < e; r++) {  // swap the block's parent terms for the child's
+            double b0 = L[r] + f->tc[r];
+            if (b0 <= T) {
+                h -= f->tc[r];
+            } else {
+                h -= T - L[r];
+                active--;
+            }
+            double c = m->mem_cap - (H[r] + o->mem);
+            double tc = c > 0 ? tau * c : 0, l1 = L[r] + o->time, b1 = l1 + tc;
+            if (b1 <= T) {
+                h += tc;
+            } else {
+                h += T - l1;
+                active++;
+                if (b1 < next) next = b1;
+            }
+        }
+        if (h >= A || active == 0) return T;
+        double t = T + (A - h) / active;
+        if (t <= next) return t;
+        T = t;
+    }
+    return T;
+}
