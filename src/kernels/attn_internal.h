@@ -21,9 +21,9 @@ zg_status zg_attn_check_bufs(const zg_attn_slice *slices, int32_t n_slices, cons
 // run time (attn_ops.c). Rows are packed tiles in per-thread scratch, so lengths are small.
 
 typedef struct zg_attn_ops {
-    const char *isa; // "avx2" or "scalar"
+    const char *isa; // "avx512", "avx2" or "scalar"
     // C[m][n] (+)= sum_k A[k*sa_k + m*sa_m] * B[k*ldb + n], m < M, n < N, k < K; acc=0 overwrites.
-    // The AVX2 version needs N % 8 == 0 (callers pad).
+    // The AVX2 version needs N % 8 == 0 (callers pad); AVX-512 masks any tail.
     void (*gemm)(int64_t M, int64_t N, int64_t K, const float *A, int64_t sa_k, int64_t sa_m,
                  const float *B, int64_t ldb, float *C, int64_t ldc, int acc);
     // Column-wise softmax helpers over a (rows, cols) tile s (cols % 8 == 0 for AVX2), one
@@ -43,8 +43,9 @@ typedef struct zg_attn_ops {
 
 extern const zg_attn_ops zg_attn_ops_scalar;
 extern const zg_attn_ops zg_attn_ops_avx2;
-// The table for this CPU and head dim (AVX2 needs D % 8 == 0), honouring a forced ISA
-// (ZG_ATTN_ISA_SCALAR / _AVX2); fails when a forced ISA is not available.
+extern const zg_attn_ops zg_attn_ops_avx512;
+// The table for this CPU and head dim (AVX2/AVX-512 need D % 8 == 0), honouring a forced ISA
+// (opts, else ZG_KERNELS_ISA); fails when a forced ISA is not available.
 zg_status zg_attn_ops_pick(int32_t isa, int32_t head_dim, const zg_attn_ops **ops, zg_error *err);
 
 // ---------------------------------------------------------------------------------------------

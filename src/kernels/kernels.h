@@ -1,7 +1,7 @@
 // kernels — attention forward/backward over slice lists (the coalesced engine's kernel
 // contract) and partial-result merge. A plain fp32 reference (attn_ref.c) and a fast version
-// (FlashAttention-2 style tiled online softmax, AVX2+FMA micro-kernels with runtime dispatch and
-// a scalar fallback, OpenMP) that tests check against it; see docs/kernels.md. (No GEMM wrapper
+// (FlashAttention-2 style tiled online softmax, AVX-512F and AVX2+FMA micro-kernels with runtime
+// dispatch and a scalar fallback, OpenMP) that tests check against it; see docs/kernels.md. (No GEMM wrapper
 // yet: other modules call OpenBLAS cblas_sgemm directly.)
 //
 // Layout: packed token-major buffers. Q is (Tq, H, D), K and V are (Tk, H, D), O is (Tq, H, D),
@@ -57,17 +57,32 @@ zg_status zg_attn_backward_ref(const zg_attn_slice *slices, int32_t n_slices, zg
                                const float *lse, const float *dout, float *dq, float *dk, float *dv,
                                zg_error *err);
 
-// Which SIMD path the fast kernels use on this CPU ("avx512", "avx2", "scalar"). Head dims that
-// are not a multiple of 8 always take the scalar path. (No AVX-512 path exists yet: the
-// development machines expose AVX2+FMA only, so it could not be tested.)
-const char *zg_attn_isa(void);
-
 // Options for the fast kernels (the plain calls above use the defaults: all zero).
 typedef enum {
-    ZG_ATTN_ISA_AUTO = 0, // the best path this CPU supports
+    ZG_ATTN_ISA_AUTO = 0, // the best path this CPU supports (avx512 > avx2 > scalar), or the
+                          // one the ZG_KERNELS_ISA environment variable names (see below)
     ZG_ATTN_ISA_SCALAR,   // plain C tiles (for tests and comparisons)
     ZG_ATTN_ISA_AVX2,     // AVX2+FMA; ZG_ERR_UNSUPPORTED if the CPU lacks it or D % 8 != 0
+    ZG_ATTN_ISA_AVX512,   // AVX-512F; ZG_ERR_UNSUPPORTED if the CPU lacks it or D % 8 != 0
 } zg_attn_isa_choice;
+
+// ZG_KERNELS_ISA=auto|scalar|avx2|avx512 forces the path of ZG_ATTN_ISA_AUTO calls (an explicit
+// opts.isa wins). Head dims that are not a multiple of 8 still take the scalar path. A name
+// this CPU cannot run (e.g. avx512 on an AVX2-only machine) makes every AUTO call fail with
+// ZG_ERR_UNSUPPORTED and an unknown name with ZG_ERR_INVALID: a clear error, never SIGILL.
+
+// Which SIMD path ZG_ATTN_ISA_AUTO calls take for head dims that are a multiple of 8 on this
+// CPU, honouring ZG_KERNELS_ISA ("avx512", "avx2", "scalar"; "invalid" when ZG_KERNELS_ISA
+// names a path that is unknown or that this CPU lacks). Head dims not a multiple of 8 always
+// take the scalar path.
+const char *zg_attn_isa(void);
+// The same for a given choice, with the reason on failure (*name = NULL then).
+zg_status zg_attn_isa_resolve(int32_t isa, const char **name, zg_error *err);
+// 1 when this CPU and build can run choice `isa` (AUTO and SCALAR: always), else 0.
+int zg_attn_isa_supported(int32_t isa);
+// "auto", "scalar", "avx2", "avx512" for a zg_attn_isa_choice ("unknown" otherwise), and back.
+const char *zg_attn_isa_name(int32_t isa);
+zg_status zg_attn_isa_parse(const char *name, int32_t *isa, zg_error *err);
 
 typedef struct zg_attn_opts {
     int32_t isa;       // a zg_attn_isa_choice
