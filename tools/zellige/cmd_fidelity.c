@@ -26,7 +26,7 @@ static const char *usage_text =
     "  --min-mixed N    at least N mixed plans (default 18)\n"
     "  --corners N      corner plans (default 3)\n"
     "  --warmup N       warm-up rounds (default 1)\n"
-    "  --reps N         measured rounds (default 5)\n"
+    "  --reps N         measured rounds (default 7)\n"
     "  --clock C        wall | cpu (default: the profile's)\n"
     "  --stat S         median | min over rounds (default: the profile's)\n"
     "  --threads N      threads per rank (default 1 when ranks > 1)\n"
@@ -43,7 +43,7 @@ static void on_progress(void *ctx, int64_t done, int64_t total) {
 static int run_fidelity(int argc, char **argv) {
     const char *prof = NULL, *model_name = NULL, *cluster_name = NULL, *catalog = "cpu";
     const char *out = NULL, *clock = NULL, *stat = NULL;
-    int64_t images = 12, min_mixed = 18, corners = 3, warmup = 1, reps = 5, threads = 0, seed = 1;
+    int64_t images = 12, min_mixed = 18, corners = 3, warmup = 1, reps = 7, threads = 0, seed = 1;
     int bad = 0, json = 0;
     zg_error err = {0};
     for (int i = 1; i < argc && !bad; i++) {

@@ -29,7 +29,7 @@ static const char *usage_text =
     "  --catalog K      cpu (default) | default | FILE.json with {\"buckets\":[...]}\n"
     "  --out FILE       profile JSON to write (required)\n"
     "  --warmup N       warm-up rounds (default 1)\n"
-    "  --reps N         measured rounds (default 5)\n"
+    "  --reps N         measured rounds (default 6; fewer rounds fit noisier prices)\n"
     "  --max-degree D   largest degree measured (default: all ranks)\n"
     "  --text-tokens N  text rows of profiled sequences (default: the model's text_len)\n"
     "  --no-act-ckpt    profile without activation checkpointing\n"
@@ -60,7 +60,7 @@ static int run_profile(int argc, char **argv) {
     const char *model_name = "tiny", *cluster_name = NULL, *catalog = "cpu", *out = NULL;
     const char *clock = "wall", *method = "hybrid", *stat = "median";
     double cmirror = 1;
-    int64_t warmup = 1, reps = 5, maxd = 0, text = 0, threads = 0, seed = 1;
+    int64_t warmup = 1, reps = 6, maxd = 0, text = 0, threads = 0, seed = 1;
     int64_t cplans = 0, cimages = 12, cvideos = 2, csplits = 3;
     int bad = 0, ckpt = 1, quiet = 0;
     zg_error err = {0};
