@@ -61,20 +61,27 @@ static double text_tokens(const analytic *a, const zg_seq *s) {
 
 static double curve(double eff, double n, double half) { return eff * n / (n + half); }
 
-static int32_t rank_at(const int32_t *ranks, int32_t i) { return ranks ? ranks[i] : i; }
+// fmax for the block path's operands, which are never NaN (finite times and byte counts, >= 0,
+// positive bandwidths): the same double, inline (fmax is a libm call at -O2; ~2 per price).
+static inline double max2(double a, double b) { return a > b ? a : b; }
+
+// Rank at position i: ranks[i], or base + i for a block given without a list (ranks NULL).
+static int32_t rank_at(const int32_t *ranks, int32_t base, int32_t i) {
+    return ranks ? ranks[i] : base + i;
+}
 
 // Ulysses all-to-all with `chunk` bytes to each of the h-1 peers: the slowest member of the
 // slowest group. Same-node peers go over intra-node links, others over the rank's NIC, at once.
-static double alltoall_time(const zg_cluster *cl, const int32_t *ranks, zg_config c,
-                            double chunk) {
+static double alltoall_time(const zg_cluster *cl, const int32_t *ranks, int32_t base0,
+                            zg_config c, double chunk) {
     double worst = 0;
     for (int32_t g = 0; g < c.q * c.k; g++) {
         int32_t base = g * c.h;
         for (int32_t x = 0; x < c.h; x++) {
-            int32_t nx = zg_cluster_node_of(cl, rank_at(ranks, base + x)), ni = 0, ne = 0;
+            int32_t nx = zg_cluster_node_of(cl, rank_at(ranks, base0, base + x)), ni = 0, ne = 0;
             for (int32_t y = 0; y < c.h; y++) {
                 if (y == x) continue;
-                if (zg_cluster_node_of(cl, rank_at(ranks, base + y)) == nx) ni++;
+                if (zg_cluster_node_of(cl, rank_at(ranks, base0, base + y)) == nx) ni++;
                 else ne++;
             }
             double tb = fmax(ni * chunk / cl->intra_bw, ne * chunk / cl->inter_bw);
@@ -88,13 +95,14 @@ static double alltoall_time(const zg_cluster *cl, const int32_t *ranks, zg_confi
 // One step of a neighbour chain (ring all-gather / reduce-scatter, ring attention pass): every
 // member sends `bytes` to the next one at once; the slowest hop of any group sets the step.
 // Groups: members first + j*stride (j < len) for each first in firsts[].
-static double chain_step(const zg_cluster *cl, const int32_t *ranks, const int32_t *firsts,
-                         int32_t n_groups, int32_t stride, int32_t len, double bytes) {
+static double chain_step(const zg_cluster *cl, const int32_t *ranks, int32_t base,
+                         const int32_t *firsts, int32_t n_groups, int32_t stride, int32_t len,
+                         double bytes) {
     double worst = 0;
     for (int32_t g = 0; g < n_groups; g++)
         for (int32_t j = 0; j < len; j++) {
-            int32_t a = rank_at(ranks, firsts[g] + j * stride);
-            int32_t b = rank_at(ranks, firsts[g] + ((j + 1) % len) * stride);
+            int32_t a = rank_at(ranks, base, firsts[g] + j * stride);
+            int32_t b = rank_at(ranks, base, firsts[g] + ((j + 1) % len) * stride);
             int inter = zg_cluster_node_of(cl, a) != zg_cluster_node_of(cl, b);
             double t = inter ? cl->inter_lat + bytes / cl->inter_bw
                              : cl->intra_lat + bytes / cl->intra_bw;
@@ -111,8 +119,8 @@ static double chain_step(const zg_cluster *cl, const int32_t *ranks, const int32
 
 // ranks contiguous? s0 gets the first rank.
 static int contiguous(const int32_t *ranks, int32_t n, int32_t *s0) {
-    *s0 = ranks ? ranks[0] : 0;
-    for (int32_t i = 1; ranks && i < n; i++)
+    *s0 = ranks[0];
+    for (int32_t i = 1; i < n; i++)
         if (ranks[i] != ranks[0] + i) return 0;
     return 1;
 }
@@ -151,11 +159,9 @@ static void hops_scan(int32_t s0, int32_t rpn, int32_t B, int32_t P, int32_t W, 
 // whose members are first + j*s (j < len, first in [b*P, b*P + s)). Non-wrap hops start at
 // [b*P, b*P + (len-1)*s) and move by s; the wrap hop of a chain goes back from its last member
 // to its first, i.e. crosses iff first .. first + (len-1)*s spans two nodes.
-static double chain_step_block(const zg_cluster *cl, int32_t s0, int32_t B, int32_t P,
-                               int32_t s, int32_t len, double bytes) {
-    int inter = 0, intra = 0, rpn = cl->ranks_per_node;
-    hops_scan(s0, rpn, B, P, (len - 1) * s, s, &inter, &intra);
-    hops_scan(s0, rpn, B, P, s, (len - 1) * s, &inter, &intra);
+// Which hops occur depends only on the block's shape, not on the bytes: chain_step_block2 scans
+// once for two byte counts (the ring's forward and backward passes).
+static double chain_time(const zg_cluster *cl, int inter, int intra, double bytes) {
     double worst = 0;
     if (inter) {
         double t = cl->inter_lat + bytes / cl->inter_bw;
@@ -168,14 +174,27 @@ static double chain_step_block(const zg_cluster *cl, int32_t s0, int32_t B, int3
     return worst;
 }
 
+static void chain_step_block2(const zg_cluster *cl, int32_t s0, int32_t B, int32_t P, int32_t s,
+                              int32_t len, double bytes1, double bytes2, double *t1,
+                              double *t2) {
+    int inter = 0, intra = 0, rpn = cl->ranks_per_node;
+    hops_scan(s0, rpn, B, P, (len - 1) * s, s, &inter, &intra);
+    hops_scan(s0, rpn, B, P, s, (len - 1) * s, &inter, &intra);
+    *t1 = chain_time(cl, inter, intra, bytes1);
+    *t2 = chain_time(cl, inter, intra, bytes2);
+}
+
 // alltoall_time for a contiguous block: group g covers ranks [s0 + g*h, s0 + g*h + h); a member
 // whose node holds cs of the group's ranks has ni = cs - 1, ne = h - cs. The chunk sizes of a
 // group depend on its start's residue mod rpn, which repeats every rpn / gcd(h, rpn) groups.
-static double alltoall_block(const zg_cluster *cl, int32_t s0, zg_config c, double chunk) {
+// Both chunk sizes of a layer (Q/K/V in, O out) in one pass over the groups: the same maxima as
+// two calls, each value by the identical expression.
+static void alltoall_block2(const zg_cluster *cl, int32_t s0, zg_config c, double chunk1,
+                            double chunk2, double *w1, double *w2) {
     int32_t rpn = cl->ranks_per_node, ng = c.q * c.k;
     int32_t period = rpn / gcd32(c.h % rpn ? c.h % rpn : rpn, rpn);
     int32_t n = ng < period ? ng : period;
-    double worst = 0;
+    double worst1 = 0, worst2 = 0;
     for (int32_t g = 0; g < n; g++) {
         int32_t r = (int32_t)(((int64_t)s0 + (int64_t)g * c.h) % rpn);
         int32_t sizes[3], ns = 0;
@@ -189,34 +208,38 @@ static double alltoall_block(const zg_cluster *cl, int32_t s0, zg_config c, doub
         }
         for (int32_t i = 0; i < ns; i++) {
             int32_t ni = sizes[i] - 1, ne = c.h - sizes[i];
-            double tb = fmax(ni * chunk / cl->intra_bw, ne * chunk / cl->inter_bw);
-            double t = tb + (c.h - 1) * (ne ? cl->inter_lat : cl->intra_lat);
-            if (t > worst) worst = t;
+            double lat = (c.h - 1) * (ne ? cl->inter_lat : cl->intra_lat);
+            double t1 = max2(ni * chunk1 / cl->intra_bw, ne * chunk1 / cl->inter_bw) + lat;
+            double t2 = max2(ni * chunk2 / cl->intra_bw, ne * chunk2 / cl->inter_bw) + lat;
+            if (t1 > worst1) worst1 = t1;
+            if (t2 > worst2) worst2 = t2;
         }
     }
-    return worst;
+    *w1 = worst1, *w2 = worst2;
 }
 
 // Position i = (iq*k + ik)*h + ih. Ring groups: fixed (iq, ih), ik varies (stride h).
 // All-gather groups: fixed (ik, ih), iq varies (stride h*k).
-static double ring_step(const zg_cluster *cl, const int32_t *ranks, zg_config c, double bytes,
-                        int32_t *firsts) {
+static double ring_step(const zg_cluster *cl, const int32_t *ranks, int32_t base, zg_config c,
+                        double bytes, int32_t *firsts) {
     int32_t n = 0;
     for (int32_t iq = 0; iq < c.q; iq++)
         for (int32_t ih = 0; ih < c.h; ih++) firsts[n++] = iq * c.k * c.h + ih;
-    return chain_step(cl, ranks, firsts, n, c.h, c.k, bytes);
+    return chain_step(cl, ranks, base, firsts, n, c.h, c.k, bytes);
 }
 
-static double gather_step(const zg_cluster *cl, const int32_t *ranks, zg_config c, double bytes,
-                          int32_t *firsts) {
+static double gather_step(const zg_cluster *cl, const int32_t *ranks, int32_t base, zg_config c,
+                          double bytes, int32_t *firsts) {
     int32_t n = 0;
     for (int32_t ik = 0; ik < c.k; ik++)
         for (int32_t ih = 0; ih < c.h; ih++) firsts[n++] = ik * c.h + ih;
-    return chain_step(cl, ranks, firsts, n, c.h * c.k, c.q, bytes);
+    return chain_step(cl, ranks, base, firsts, n, c.h * c.k, c.q, bytes);
 }
 
+// ranks NULL: the block [base, base + n), checked in O(1) with the list's exact message (the
+// first out-of-range rank of base, base+1, ...).
 static zg_status check_args(const analytic *a, const zg_seq *s, zg_config c,
-                            const int32_t *ranks, int32_t n, zg_error *err) {
+                            const int32_t *ranks, int32_t base, int32_t n, zg_error *err) {
     if (!s) return zg_error_set(err, ZG_ERR_INVALID, "pricing: no sequence given");
     if (s->tokens <= 0)
         return zg_error_set(err, ZG_ERR_INVALID,
@@ -229,22 +252,36 @@ static zg_status check_args(const analytic *a, const zg_seq *s, zg_config c,
         return zg_error_set(err, ZG_ERR_INVALID,
                             "pricing sequence %lld: %d ranks given for a config of degree %d",
                             (long long)s->id, n, deg);
-    for (int32_t i = 0; ranks && i < n; i++)
-        if (ranks[i] < 0 || ranks[i] >= a->c.world_size)
-            return zg_error_set(err, ZG_ERR_INVALID,
-                                "pricing sequence %lld: rank %d out of range 0..%d",
-                                (long long)s->id, ranks[i], a->c.world_size - 1);
+    int32_t bad = 0, ws = a->c.world_size;
+    if (ranks) {
+        for (int32_t i = 0; i < n; i++)
+            if (ranks[i] < 0 || ranks[i] >= ws) {
+                bad = 1, base = ranks[i];
+                break;
+            }
+    } else if (n > 0 && (base < 0 || (int64_t)base + n > ws)) {
+        bad = 1, base = base >= 0 && base < ws ? ws : base;  // the first rank out of range
+    }
+    if (bad)
+        return zg_error_set(err, ZG_ERR_INVALID,
+                            "pricing sequence %lld: rank %d out of range 0..%d", (long long)s->id,
+                            base, ws - 1);
     return ZG_OK;
 }
 
+// ranks NULL: the contiguous block [base, base + n) (no list is read or built).
 static zg_status compute(const analytic *a, const zg_seq *s, zg_config c, const int32_t *ranks,
-                         int32_t n, zg_cost_terms *t, zg_error *err) {
-    zg_status st = check_args(a, s, c, ranks, n, err);
+                         int32_t base, int32_t n, zg_cost_terms *t, zg_error *err) {
+    zg_status st = check_args(a, s, c, ranks, base, n, err);
     if (st) return st;
     const zg_model *m = &a->m;
     const zg_cluster *cl = &a->c;
     const zg_cost_device *dv = &a->dev;
-    memset(t, 0, sizeof *t);
+    // the terms set only under some configs start at 0; the others are all assigned below (a
+    // memset of the struct was a visible share of a template build)
+    _Static_assert(sizeof(zg_cost_terms) == 14 * sizeof(double),
+                   "zg_cost_terms changed: zero its new fields here");
+    t->text_linear = t->alltoall = t->allgather = t->ring = t->mem_buf = t->mem_text = 0;
     double b = a->o.act_bytes, d = m->dim, ck = a->o.act_ckpt ? 1 : 0;
     double nl = m->n_layers, peak = cl->peak_flops;
     double txt = text_tokens(a, s);
@@ -274,28 +311,32 @@ static zg_status compute(const analytic *a, const zg_seq *s, zg_config c, const 
 
     // ---- communication, per layer, on the links of the groups (position order: h, k, q)
     double kvb = 2 * d * b;  // K and V bytes per token, all heads
-    int32_t s0 = 0;
-    int blk = cl->ranks_per_node > 0 && contiguous(ranks, n, &s0);
+    int32_t s0 = base;
+    int blk = cl->ranks_per_node > 0 && (!ranks || contiguous(ranks, n, &s0));
     if (c.h > 1) {
-        double a2a = blk ? alltoall_block(cl, s0, c, nloc * 3 * d * b / c.h) +
-                               alltoall_block(cl, s0, c, nloc * d * b / c.h)
-                         : alltoall_time(cl, ranks, c, nloc * 3 * d * b / c.h) +  // Q, K, V in
-                               alltoall_time(cl, ranks, c, nloc * d * b / c.h);   // O out
-        t->alltoall = nl * (2 + ck) * a2a;  // fwd, the mirror in bwd, recompute
+        double a_in, a_out;
+        if (blk) {
+            alltoall_block2(cl, s0, c, nloc * 3 * d * b / c.h, nloc * d * b / c.h, &a_in, &a_out);
+        } else {
+            a_in = alltoall_time(cl, ranks, base, c, nloc * 3 * d * b / c.h);  // Q, K, V in
+            a_out = alltoall_time(cl, ranks, base, c, nloc * d * b / c.h);     // O out
+        }
+        t->alltoall = nl * (2 + ck) * (a_in + a_out);  // fwd, the mirror in bwd, recompute
     }
     if (blk) {
         // gather chains: stride h*k, length q, firsts [0, h*k) (one block of period lambda);
         // ring chains: stride h, length k, firsts iq*k*h + [0, h) (q blocks of period k*h)
-        if (c.q > 1)
-            t->allgather = nl * (2 + ck) * (c.q - 1) *
-                           chain_step_block(cl, s0, 1, n, c.h * c.k, c.q, nloc * kvb);
+        if (c.q > 1) {
+            double g, unused;
+            chain_step_block2(cl, s0, 1, n, c.h * c.k, c.q, nloc * kvb, 0, &g, &unused);
+            t->allgather = nl * (2 + ck) * (c.q - 1) * g;
+        }
         if (c.k > 1) {
-            double block = nloc * c.q * kvb;
-            double mf = chain_step_block(cl, s0, c.q, c.k * c.h, c.h, c.k, block);
-            double mb = chain_step_block(cl, s0, c.q, c.k * c.h, c.h, c.k, 2 * block);
+            double block = nloc * c.q * kvb, mf, mb;
+            chain_step_block2(cl, s0, c.q, c.k * c.h, c.h, c.k, block, 2 * block, &mf, &mb);
             double cf = af / c.k, cb = ab / c.k;
-            double fwd = (c.k - 1) * fmax(cf, mf) + cf;
-            double bwd = (c.k - 1) * fmax(cb, mb) + cb + mf;
+            double fwd = (c.k - 1) * max2(cf, mf) + cf;
+            double bwd = (c.k - 1) * max2(cb, mb) + cb + mf;
             t->ring = nl * ((1 + ck) * (fwd - af) + (bwd - ab));
         }
     }
@@ -305,13 +346,13 @@ static zg_status compute(const analytic *a, const zg_seq *s, zg_config c, const 
         if (!firsts) return ZG_ERR_NOMEM;
     }
     if (!blk && c.q > 1) {
-        double step = gather_step(cl, ranks, c, nloc * kvb, firsts);
+        double step = gather_step(cl, ranks, base, c, nloc * kvb, firsts);
         t->allgather = nl * (2 + ck) * (c.q - 1) * step;  // all-gather K/V; reduce-scatter dK/dV
     }
     if (!blk && c.k > 1) {
         double block = nloc * c.q * kvb;  // the K/V block one ring pass moves
-        double mf = ring_step(cl, ranks, c, block, firsts);
-        double mb = ring_step(cl, ranks, c, 2 * block, firsts);  // K/V and dK/dV travel
+        double mf = ring_step(cl, ranks, base, c, block, firsts);
+        double mb = ring_step(cl, ranks, base, c, 2 * block, firsts);  // K/V and dK/dV travel
         double cf = af / c.k, cb = ab / c.k;                     // compute per ring step
         double fwd = (c.k - 1) * fmax(cf, mf) + cf;
         double bwd = (c.k - 1) * fmax(cb, mb) + cb + mf;  // + dK/dV's last hop home
@@ -339,7 +380,19 @@ static zg_status compute(const analytic *a, const zg_seq *s, zg_config c, const 
 static zg_status analytic_price(const zg_pricer *p, const zg_seq *s, zg_config c,
                                 const int32_t *ranks, int32_t n, zg_price *out, zg_error *err) {
     zg_cost_terms t;
-    zg_status st = compute(p->impl, s, c, ranks, n, &t, err);
+    zg_status st = compute(p->impl, s, c, ranks, 0, n, &t, err);
+    if (st) return st;
+    out->time = t.time;
+    out->mem = t.mem;
+    return ZG_OK;
+}
+
+// The block entry: compute() without a list, so no O(degree) scan (the list path's range check
+// and contiguity test); every price term is the same expression on the same values.
+static zg_status analytic_price_block(const zg_pricer *p, const zg_seq *s, zg_config c,
+                                      int32_t start, int32_t n, zg_price *out, zg_error *err) {
+    zg_cost_terms t;
+    zg_status st = compute(p->impl, s, c, NULL, start, n, &t, err);
     if (st) return st;
     out->time = t.time;
     out->mem = t.mem;
@@ -374,7 +427,7 @@ zg_status zg_cost_analytic_terms(const zg_pricer *p, const zg_seq *s, zg_config 
         return zg_error_set(err, ZG_ERR_INVALID,
                             "cost terms need an analytic pricer (got '%s')",
                             p && p->kind ? p->kind : "none");
-    return compute(p->impl, s, c, ranks, n, out, err);
+    return compute(p->impl, s, c, ranks, 0, n, out, err);
 }
 
 static zg_status resolve_device(const zg_cluster *c, const zg_cost_opts *o, zg_cost_device *d,
@@ -457,6 +510,8 @@ zg_status zg_cost_analytic_init(zg_pricer *p, const zg_model *m, const zg_cluste
     p->kind = "analytic";
     p->impl = a;
     p->price = analytic_price;
+    p->price_block = analytic_price_block;
+    p->block_for = analytic_price;
     p->comm = analytic_comm;
     p->free_impl = analytic_free;
     return ZG_OK;

@@ -49,16 +49,31 @@ zg_status zg_config_enumerate(const zg_model *m, int32_t max_degree, zg_config *
     if (max_degree < 1)
         return zg_error_set(err, ZG_ERR_INVALID,
                             "enumerating configs: max degree %d; need >= 1", max_degree);
+    // divisors of 1..D ascending, by a sieve (CSR: div[off[x] .. off[x+1])): O(D log D) instead
+    // of trying every q <= d for every d (O(D^2), milliseconds at D = 1024 on every cold build)
+    size_t D = (size_t)max_degree;
+    int32_t *off = zg_calloc(D + 2, sizeof *off, err);
+    if (!off) return ZG_ERR_NOMEM;
+    for (size_t q = 1; q <= D; q++)
+        for (size_t x = q; x <= D; x += q) off[x + 1]++;
+    for (size_t x = 1; x <= D + 1; x++) off[x] += off[x - 1];
+    int32_t *div = zg_calloc((size_t)off[D + 1] + 1, sizeof *div, err);
+    int32_t *fill = zg_calloc(D + 1, sizeof *fill, err);
+    if (!div || !fill) {
+        free(off), free(div), free(fill);
+        return ZG_ERR_NOMEM;
+    }
+    for (size_t q = 1; q <= D; q++)
+        for (size_t x = q; x <= D; x += q) div[off[x] + fill[x]++] = (int32_t)q;
     // count first, then fill: degree ascending, then q, then k (h follows)
     int32_t cnt = 0;
     for (int pass = 0; pass < 2; pass++) {
         int32_t i = 0;
         for (int32_t d = 1; d <= max_degree; d++)
-            for (int32_t q = 1; q <= d; q++) {
-                if (d % q) continue;
-                for (int32_t k = 1; k <= d / q; k++) {
-                    if ((d / q) % k) continue;
-                    int32_t h = d / q / k;
+            for (int32_t a = off[d]; a < off[d + 1]; a++) {
+                int32_t q = div[a], r = d / q;  // k runs over the divisors of r = d / q
+                for (int32_t b = off[r]; b < off[r + 1]; b++) {
+                    int32_t k = div[b], h = r / k;
                     if (m->n_heads % h) continue;
                     if (pass == 1) (*out)[i] = (zg_config){q, h, k};
                     i++;
@@ -67,9 +82,13 @@ zg_status zg_config_enumerate(const zg_model *m, int32_t max_degree, zg_config *
         if (pass == 0) {
             cnt = i;
             *out = zg_calloc((size_t)cnt, sizeof **out, err);
-            if (!*out) return ZG_ERR_NOMEM;
+            if (!*out) {
+                free(off), free(div), free(fill);
+                return ZG_ERR_NOMEM;
+            }
         }
     }
+    free(off), free(div), free(fill);
     *n = cnt;
     return ZG_OK;
 }

@@ -51,6 +51,9 @@ typedef struct zg_comm_bytes {
 } zg_comm_bytes;
 
 typedef struct zg_pricer zg_pricer;
+// The type of zg_pricer.price (named so a block entry can record which price it belongs to).
+typedef zg_status (*zg_price_fn)(const zg_pricer *p, const zg_seq *s, zg_config c,
+                                 const int32_t *ranks, int32_t n, zg_price *out, zg_error *err);
 struct zg_pricer {
     const char *kind;  // "analytic" or "table"
     void *impl;
@@ -61,6 +64,15 @@ struct zg_pricer {
     void (*free_impl)(zg_pricer *p);
     double mem_base;  // bytes per rank independent of placement (weights, grads, optimizer, ...)
     double mem_cap;   // bytes per rank available to placements: usable - base
+    // Optional block entry (NULL: none). The price of c on the contiguous rank block
+    // [start, start + n), without a rank list: bit-identical (status, error message, both
+    // doubles) to price() on the list start, start+1, ..., start+n-1. It belongs to the price
+    // function recorded in block_for; a copy of the struct whose price was replaced (a wrapper)
+    // no longer matches, and zg_pricer_price_block then calls the wrapper's price on the list,
+    // so a wrapper is never bypassed. Call it only through zg_pricer_price_block.
+    zg_status (*price_block)(const zg_pricer *p, const zg_seq *s, zg_config c, int32_t start,
+                             int32_t n, zg_price *out, zg_error *err);
+    zg_price_fn block_for;
 };
 
 static inline zg_status zg_pricer_price(const zg_pricer *p, const zg_seq *s, zg_config c,
@@ -69,6 +81,23 @@ static inline zg_status zg_pricer_price(const zg_pricer *p, const zg_seq *s, zg_
     return p->price(p, s, c, ranks, n, out, err);
 }
 void zg_pricer_free(zg_pricer *p);
+
+// 1 when p's block entry may be used: set and paired with p's current price function.
+static inline int zg_pricer_has_block(const zg_pricer *p) {
+    return p->price_block && p->block_for == p->price;
+}
+// price() on the rank list start..start+n-1 built here (pricer.c): the fallback of
+// zg_pricer_price_block; ZG_ERR_INVALID when start + n - 1 exceeds INT32_MAX.
+zg_status zg_pricer_price_list_of_block(const zg_pricer *p, const zg_seq *s, zg_config c,
+                                        int32_t start, int32_t n, zg_price *out, zg_error *err);
+// Price of c on the contiguous block [start, start + n): the block entry when p has one paired
+// with its price, else price() on the rank list. Same result either way.
+static inline zg_status zg_pricer_price_block(const zg_pricer *p, const zg_seq *s, zg_config c,
+                                              int32_t start, int32_t n, zg_price *out,
+                                              zg_error *err) {
+    if (zg_pricer_has_block(p)) return p->price_block(p, s, c, start, n, out, err);
+    return zg_pricer_price_list_of_block(p, s, c, start, n, out, err);
+}
 
 // Per-device row of the analytic model (docs/cost-model.md, "Efficiency"). Achieved FLOP/s of a
 // kernel family on n local tokens: peak_flops * eff * n / (n + half): efficiency falls for short

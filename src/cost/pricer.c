@@ -1,5 +1,6 @@
 // pricer.c — the pricer interface's helpers, analytic options and the per-device efficiency
 // rows (every number is derived in docs/cost-model.md, "Efficiency").
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -12,6 +13,21 @@ void zg_pricer_free(zg_pricer *p) {
     if (!p) return;
     if (p->free_impl) p->free_impl(p);
     memset(p, 0, sizeof *p);
+}
+
+zg_status zg_pricer_price_list_of_block(const zg_pricer *p, const zg_seq *s, zg_config c,
+                                        int32_t start, int32_t n, zg_price *out, zg_error *err) {
+    if (n > 0 && (int64_t)start + n - 1 > INT32_MAX)
+        return zg_error_set(err, ZG_ERR_INVALID,
+                            "pricing: rank block of %d ranks from %d passes rank %d", n, start,
+                            INT32_MAX);
+    if (n <= 0) return p->price(p, s, c, &start, n, out, err);  // an empty list: nothing read
+    int32_t local[256], *ranks = local;  // n ranks; the heap beyond 256
+    if (n > 256 && !(ranks = zg_calloc((size_t)n, sizeof *ranks, err))) return ZG_ERR_NOMEM;
+    for (int32_t i = 0; i < n; i++) ranks[i] = start + i;
+    zg_status st = p->price(p, s, c, ranks, n, out, err);
+    if (ranks != local) free(ranks);
+    return st;
 }
 
 void zg_cost_opts_default(zg_cost_opts *o) {

@@ -300,8 +300,9 @@ typedef struct table_impl {
     zg_pricer analytic;  // communication volumes only
 } table_impl;
 
-static zg_status table_price(const zg_pricer *p, const zg_seq *s, zg_config c,
-                             const int32_t *ranks, int32_t n, zg_price *out, zg_error *err) {
+// Measured prices do not depend on which ranks: the list and block entries share this.
+static zg_status table_price_n(const zg_pricer *p, const zg_seq *s, zg_config c, int32_t n,
+                               zg_price *out, zg_error *err) {
     const table_impl *ti = p->impl;
     zg_status st = zg_config_check(&ti->m, INT32_MAX, c, s->tokens, err);
     if (st) return st;
@@ -318,6 +319,16 @@ static zg_status table_price(const zg_pricer *p, const zg_seq *s, zg_config c,
         out->time = whole / deg;
     out->mem = zg_cost_table_mem(&ti->t, &ti->m, s, c);
     return ZG_OK;
+}
+
+static zg_status table_price(const zg_pricer *p, const zg_seq *s, zg_config c,
+                             const int32_t *ranks, int32_t n, zg_price *out, zg_error *err) {
+    return table_price_n(p, s, c, n, out, err);
+}
+
+static zg_status table_price_block(const zg_pricer *p, const zg_seq *s, zg_config c,
+                                   int32_t start, int32_t n, zg_price *out, zg_error *err) {
+    return table_price_n(p, s, c, n, out, err);
 }
 
 static zg_comm_bytes table_comm(const zg_pricer *p, const zg_seq *s, zg_config c) {
@@ -367,6 +378,8 @@ zg_status zg_cost_table_init(zg_pricer *p, const zg_cost_table *t, const zg_mode
     p->kind = "table";
     p->impl = ti;
     p->price = table_price;
+    p->price_block = table_price_block;
+    p->block_for = table_price;
     p->comm = table_comm;
     p->free_impl = table_free;
     p->mem_base = t->mem_base;

@@ -93,6 +93,33 @@ ZG_TEST(enumerate_counts_for_12_heads) {
     CHECK_EQ_INT(count(&tiny, 4), 12);
 }
 
+// The sieve enumeration equals the plain triple loop (every d, every q <= d dividing it, every
+// k <= d/q dividing it) entry for entry, for several head counts up to degree 1100.
+ZG_TEST(enumerate_equals_brute_force) {
+    static const int32_t heads[] = {1, 4, 12, 24, 40, 7};
+    for (size_t hi = 0; hi < sizeof heads / sizeof *heads; hi++) {
+        zg_model m = wan();
+        m.n_heads = heads[hi];
+        int32_t maxd = hi % 2 ? 1100 : 257;
+        zg_config *c = NULL;
+        int32_t n = 0;
+        zg_error e;
+        CHECK_OK(zg_config_enumerate(&m, maxd, &c, &n, &e), &e);
+        int32_t i = 0, ok = 1;
+        for (int32_t d = 1; d <= maxd; d++)
+            for (int32_t q = 1; q <= d; q++)
+                for (int32_t k = 1; d % q == 0 && k <= d / q; k++) {
+                    if ((d / q) % k || m.n_heads % (d / q / k)) continue;
+                    zg_config w = {q, d / q / k, k};
+                    if (i >= n || !zg_config_eq(c[i], w)) ok = 0;
+                    i++;
+                }
+        CHECK(ok);
+        CHECK_EQ_INT(n, i);
+        free(c);
+    }
+}
+
 ZG_TEST(enumerate_bad_input) {
     zg_model m = wan();
     zg_config *c = (zg_config *)1;

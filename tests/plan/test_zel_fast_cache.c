@@ -3,8 +3,9 @@
 // the fronts equal a from-scratch reference (every config x offset priced, sorted, Pareto);
 // the plan's lower bound equals the full template sweep (the cached staircase is exact); the
 // cache resets when the pricer (also in place), the memory cap, the cluster or the family
-// changes, evicts under a budget, and survives an infeasible batch; zel_rmq_update equals a
-// full build.
+// changes, evicts under a budget, and survives an infeasible batch; templates priced through the
+// pricer's block entry equal a wrapper's rank-list prices (the wrapper is never bypassed);
+// zel_rmq_update equals a full build.
 #include <math.h>
 
 #include "zgtest.h"
@@ -191,6 +192,35 @@ static int cmp_sweep(const void *pa, const void *pb) {
 
 // The plan's lower bound is max(fastest time, least-area bound, height-cut sweep over every
 // template); the planner sweeps only the cached staircases and must get the same double.
+static int cmp_time_area(const void *pa, const void *pb) {
+    const double *a = pa, *b = pb;
+    if (a[0] != b[0]) return a[0] < b[0] ? -1 : 1;
+    return (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+// Class k's staircase from scratch (qsort of every template's (time, area), running least
+// area) equals the cached one bit for bit.
+static int stair_matches(const zel_tset *ts, int32_t k) {
+    const zel_tclass *c = &ts->cls[k];
+    double *v = calloc(2 * (size_t)c->n_tpl + 2, sizeof(double));
+    int64_t n = 0, m = 0;
+    for (int32_t di = 0; di < ts->n_degs; di++)
+        if (c->front[di])
+            for (int32_t i = c->front[di][0]; i < c->front[di][ts->degs[di].n_offs]; i++, n++)
+                v[2 * n] = c->tpl[i].time, v[2 * n + 1] = c->tpl[i].time * ts->degs[di].d;
+    qsort(v, (size_t)n, 2 * sizeof(double), cmp_time_area);
+    double cur = INFINITY;
+    int ok = 1;
+    for (int64_t i = 0; i < n; i++)
+        if (v[2 * i + 1] < cur) {
+            cur = v[2 * i + 1];
+            ok = ok && m < c->n_stair && !memcmp(&c->stair[2 * m], &v[2 * i], 2 * sizeof(double));
+            m++;
+        }
+    free(v);
+    return ok && m == c->n_stair;
+}
+
 ZG_TEST(lower_bound_equals_full_sweep) {
     env e;
     zg_error err;
@@ -212,6 +242,7 @@ ZG_TEST(lower_bound_equals_full_sweep) {
                 if (c->front[di])
                     for (int32_t i = c->front[di][0]; i < c->front[di][ts.degs[di].n_offs]; i++)
                         v[n++] = (sweep_pt){c->tpl[i].time, c->tpl[i].time * ts.degs[di].d, k};
+            CHECK(stair_matches(&ts, k));
             cur[k] = INFINITY;
             area += (double)c->count * c->min_area;
             if (c->min_time > lb) lb = c->min_time;
@@ -329,6 +360,63 @@ ZG_TEST(cache_resets_on_changes) {
     zg_batch_free(&b), zg_batch_free(&b2);
     zel_cache_free(cache);
     zg_pricer_free(&e.pricer), zg_pricer_free(&e2.pricer);
+}
+
+// A wrapper that copies the pricer struct and replaces price (cost.h, zg_pricer_price_block):
+// the fast path prices every template through it (the analytic block entry is not used under a
+// wrapper), and the block-priced templates and plans equal the wrapper's list-priced ones.
+typedef struct counted {
+    const zg_pricer *inner;
+    int64_t calls, split_calls;
+} counted;
+static zg_status counted_price(const zg_pricer *p, const zg_seq *s, zg_config c,
+                               const int32_t *ranks, int32_t n, zg_price *out, zg_error *err) {
+    counted *x = p->impl;
+    x->calls++;
+    if (n > 1) x->split_calls++;
+    return zg_pricer_price(x->inner, s, c, ranks, n, out, err);
+}
+
+ZG_TEST(block_pricing_equals_wrapped_list_pricing) {
+    static const char *clusters[] = {"64xH100", "1024xH100"};
+    for (int ci = 0; ci < 2; ci++) {
+        env e;
+        zg_error err;
+        CHECK(!env_init(&e, clusters[ci], &err));
+        CHECK(zg_pricer_has_block(&e.pricer));
+        counted cn = {&e.pricer, 0, 0};
+        zg_pricer wrap = e.pricer;
+        wrap.impl = &cn;
+        wrap.price = counted_price;
+        wrap.free_impl = NULL;
+        CHECK(!zg_pricer_has_block(&wrap));
+        zg_batch b;
+        CHECK(!mix(&e, "V45", ci ? 12000 : 125000, 1, &b, &err));
+        zel_tset t1, t2;
+        CHECK_OK(zel_tset_build(&e.ctx, &b, &t1, &err), &err);  // block entry
+        e.ctx.pricer = &wrap;
+        CHECK_OK(zel_tset_build(&e.ctx, &b, &t2, &err), &err);  // the wrapper, on rank lists
+        CHECK(same_tset(&t1, &t2));
+        CHECK(t2.n_priced > 0);
+        // every template price and every class's whole price went through the wrapper
+        CHECK_EQ_INT(cn.calls, t2.n_priced + t2.n_classes);
+        CHECK(cn.split_calls > 0);
+        zel_tset_free(&t1), zel_tset_free(&t2);
+        if (ci == 0) {  // plans through the wrapper equal the plain pricer's, cached or not
+            zg_plan p1, p2;
+            zg_plan_init(&p1), zg_plan_init(&p2);
+            CHECK_OK(zel_fast_plan(&e.ctx, &b, &p2, NULL, &err), &err);
+            e.ctx.pricer = &e.pricer;
+            CHECK_OK(zel_fast_plan(&e.ctx, &b, &p1, NULL, &err), &err);
+            char *x = plan_text(&p1), *y = plan_text(&p2);
+            CHECK(x && y && !strcmp(x, y));
+            cJSON_free(x), cJSON_free(y);
+            zg_plan_free(&p1), zg_plan_free(&p2);
+        }
+        e.ctx.pricer = &e.pricer;
+        zg_batch_free(&b);
+        zg_pricer_free(&e.pricer);
+    }
 }
 
 ZG_TEST(cache_budget_and_infeasible) {
