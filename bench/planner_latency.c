@@ -13,21 +13,24 @@
 // (deterministic, unlike the times; exact path only).
 // --compare (fast-path rows): also plans every batch with the exact stage 1 and prints the
 // fast/exact makespan ratio (slow at 1024 ranks).
-// Cache: like `--policy zellige`, the fast path keeps one template cache (zel_cache.c) per
-// (cluster, mix, load) across its steps, so step 0 is cold (every shape priced) and later steps
-// reuse the priced templates; `cold_ms` in the JSON is step 0's total. --no-cache plans every
-// step cold.
+// Cache: like `--policy zellige`, the fast path keeps one template cache (zel_cache.c) and the
+// exact path one option cache (zel_pcache.c) per (cluster, mix, load) across its steps, so
+// step 0 is cold (every shape priced) and later steps reuse the priced shapes; `cold_ms` in the
+// JSON is step 0's total. --no-cache plans every step cold.
+// --anchor-nodes N: the exact stage 1's node budget per search phase (0 = the default rule).
 // Times: build = zg_problem_build (enumerating and pricing options), solve = cut + anchor
 // stage + filler stage, decode = plan construction; total = all three, which is what
 // `--policy zellige` costs per step. --steps batches per (mix, load) up to 64 ranks,
 // --steps-large beyond. Prints a table and one JSON line per setting.
 #include "zel_bench.h"
 #include "plan/zel_fast.h"
+#include "plan/zel_pcache.h"
 
 static const char *usage =
     "usage: bench_planner_latency [--clusters LIST] [--mixes LIST] [--loads high,low]\n"
     "                             [--steps N] [--steps-large N] [--family F]\n"
-    "                             [--path auto|exact] [--compare] [--no-cache]\n";
+    "                             [--path auto|exact] [--compare] [--no-cache]\n"
+    "                             [--anchor-nodes N]\n";
 
 // Tokens per rank for load name ld (see the header comment).
 static int64_t load_tpr(const zb_env *e, const char *ld, double share, zg_error *err) {
@@ -46,6 +49,7 @@ int main(int argc, char **argv) {
     char clusters[256] = "8xA800,16xA800,32xA6000,64xH100,256xH100,1024xH100";
     char mixes[128] = "V35,V40,V45,V50,V55,V60", loads[32] = "high,low", family[16] = "node";
     int steps = 10, steps_large = 2, exact_only = 0, compare = 0, no_cache = 0;
+    int64_t anchor_nodes = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help")) {
@@ -67,6 +71,8 @@ int main(int argc, char **argv) {
             compare = 1;
         } else if (!strcmp(a, "--no-cache")) {
             no_cache = 1;
+        } else if (v && !strcmp(a, "--anchor-nodes")) {
+            anchor_nodes = atoll(v), i++;
         } else if (v && !strcmp(a, "--family")) {
             snprintf(family, sizeof family, "%s", v), i++;
         } else {
@@ -92,6 +98,7 @@ int main(int argc, char **argv) {
             fprintf(stderr, "bench_planner_latency: %s\n", err.msg);
             return 1;
         }
+        e.ctx.opts.anchor_nodes = anchor_nodes;
         int n_steps = e.cluster.world_size > 64 ? steps_large : steps;
         for (int l = 0; l < nld; l++) {
             for (int x = 0; x < nmx; x++) {
@@ -114,6 +121,7 @@ int main(int argc, char **argv) {
                 int optimal = 0, infeasible = 0, n_ok = 0;
                 zel_warm *warm = zel_warm_new();
                 zel_cache *cache = zel_cache_new();
+                zel_pcache *pcache = no_cache ? NULL : zel_pcache_new();
                 double cold_ms = -1;
                 for (int s = 0; s < n_steps; s++) {
                     zg_mix_spec spec = {share, tpr, e.video_seconds, e.cluster.world_size, 1};
@@ -168,7 +176,7 @@ int main(int argc, char **argv) {
                     zel_result res;
                     zg_plan plan;
                     zg_plan_init(&plan);
-                    zg_status st = zg_problem_build(&e.ctx, &b, &pr, &err);
+                    zg_status st = zg_problem_build_cached(&e.ctx, &b, pcache, &pr, &err);
                     int built = st == ZG_OK;
                     double t1 = zg_time_now();
                     if (!st) st = zel_two_stage(&e.ctx, &pr, &b, warm, &res, &err);
@@ -202,6 +210,7 @@ int main(int argc, char **argv) {
                 }
                 zel_warm_free(warm);
                 zel_cache_free(cache);
+                zel_pcache_free(pcache);
                 double bp50 = zb_quantile(tb, n_ok, 0.5), sp50 = zb_quantile(ts, n_ok, 0.5);
                 double sp99 = zb_quantile(ts, n_ok, 0.99), tp50 = zb_quantile(tt, n_ok, 0.5);
                 double tp99 = zb_quantile(tt, n_ok, 0.99), ap50 = zb_quantile(ta, n_ok, 0.5);

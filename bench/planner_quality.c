@@ -15,7 +15,10 @@
 
 static const char *usage =
     "usage: bench_planner_quality [--settings CLUSTER:LOAD,...] [--batches N] [--time-limit S]\n"
-    "                             [--mixes LIST] | --export DIR [--export-count K]\n";
+    "                             [--mixes LIST] [--anchor-nodes N] | --export DIR\n"
+    "                             [--export-count K]\n"
+    "--anchor-nodes N: zellige's stage-1 node budget per search phase (0 = default rule);\n"
+    "joint keeps the default (its incumbent is the default two-stage plan, not warm-started).\n";
 
 static int export_anchor_problems(const char *dir, int count) {
     zb_env e;
@@ -93,6 +96,7 @@ static int export_anchor_problems(const char *dir, int count) {
 int main(int argc, char **argv) {
     char settings[256] = "8xA800:high,8xA800:low", mixes[128] = "V35,V40,V45,V50,V55,V60";
     int batches = 100, export_count = 5;
+    int64_t anchor_nodes = 0;
     double limit = 0.2;
     const char *export_dir = NULL;
     for (int i = 1; i < argc; i++) {
@@ -108,6 +112,8 @@ int main(int argc, char **argv) {
             batches = atoi(v), i++;
         } else if (v && !strcmp(a, "--time-limit")) {
             limit = atof(v), i++;
+        } else if (v && !strcmp(a, "--anchor-nodes")) {
+            anchor_nodes = atoll(v), i++;
         } else if (v && !strcmp(a, "--export")) {
             export_dir = v, i++;
         } else if (v && !strcmp(a, "--export-count")) {
@@ -145,6 +151,7 @@ int main(int argc, char **argv) {
             fprintf(stderr, "bench_planner_quality: %s\n", err.msg);
             return 1;
         }
+        zp.ctx.opts.anchor_nodes = anchor_nodes;
         for (int k = 0; k < batches; k++) {
             zg_mix_spec spec = {zg_mix_share_from_name(mx[k % nmx]), tpr, e.video_seconds,
                                 e.cluster.world_size, 3};

@@ -57,6 +57,8 @@ typedef struct zg_planner_opts {
     uint64_t seed;             // for randomised tie-breaks / local search (deterministic)
     int32_t exact_rank_prices; // 1: call the pricer for every rank set; 0 (default): a block
                                // shifted by whole nodes reuses the price (zg_options_enumerate)
+    int64_t anchor_nodes;      // zellige exact stage 1: node budget per search phase; 0 (default)
+                               // = the built-in rule (zel_plan.c); deterministic, never timed
 } zg_planner_opts;
 void zg_planner_opts_default(zg_planner_opts *o);
 

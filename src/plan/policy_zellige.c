@@ -1,17 +1,20 @@
 // policy_zellige.c — `--policy zellige`: the two-stage Anchor/Filler planner (reference §5):
 // catalog cut, exact lexicographic anchor placement over ECF counts (zel_anchor.c, zel_bb.c),
 // greedy filler packing (zel_filler.c). The planner state keeps the previous step's anchor
-// choices as a warm start and, for the fast path (large worlds), the priced option templates
-// of every sequence shape seen so far (zel_cache.c: exact, reset when anything that affects a
-// price changes). docs/planner-zellige.md describes the method and its results.
+// choices as a warm start and the priced options of every sequence shape seen so far: for the
+// exact path (zel_pcache.c) and for the fast path (large worlds, zel_cache.c); both exact,
+// reset when anything that affects a price changes. docs/planner-zellige.md describes the
+// method and its results.
 #include <stdlib.h>
 
 #include "plan/zel_fast.h"
 #include "plan/zel_internal.h"
+#include "plan/zel_pcache.h"
 
 typedef struct zstate {
     zel_warm *warm;    // previous step's anchor choices (exact path)
     zel_cache *cache;  // priced templates per sequence shape (fast path)
+    zel_pcache *opts;  // priced options per sequence shape (exact path)
 } zstate;
 
 static void zellige_free(zg_planner *pl) {
@@ -19,6 +22,7 @@ static void zellige_free(zg_planner *pl) {
     if (z) {
         zel_warm_free(z->warm);
         zel_cache_free(z->cache);
+        zel_pcache_free(z->opts);
         free(z);
     }
     pl->state = NULL;
@@ -29,7 +33,8 @@ static zg_status zellige_init(zg_planner *pl, zg_error *err) {
     pl->state = z;
     if (z) z->warm = zel_warm_new();
     if (z && z->warm) z->cache = zel_cache_new();
-    if (!z || !z->warm || !z->cache) {
+    if (z && z->cache) z->opts = zel_pcache_new();
+    if (!z || !z->warm || !z->cache || !z->opts) {
         zellige_free(pl);
         return zg_error_set(err, ZG_ERR_NOMEM, "zellige: out of memory");
     }
@@ -43,7 +48,7 @@ static zg_status plan_zellige(zg_planner *pl, const zg_batch *b, zg_plan *out, z
         !pl->ctx.opts.exact_rank_prices && b && b->n > 0)
         return zel_fast_plan_cached(&pl->ctx, b, z->cache, out, NULL, err);
     zg_problem pr;
-    zg_status st = zg_problem_build(&pl->ctx, b, &pr, err);
+    zg_status st = zg_problem_build_cached(&pl->ctx, b, z->opts, &pr, err);
     if (st) return st;
     zel_result res;
     st = zel_two_stage(&pl->ctx, &pr, b, z->warm, &res, err);

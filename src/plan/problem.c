@@ -4,14 +4,16 @@
 #include <string.h>
 
 #include "plan/plan.h"
+#include "plan/zel_pcache.h"
 
 // One distinct "pricing key" (sequences the pricer cannot tell apart), then merged by options.
 typedef struct proto {
     int64_t first;     // smallest batch index in the proto (after merging: of the group)
     int64_t *members;  // ascending
     int64_t count;
-    zg_option *opts;
+    const zg_option *opts;
     int32_t n_opts;
+    int32_t own;       // 1: opts is ours to free (0: it belongs to the option cache)
     double whole_time, whole_mem;
 } proto;
 
@@ -29,6 +31,70 @@ static int cmp_price_key(const void *pa, const void *pb, void *ctx) {
     if ((c = cmp_i64(a->width, b->width))) return c;
     if ((c = cmp_i64(a->text_tokens, b->text_tokens))) return c;
     return strncmp(a->bucket, b->bucket, ZG_BUCKET_NAME_MAX);
+}
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ULL;
+    return h;
+}
+
+// Hash of the fields cmp_price_key compares (equal keys -> equal hashes).
+static uint64_t price_key_hash(const zg_seq *s) {
+    int64_t k[6] = {s->tokens, s->kind, s->frames, s->height, s->width, s->text_tokens};
+    uint64_t h = fnv1a(1469598103934665603ULL, k, sizeof k);
+    return fnv1a(h, s->bucket, strnlen(s->bucket, ZG_BUCKET_NAME_MAX));
+}
+
+// order[0..n) = the batch indices stably sorted by cmp_price_key (equal keys keep ascending
+// index order), computed by hashing the keys into classes, sorting only the distinct keys and
+// placing every index after its class's predecessors: O(n + k log k) instead of O(n log n)
+// comparisons, the same array as zg_sort_stable would give.
+static zg_status price_key_order(const zg_batch *b, int64_t *order, zg_error *err) {
+    int64_t n = b->n;
+    int64_t n_slots = 16;
+    while (n_slots < 2 * n) n_slots *= 2;
+    uint64_t mask = (uint64_t)n_slots - 1;
+    int64_t *slot = zg_calloc((size_t)n_slots, sizeof *slot, err);  // class + 1 (0 = empty)
+    int64_t *cls = zg_calloc((size_t)n, sizeof *cls, err);         // class of each index
+    int64_t *rep = zg_calloc((size_t)n, sizeof *rep, err);         // first index of a class
+    int64_t *cnt = zg_calloc((size_t)n + 1, sizeof *cnt, err);     // members, then next slot
+    uint64_t *hash = zg_calloc((size_t)n, sizeof *hash, err);      // of each class
+    int64_t *pos = zg_calloc((size_t)n, sizeof *pos, err);         // class -> sorted position
+    zg_status st = (!slot || !cls || !rep || !cnt || !hash || !pos) ? ZG_ERR_NOMEM : ZG_OK;
+    int64_t k = 0;
+    for (int64_t i = 0; !st && i < n; i++) {
+        uint64_t h = price_key_hash(&b->seqs[i]), j = h & mask;
+        for (; slot[j]; j = (j + 1) & mask) {
+            int64_t c = slot[j] - 1;
+            if (hash[c] == h && cmp_price_key(&rep[c], &i, b->seqs) == 0) break;
+        }
+        if (!slot[j]) {
+            slot[j] = k + 1;
+            rep[k] = i, hash[k] = h, cnt[k] = 0;
+            k++;
+        }
+        cls[i] = slot[j] - 1;
+        cnt[cls[i]]++;
+    }
+    // the distinct keys in key order (their first indices, all keys different: no ties)
+    int64_t *sorted = order;  // the first k entries, rewritten below
+    if (!st) {
+        memcpy(sorted, rep, sizeof *rep * (size_t)k);
+        st = zg_sort_stable(sorted, (size_t)k, sizeof *sorted, cmp_price_key, b->seqs, err);
+    }
+    if (!st) {
+        // class of each sorted representative: the representative is its class's first index
+        int64_t at = 0;
+        for (int64_t q = 0; q < k; q++) {
+            int64_t c = cls[sorted[q]];
+            pos[c] = at;
+            at += cnt[c];
+        }
+        for (int64_t i = 0; i < n; i++) order[pos[cls[i]]++] = i;
+    }
+    free(slot), free(cls), free(rep), free(cnt), free(hash), free(pos);
+    return st;
 }
 
 // Orders protos by the group key: tokens, bucket, whole price, options (bitwise), then first.
@@ -111,6 +177,32 @@ void zg_problem_free(zg_problem *pr) {
 
 zg_status zg_problem_build(const zg_plan_ctx *ctx, const zg_batch *b, zg_problem *pr,
                            zg_error *err) {
+    return zg_problem_build_cached(ctx, b, NULL, pr, err);
+}
+
+// The options and whole price of s: enumerated and priced, or from the cache (same values).
+static zg_status proto_price(const zg_plan_ctx *ctx, const zg_seq *s, zel_pcache *cache,
+                             proto *p, zg_error *err) {
+    zg_price whole;
+    zg_status st;
+    if (cache) {
+        st = zel_pcache_options(cache, ctx, s, &p->opts, &p->n_opts, &whole, err);
+    } else {
+        zg_option *o = NULL;
+        st = zg_options_enumerate(ctx, s, &o, &p->n_opts, err);
+        p->opts = o;
+        p->own = 1;
+        int32_t r0 = 0;
+        if (!st) st = zg_pricer_price(ctx->pricer, s, (zg_config){1, 1, 1}, &r0, 1, &whole, err);
+    }
+    if (st) return st;
+    p->whole_time = whole.time;
+    p->whole_mem = whole.mem;
+    return ZG_OK;
+}
+
+zg_status zg_problem_build_cached(const zg_plan_ctx *ctx, const zg_batch *b, zel_pcache *cache,
+                                  zg_problem *pr, zg_error *err) {
     memset(pr, 0, sizeof *pr);
     zg_arena_init(&pr->arena, 1 << 16);
     if (!ctx || !ctx->model || !ctx->cluster || !ctx->pricer || !b)
@@ -127,7 +219,8 @@ zg_status zg_problem_build(const zg_plan_ctx *ctx, const zg_batch *b, zg_problem
                                 (long long)b->seqs[i].id, (long long)b->seqs[i].tokens);
     if (b->n == 0) return ZG_OK;
 
-    zg_status st = ZG_OK;
+    zg_status st = cache ? zel_pcache_begin(cache, ctx, err) : ZG_OK;
+    if (st) return st;
     int64_t n = b->n, n_protos = 0, bad = -1;
     int64_t *order = zg_calloc((size_t)n, sizeof *order, err);
     proto *protos = zg_calloc((size_t)n, sizeof *protos, err);
@@ -135,8 +228,7 @@ zg_status zg_problem_build(const zg_plan_ctx *ctx, const zg_batch *b, zg_problem
         st = ZG_ERR_NOMEM;
         goto done;
     }
-    for (int64_t i = 0; i < n; i++) order[i] = i;
-    st = zg_sort_stable(order, (size_t)n, sizeof *order, cmp_price_key, b->seqs, err);
+    st = price_key_order(b, order, err);
     if (st) goto done;
 
     // price each distinct key once
@@ -153,15 +245,9 @@ zg_status zg_problem_build(const zg_plan_ctx *ctx, const zg_batch *b, zg_problem
         memcpy(p->members, order + lo, (size_t)p->count * sizeof *order);  // ascending (stable)
         p->first = p->members[0];
         const zg_seq *s = &b->seqs[p->first];
-        st = zg_options_enumerate(ctx, s, &p->opts, &p->n_opts, err);
+        st = proto_price(ctx, s, cache, p, err);
         if (st) goto done;
         if (p->n_opts == 0 && (bad < 0 || p->first < bad)) bad = p->first;
-        zg_price whole;
-        int32_t r0 = 0;
-        st = zg_pricer_price(ctx->pricer, s, (zg_config){1, 1, 1}, &r0, 1, &whole, err);
-        if (st) goto done;
-        p->whole_time = whole.time;
-        p->whole_mem = whole.mem;
         lo = hi;
     }
     if (bad >= 0) {
@@ -225,7 +311,7 @@ done:
     if (protos)
         for (int64_t i = 0; i < n_protos; i++) {
             free(protos[i].members);
-            free(protos[i].opts);
+            if (protos[i].own) free((void *)protos[i].opts);
         }
     free(protos);
     free(order);

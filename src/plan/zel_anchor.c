@@ -130,6 +130,12 @@ zg_status zel_anchor_solve(const zel_model *m, double eps, const zel_limits *lim
 zg_status zel_anchor_solve_alts(const zel_model *m, double eps, const zel_limits *lim,
                                 const int32_t *warm, zel_sol *sol, zel_sol *alt0, zel_sol *alt1,
                                 zel_stage1 *st, zg_error *err) {
+    return zel_anchor_solve_split(m, eps, lim, NULL, warm, sol, alt0, alt1, st, err);
+}
+
+zg_status zel_anchor_solve_split(const zel_model *m, double eps, const zel_limits *lim,
+                                 const zel_limits *lim_split, const int32_t *warm, zel_sol *sol,
+                                 zel_sol *alt0, zel_sol *alt1, zel_stage1 *st, zg_error *err) {
     double t0 = zg_time_now();
     if (alt0) alt0->T = INFINITY;
     if (alt1) alt1->T = INFINITY;
@@ -170,7 +176,8 @@ zg_status zel_anchor_solve_alts(const zel_model *m, double eps, const zel_limits
     if (alt1) zel_sol_copy(m, alt1, sol);  // min T before the split minimisation
     if (sol->K > 0) {
         double tcap = (1 + eps) * sol->T;
-        if ((rc = zel_solve_minsplit(m, tcap, sol, lim, &s2, err))) return rc;
+        if ((rc = zel_solve_minsplit(m, tcap, sol, lim_split ? lim_split : lim, &s2, err)))
+            return rc;
         done2 = s2.complete;
     }
     st->K = sol->K;

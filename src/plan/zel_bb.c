@@ -41,6 +41,7 @@ typedef struct bb {
     zel_rmq rl, rh;
     cand *cs;
     size_t cs_n, cs_cap;
+    cand *ctmp;     // max group n_opts: cand_sort's buffer
     uint8_t *inv;   // n_grps x n_sym
     int32_t *tmp;   // max group count
     double *scr;    // 2 * n_ranks scratch for the fluid model
@@ -64,12 +65,42 @@ static double cap_of(const bb *c) {
 // Usable block result e under the current phase.
 static int fits(const bb *c, double e, double lim) { return c->phase == 1 ? e < lim : e <= lim; }
 
-static int cand_cmp(const void *pa, const void *pb) {
-    const cand *a = pa, *b = pb;
-    if (a->cls != b->cls) return a->cls < b->cls ? -1 : 1;
-    if (a->k1 != b->k1) return a->k1 < b->k1 ? -1 : 1;
-    if (a->k2 != b->k2) return a->k2 < b->k2 ? -1 : 1;
-    return (a->o > b->o) - (a->o < b->o);
+// Children order: class, then k1, then k2, then the option index (a total order).
+static inline int cand_less(const cand *a, const cand *b) {
+    if (a->cls != b->cls) return a->cls < b->cls;
+    if (a->k1 != b->k1) return a->k1 < b->k1;
+    if (a->k2 != b->k2) return a->k2 < b->k2;
+    return a->o < b->o;
+}
+
+// Sorts a[0..n) by cand_less (a total order: the option index breaks every tie, so any
+// correct sort gives the same array as the qsort it replaces). Insertion sort on runs of 16,
+// then bottom-up merges through tmp (n entries); inlined comparisons instead of qsort's
+// indirect calls.
+static void cand_sort(cand *a, size_t n, cand *tmp) {
+    enum { RUN = 16 };
+    for (size_t lo = 0; lo < n; lo += RUN) {
+        size_t hi = lo + RUN < n ? lo + RUN : n;
+        for (size_t i = lo + 1; i < hi; i++) {
+            cand x = a[i];
+            size_t j = i;
+            for (; j > lo && cand_less(&x, &a[j - 1]); j--) a[j] = a[j - 1];
+            a[j] = x;
+        }
+    }
+    cand *src = a, *dst = tmp;
+    for (size_t w = RUN; w < n; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            size_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) dst[k++] = cand_less(&src[j], &src[i]) ? src[j++] : src[i++];
+            while (i < mid) dst[k++] = src[i++];
+            while (j < hi) dst[k++] = src[j++];
+        }
+        cand *t = src;
+        src = dst, dst = t;
+    }
+    if (src != a) memcpy(a, src, sizeof *a * n);
 }
 
 static void apply(bb *c, const zel_opt *o, double sign) {
@@ -255,9 +286,19 @@ static void node(bb *c, int64_t u) {
             c->inv[(size_t)gi * (size_t)m->n_sym + (size_t)k] = (uint8_t)inv;
         }
     }
-    zel_rmq_build(&c->rl, c->L);
-    zel_rmq_build(&c->rh, c->H);
+    // Block maxima for the children (and the bound's block scan). In phase 1 with the static
+    // per-group terms (suf, gfl) the bound reads no block maximum, so the tables are built only
+    // for nodes the bound keeps.
+    int late = c->phase == 1 && c->suf && c->gfl;
+    if (!late) {
+        zel_rmq_build(&c->rl, c->L);
+        zel_rmq_build(&c->rh, c->H);
+    }
     if (!node_bound(c, u, gi, lo)) return;
+    if (late) {
+        zel_rmq_build(&c->rl, c->L);
+        zel_rmq_build(&c->rh, c->H);
+    }
 
     // Children: options >= lo that fit, best first.
     double lim = cap_of(c);
@@ -296,7 +337,7 @@ static void node(bb *c, int64_t u) {
         c->cs[c->cs_n++] = (cand){e, o->area, j, c->phase == 2 ? o->split : 0};
     }
     size_t n = c->cs_n - base;
-    qsort(c->cs + base, n, sizeof(cand), cand_cmp);
+    cand_sort(c->cs + base, n, c->ctmp);
     for (size_t i = 0; i < n && !c->stop; i++) {
         cand cd = c->cs[base + i];
         if (!fits(c, cd.k1, cap_of(c))) {
@@ -340,8 +381,12 @@ static zg_status run(const zel_model *m, int phase, double tcap, zel_sol *best,
     c.cur = malloc(sizeof(int32_t) * (size_t)(m->n_units + 1));
     c.tmp = malloc(sizeof(int32_t) * (size_t)maxc);
     c.inv = calloc((size_t)m->n_grps * (size_t)m->n_sym + 1, 1);
-    if (!buf || !lg || !c.cur || !c.tmp || !c.inv) {
-        free(buf), free(lg), free(c.cur), free(c.tmp), free(c.inv);
+    int32_t maxo = 1;
+    for (int32_t i = 0; i < m->n_grps; i++)
+        if (m->grps[i].n_opts > maxo) maxo = m->grps[i].n_opts;
+    c.ctmp = malloc(sizeof(cand) * (size_t)maxo);
+    if (!buf || !lg || !c.cur || !c.tmp || !c.inv || !c.ctmp) {
+        free(buf), free(lg), free(c.cur), free(c.tmp), free(c.inv), free(c.ctmp);
         return zg_error_set(err, ZG_ERR_NOMEM, "zellige: out of memory in the exact search");
     }
     c.rl = (zel_rmq){N, levels, buf, lg};
@@ -414,7 +459,7 @@ static zg_status run(const zel_model *m, int phase, double tcap, zel_sol *best,
     if (c.fc_ok) zel_fluid_ctx_free(&c.fc);
     free(c.cov);
     free(c.sfl), free(sfl_buf), free(c.gfl), free(c.suf), free(suf_buf);
-    free(buf), free(lg), free(c.cur), free(c.tmp), free(c.inv), free(c.cs);
+    free(buf), free(lg), free(c.cur), free(c.tmp), free(c.inv), free(c.cs), free(c.ctmp);
     if (c.oom) return zg_error_set(err, ZG_ERR_NOMEM, "zellige: out of memory in the search");
     if (st) {
         st->nodes = c.nodes;

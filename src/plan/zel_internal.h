@@ -224,6 +224,11 @@ zg_status zel_anchor_solve_alts(const zel_model *m, double eps, const zel_limits
                                 const int32_t *warm, zel_sol *sol, zel_sol *alt0, zel_sol *alt1,
                                 zel_stage1 *st, zg_error *err);
 
+// The same with separate limits for the split phase (lim_split; NULL = lim).
+zg_status zel_anchor_solve_split(const zel_model *m, double eps, const zel_limits *lim,
+                                 const zel_limits *lim_split, const int32_t *warm, zel_sol *sol,
+                                 zel_sol *alt0, zel_sol *alt1, zel_stage1 *st, zg_error *err);
+
 // Per-sequence choice: the option (index into its zg_group.opts) of every batch index.
 // Stage 2: whole fillers on top of ledgers L/H (n_ranks, updated in place), §5.3 rule, then a
 // deterministic local repair of the worst rank. fill[] lists filler group indices (any order;

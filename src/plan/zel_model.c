@@ -403,6 +403,29 @@ double zel_model_lower_bound(const zel_model *m) {
 
 // ---- greedy incumbent -------------------------------------------------------------------------
 
+// Objective of the state with option o added on top of L, H (restored exactly afterwards: the
+// block's values are saved, not subtracted back). Returns 0 without evaluating when o does not
+// fit the memory cap or when its block's new maximum load already exceeds `above` (the
+// objective is at least that maximum, so the caller would reject it). sv: 2 * degree doubles.
+static int try_option(const zel_model *m, const zel_opt *o, double *L, double *H, double *sv,
+                      double above, double *t) {
+    int32_t s0 = o->start, d = o->degree;
+    double mx = 0;
+    for (int32_t i = 0; i < d; i++) {
+        if (H[s0 + i] + o->mem > m->mem_cap) return 0;
+        double v = L[s0 + i] + o->time;
+        if (v > mx) mx = v;
+    }
+    if (mx > above) return 0;
+    memcpy(sv, L + s0, sizeof(double) * (size_t)d);
+    memcpy(sv + d, H + s0, sizeof(double) * (size_t)d);
+    for (int32_t i = 0; i < d; i++) L[s0 + i] += o->time, H[s0 + i] += o->mem;
+    *t = zel_objective(m, L, H, NULL);
+    memcpy(L + s0, sv, sizeof(double) * (size_t)d);
+    memcpy(H + s0, sv + d, sizeof(double) * (size_t)d);
+    return 1;
+}
+
 // One greedy pass with target `tgt`; returns 1 and fills opt/T/K if every unit got an option.
 static int greedy_pass(const zel_model *m, double tgt, double *L, double *H, zel_rmq *rl,
                        zel_rmq *rh, int32_t *opt, double *T, int64_t *K) {
@@ -444,8 +467,8 @@ static int greedy_pass(const zel_model *m, double tgt, double *L, double *H, zel
 // Objective-driven greedy (for the memory-aware model, where block heights alone say little):
 // units in group order, each to the option with the lowest model objective of the partial
 // state, the later units counted as fluid area; ties by area, then index.
-static int greedy_objective(const zel_model *m, double *L, double *H, double *scr, int32_t *opt,
-                            double *T, int64_t *K) {
+static int greedy_objective_run(const zel_model *m, double *L, double *H, double *scr,
+                                double *sv, int32_t *opt, double *T, int64_t *K) {
     int32_t N = m->n_ranks;
     memcpy(L, m->base_load, sizeof(double) * (size_t)N);
     memcpy(H, m->base_mem, sizeof(double) * (size_t)N);
@@ -461,13 +484,8 @@ static int greedy_objective(const zel_model *m, double *L, double *H, double *sc
         double bt = INFINITY, ba = INFINITY;
         for (int32_t j = 0; j < G->n_opts; j++) {
             const zel_opt *o = &G->opts[j];
-            int ok = 1;
-            for (int32_t r = o->start; r < o->start + o->degree && ok; r++)
-                ok = H[r] + o->mem <= m->mem_cap;
-            if (!ok) continue;
-            for (int32_t r = o->start; r < o->start + o->degree; r++) L[r] += o->time, H[r] += o->mem;
-            double t = zel_objective(&mm, L, H, scr);
-            for (int32_t r = o->start; r < o->start + o->degree; r++) L[r] -= o->time, H[r] -= o->mem;
+            double t;
+            if (!try_option(&mm, o, L, H, sv, bt * (1 + 1e-12), &t)) continue;
             if (t < bt * (1 - 1e-12) || (t <= bt * (1 + 1e-12) && o->area < ba)) {
                 if (t < bt) bt = t;
                 ba = o->area, best = j;
@@ -484,14 +502,24 @@ static int greedy_objective(const zel_model *m, double *L, double *H, double *sc
     return 1;
 }
 
+static int greedy_objective(const zel_model *m, double *L, double *H, double *scr, int32_t *opt,
+                            double *T, int64_t *K) {
+    int32_t N = m->n_ranks;
+    double *sv = malloc(sizeof(double) * 2 * (size_t)(N > 0 ? N : 1));
+    if (!sv) return 0;
+    int done = greedy_objective_run(m, L, H, scr, sv, opt, T, K);
+    free(sv);
+    return done;
+}
+
 // 1-opt descent: moves one unit to another option of its group while that lowers (T, K);
 // deterministic (units and options in order, best move per sweep). max_sweeps bounds the work.
 void zel_local_improve(const zel_model *m, zel_sol *s, int32_t max_sweeps) {
     int32_t N = m->n_ranks;
     if (m->n_units == 0 || s->T == INFINITY) return;
-    double *L = malloc(sizeof(double) * 4 * (size_t)N);
+    double *L = malloc(sizeof(double) * 6 * (size_t)N);
     if (!L) return;
-    double *H = L + N, *scr = H + N;
+    double *H = L + N, *scr = H + N, *sv = scr + 2 * N;
     if (!zel_sol_eval(m, s->opt, L, H, NULL, NULL)) {
         free(L);
         return;
@@ -510,13 +538,8 @@ void zel_local_improve(const zel_model *m, zel_sol *s, int32_t max_sweeps) {
             for (int32_t j = 0; j < G->n_opts; j++) {
                 if (j == s->opt[u]) continue;
                 const zel_opt *o = &G->opts[j];
-                int ok = 1;
-                for (int32_t r = o->start; r < o->start + o->degree && ok; r++)
-                    ok = H[r] + o->mem <= m->mem_cap;
-                if (!ok) continue;
-                for (int32_t r = o->start; r < o->start + o->degree; r++) L[r] += o->time, H[r] += o->mem;
-                double t = zel_objective(m, L, H, scr);
-                for (int32_t r = o->start; r < o->start + o->degree; r++) L[r] -= o->time, H[r] -= o->mem;
+                double t;
+                if (!try_option(m, o, L, H, sv, bT * (1 + 1e-12), &t)) continue;
                 int64_t k = K - a->split + o->split;
                 if (t < bT * (1 - 1e-12) || (t <= bT * (1 + 1e-12) && k < bK)) {
                     bT = t < bT ? t : bT;

@@ -1,0 +1,355 @@
+// zel_pcache.c — exact cross-step cache of priced options for the exact path (zel_pcache.h).
+// A miss makes exactly the calls of an uncached build (zg_options_enumerate, then the whole
+// price) and stores their results; a hit returns them after re-pricing the whole option and one
+// probe. Entries live in their own malloc blocks, found through a hash table.
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/zel_pcache.h"
+
+#define ZEL_PCACHE_DEFAULT_BUDGET ((size_t)32 << 20)
+
+typedef struct pentry {
+    // key: the fields the pricer may look at
+    int64_t tokens;
+    int32_t kind, frames, height, width, text_tokens;
+    char bucket[ZG_BUCKET_NAME_MAX];
+    uint64_t hash;
+    // value
+    zg_option *opts;
+    int32_t n_opts;
+    zg_price whole;
+    int32_t probe; // index of an option priced by a direct call (not a shifted copy)
+    uint64_t used; // stamp of the last build that used it
+    size_t bytes;
+    struct pentry *next; // in the retired list
+} pentry;
+
+struct zel_pcache {
+    // context fingerprint
+    int ctx_valid;
+    zg_model model;
+    zg_cluster cluster;
+    const zg_pricer *pricer;
+    const char *kind;
+    void *impl;
+    zg_status (*price)(const zg_pricer *, const zg_seq *, zg_config, const int32_t *, int32_t,
+                       zg_price *, zg_error *);
+    double mem_cap, mem_base;
+    zg_rankset_family family;
+    int32_t max_degree, exact_rank_prices, rpn;
+    // entries
+    int32_t n_ent, cap_ent;
+    pentry **ent;
+    int32_t n_slots; // power of two, > 2 * n_ent
+    int32_t *slot;   // open addressing: index into ent, -1 empty
+    size_t bytes, budget;
+    uint64_t stamp;
+    zel_pcache_stats st;
+    pentry *retired; // dropped during a build while its options may be in use; freed later
+    int32_t *ranks;  // scratch: a probe's rank list
+    int32_t ranks_cap;
+};
+
+zel_pcache *zel_pcache_new(void) {
+    zel_pcache *c = calloc(1, sizeof *c);
+    if (c) c->budget = ZEL_PCACHE_DEFAULT_BUDGET;
+    return c;
+}
+
+static void free_retired(zel_pcache *c) {
+    while (c->retired) {
+        pentry *e = c->retired;
+        c->retired = e->next;
+        free(e->opts);
+        free(e);
+    }
+}
+
+static void drop_entries(zel_pcache *c) {
+    free_retired(c);
+    for (int32_t i = 0; i < c->n_ent; i++) {
+        free(c->ent[i]->opts);
+        free(c->ent[i]);
+    }
+    c->n_ent = 0;
+    c->bytes = 0;
+    for (int32_t i = 0; i < c->n_slots; i++)
+        c->slot[i] = -1;
+}
+
+void zel_pcache_clear(zel_pcache *c) {
+    if (!c) return;
+    drop_entries(c);
+    c->ctx_valid = 0;
+    c->st.resets++;
+}
+
+void zel_pcache_free(zel_pcache *c) {
+    if (!c) return;
+    drop_entries(c);
+    free(c->ent), free(c->slot), free(c->ranks);
+    free(c);
+}
+
+void zel_pcache_set_budget(zel_pcache *c, size_t max_bytes) {
+    if (c) c->budget = max_bytes;
+}
+
+zel_pcache_stats zel_pcache_get_stats(const zel_pcache *c) {
+    zel_pcache_stats s;
+    memset(&s, 0, sizeof s);
+    if (!c) return s;
+    s = c->st;
+    s.n_entries = c->n_ent;
+    s.bytes = c->bytes;
+    return s;
+}
+
+// ---- context ---------------------------------------------------------------------------------
+
+static int same_model(const zg_model *a, const zg_model *b) {
+    return !strncmp(a->name, b->name, sizeof a->name) &&
+           !memcmp(&a->arch, &b->arch, sizeof *a - offsetof(zg_model, arch));
+}
+
+static int same_cluster(const zg_cluster *a, const zg_cluster *b) {
+    return !strncmp(a->name, b->name, sizeof a->name) &&
+           !strncmp(a->device, b->device, sizeof a->device) &&
+           !memcmp(&a->world_size, &b->world_size, sizeof *a - offsetof(zg_cluster, world_size));
+}
+
+static int same_ctx(const zel_pcache *c, const zg_plan_ctx *ctx) {
+    const zg_pricer *p = ctx->pricer;
+    return c->ctx_valid && c->pricer == p && c->kind == p->kind && c->impl == p->impl &&
+           c->price == p->price && !memcmp(&c->mem_cap, &p->mem_cap, sizeof(double)) &&
+           !memcmp(&c->mem_base, &p->mem_base, sizeof(double)) && c->family == ctx->opts.family &&
+           c->max_degree == zg_plan_ctx_max_degree(ctx) &&
+           c->exact_rank_prices == ctx->opts.exact_rank_prices &&
+           same_model(&c->model, ctx->model) && same_cluster(&c->cluster, ctx->cluster);
+}
+
+static int cmp_used(const void *pa, const void *pb) {
+    const pentry *a = *(pentry *const *)pa, *b = *(pentry *const *)pb;
+    return (a->used > b->used) - (a->used < b->used);
+}
+
+static void rehash(zel_pcache *c) {
+    for (int32_t i = 0; i < c->n_slots; i++)
+        c->slot[i] = -1;
+    uint32_t mask = (uint32_t)c->n_slots - 1;
+    for (int32_t i = 0; i < c->n_ent; i++) {
+        uint32_t j = (uint32_t)c->ent[i]->hash & mask;
+        while (c->slot[j] >= 0)
+            j = (j + 1) & mask;
+        c->slot[j] = i;
+    }
+}
+
+zg_status zel_pcache_begin(zel_pcache *c, const zg_plan_ctx *ctx, zg_error *err) {
+    if (!c || !ctx || !ctx->model || !ctx->cluster || !ctx->pricer)
+        return zg_error_set(err, ZG_ERR_INVALID,
+                            "option cache: needs a cache and a full "
+                            "planner context");
+    if (!same_ctx(c, ctx)) {
+        if (c->ctx_valid || c->n_ent) zel_pcache_clear(c);
+        const zg_pricer *p = ctx->pricer;
+        c->model = *ctx->model;
+        c->cluster = *ctx->cluster;
+        c->pricer = p;
+        c->kind = p->kind;
+        c->impl = p->impl;
+        c->price = p->price;
+        c->mem_cap = p->mem_cap;
+        c->mem_base = p->mem_base;
+        c->family = ctx->opts.family;
+        c->max_degree = zg_plan_ctx_max_degree(ctx);
+        c->exact_rank_prices = ctx->opts.exact_rank_prices;
+        int32_t w = ctx->cluster->world_size, rpn = ctx->cluster->ranks_per_node;
+        c->rpn = rpn > 0 && rpn <= w ? rpn : (w > 0 ? w : 1);
+        c->ctx_valid = 1;
+    }
+    free_retired(c);
+    c->stamp++;
+    if (c->bytes > c->budget && c->n_ent > 0) {
+        // least recently used first (ties in any order: that only decides what is re-priced)
+        qsort(c->ent, (size_t)c->n_ent, sizeof *c->ent, cmp_used);
+        int32_t k = 0;
+        while (k < c->n_ent && c->bytes > c->budget / 4 * 3) {
+            c->bytes -= c->ent[k]->bytes;
+            free(c->ent[k]->opts);
+            free(c->ent[k]);
+            k++, c->st.evicted++;
+        }
+        memmove(c->ent, c->ent + k, sizeof *c->ent * (size_t)(c->n_ent - k));
+        c->n_ent -= k;
+        rehash(c);
+    }
+    return ZG_OK;
+}
+
+// ---- entries ---------------------------------------------------------------------------------
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+    const unsigned char *s = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ s[i]) * 1099511628211ULL;
+    return h;
+}
+
+static uint64_t key_hash(const zg_seq *s) {
+    uint64_t h = 1469598103934665603ULL;
+    int32_t k[5] = {(int32_t)s->kind, s->frames, s->height, s->width, s->text_tokens};
+    h = fnv(h, &s->tokens, sizeof s->tokens);
+    h = fnv(h, k, sizeof k);
+    return fnv(h, s->bucket, strnlen(s->bucket, ZG_BUCKET_NAME_MAX));
+}
+
+static int key_eq(const pentry *e, const zg_seq *s, uint64_t h) {
+    return e->hash == h && e->tokens == s->tokens && e->kind == (int32_t)s->kind &&
+           e->frames == s->frames && e->height == s->height && e->width == s->width &&
+           e->text_tokens == s->text_tokens && !strncmp(e->bucket, s->bucket, ZG_BUCKET_NAME_MAX);
+}
+
+static pentry *lookup(const zel_pcache *c, const zg_seq *s, uint64_t h) {
+    if (!c->n_slots) return NULL;
+    uint32_t mask = (uint32_t)c->n_slots - 1;
+    for (uint32_t j = (uint32_t)h & mask; c->slot[j] >= 0; j = (j + 1) & mask)
+        if (key_eq(c->ent[c->slot[j]], s, h)) return c->ent[c->slot[j]];
+    return NULL;
+}
+
+// Adds e; returns 0 (cache unchanged, caller keeps e) when out of memory.
+static int insert(zel_pcache *c, pentry *e) {
+    if (c->n_ent == c->cap_ent) {
+        int32_t ncap = c->cap_ent ? 2 * c->cap_ent : 16;
+        pentry **t = realloc(c->ent, sizeof *t * (size_t)ncap);
+        if (!t) return 0;
+        c->ent = t, c->cap_ent = ncap;
+    }
+    if (2 * (c->n_ent + 1) >= c->n_slots) {
+        int32_t want = c->n_slots ? 2 * c->n_slots : 64;
+        int32_t *t = realloc(c->slot, sizeof *t * (size_t)want);
+        if (!t) return 0;
+        c->slot = t, c->n_slots = want;
+        rehash(c);
+    }
+    uint32_t mask = (uint32_t)c->n_slots - 1, j = (uint32_t)e->hash & mask;
+    while (c->slot[j] >= 0)
+        j = (j + 1) & mask;
+    c->slot[j] = c->n_ent;
+    c->ent[c->n_ent++] = e;
+    c->bytes += e->bytes;
+    return 1;
+}
+
+// The probe: the first option with the last option's config and offset (start % rpn). The
+// enumeration prices the first legal start of every (config, offset) by a direct call and gives
+// the later ones of that offset the same price, so this option's price is a direct call's.
+static int32_t pick_probe(const zg_option *o, int32_t n, int32_t rpn) {
+    if (n == 0) return -1;
+    const zg_option *last = &o[n - 1];
+    for (int32_t k = 0; k < n; k++)
+        if (zg_config_eq(o[k].config, last->config) && o[k].start % rpn == last->start % rpn)
+            return k;
+    return n - 1;
+}
+
+static int same_price(zg_price a, double t, double m) {
+    return !memcmp(&a.time, &t, sizeof t) && !memcmp(&a.mem, &m, sizeof m);
+}
+
+// A hit is still valid: the whole option and the probe re-priced bitwise equal.
+static zg_status still_valid(zel_pcache *c, const zg_plan_ctx *ctx, const zg_seq *s,
+                             const pentry *e, zg_price *whole, int *ok, zg_error *err) {
+    int32_t r0 = 0;
+    zg_status st = zg_pricer_price(ctx->pricer, s, (zg_config){1, 1, 1}, &r0, 1, whole, err);
+    if (st) return st;
+    *ok = same_price(*whole, e->whole.time, e->whole.mem);
+    if (!*ok || e->probe < 0) return ZG_OK;
+    const zg_option *o = &e->opts[e->probe];
+    int32_t d = zg_option_degree(o);
+    if (d > c->ranks_cap) {
+        int32_t *t = realloc(c->ranks, sizeof *t * (size_t)d);
+        if (!t) return zg_error_set(err, ZG_ERR_NOMEM, "option cache: out of memory");
+        c->ranks = t, c->ranks_cap = d;
+    }
+    for (int32_t i = 0; i < d; i++)
+        c->ranks[i] = o->start + i;
+    zg_price p;
+    st = zg_pricer_price(ctx->pricer, s, o->config, c->ranks, d, &p, err);
+    if (st) return st;
+    *ok = same_price(p, o->time, o->mem);
+    return ZG_OK;
+}
+
+zg_status zel_pcache_options(zel_pcache *c, const zg_plan_ctx *ctx, const zg_seq *s,
+                             const zg_option **opts, int32_t *n_opts, zg_price *whole,
+                             zg_error *err) {
+    *opts = NULL;
+    *n_opts = 0;
+    uint64_t h = key_hash(s);
+    pentry *e = lookup(c, s, h);
+    if (e) {
+        int ok = 0;
+        zg_status st = still_valid(c, ctx, s, e, whole, &ok, err);
+        if (st) return st;
+        if (ok) {
+            e->used = c->stamp;
+            c->st.hits++;
+            *opts = e->opts;
+            *n_opts = e->n_opts;
+            return ZG_OK;
+        }
+        // the pricer changed in place: nothing cached is trusted any more. Entries may be in
+        // use by this build (earlier hits), so they are retired and freed at the next begin.
+        for (int32_t i = 0; i < c->n_ent; i++) {
+            c->ent[i]->next = c->retired;
+            c->retired = c->ent[i];
+        }
+        c->n_ent = 0;
+        c->bytes = 0;
+        for (int32_t i = 0; i < c->n_slots; i++)
+            c->slot[i] = -1;
+        c->st.resets++;
+    }
+    c->st.misses++;
+    zg_option *o = NULL;
+    int32_t n = 0;
+    zg_status st = zg_options_enumerate(ctx, s, &o, &n, err);
+    if (st) return st;
+    int32_t r0 = 0;
+    st = zg_pricer_price(ctx->pricer, s, (zg_config){1, 1, 1}, &r0, 1, whole, err);
+    if (st) {
+        free(o);
+        return st;
+    }
+    if (n == 0) { // no option fits: not cached; the caller reports the sequence
+        free(o);
+        return ZG_OK;
+    }
+    e = calloc(1, sizeof *e);
+    if (e) {
+        e->tokens = s->tokens;
+        e->kind = (int32_t)s->kind;
+        e->frames = s->frames, e->height = s->height, e->width = s->width;
+        e->text_tokens = s->text_tokens;
+        memcpy(e->bucket, s->bucket, ZG_BUCKET_NAME_MAX);
+        e->hash = h;
+        e->opts = o;
+        e->n_opts = n;
+        e->whole = *whole;
+        e->probe = pick_probe(o, n, c->rpn);
+        e->used = c->stamp;
+        e->bytes = sizeof *e + sizeof *o * (size_t)n;
+        if (insert(c, e)) {
+            *opts = o;
+            *n_opts = n;
+            return ZG_OK;
+        }
+        free(e);
+    }
+    free(o);
+    return zg_error_set(err, ZG_ERR_NOMEM, "option cache: out of memory");
+}
