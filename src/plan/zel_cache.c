@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plan/zel_ctxkey.h"
 #include "plan/zel_fast.h"
 
 #define ZEL_CACHE_DEFAULT_BUDGET ((size_t)64 << 20)
@@ -44,20 +45,7 @@ typedef struct centry {
 } centry;
 
 struct zel_cache {
-    // context fingerprint
-    int ctx_valid;
-    zg_model model;
-    zg_cluster cluster;
-    const zg_pricer *pricer;
-    void *impl;
-    zg_status (*price)(const zg_pricer *, const zg_seq *, zg_config, const int32_t *, int32_t,
-                       zg_price *, zg_error *);
-    zg_status (*price_block)(const zg_pricer *, const zg_seq *, zg_config, int32_t, int32_t,
-                             zg_price *, zg_error *);
-    zg_price_fn block_for;
-    double mem_cap, mem_base;
-    zg_rankset_family family;
-    int32_t max_degree, exact_rank_prices;
+    zel_ctx_key key;  // context fingerprint (zel_ctxkey.h)
     // context structure
     zg_arena ctx_arena;
     int32_t nc;
@@ -109,7 +97,7 @@ void zel_cache_clear(zel_cache *c) {
     drop_entries(c);
     zg_arena_free(&c->ctx_arena);
     zg_arena_init(&c->ctx_arena, 1 << 16);
-    c->ctx_valid = 0;
+    c->key.valid = 0;
     c->st.resets++;
 }
 
@@ -138,27 +126,6 @@ zel_cache_stats zel_cache_get_stats(const zel_cache *c) {
 
 // ---- context ---------------------------------------------------------------------------------
 
-static int same_model(const zg_model *a, const zg_model *b) {
-    return !strncmp(a->name, b->name, sizeof a->name) &&
-           !memcmp(&a->arch, &b->arch, sizeof *a - offsetof(zg_model, arch));
-}
-
-static int same_cluster(const zg_cluster *a, const zg_cluster *b) {
-    return !strncmp(a->name, b->name, sizeof a->name) &&
-           !strncmp(a->device, b->device, sizeof a->device) &&
-           !memcmp(&a->world_size, &b->world_size, sizeof *a - offsetof(zg_cluster, world_size));
-}
-
-static int same_ctx(const zel_cache *c, const zg_plan_ctx *ctx) {
-    const zg_pricer *p = ctx->pricer;
-    return c->ctx_valid && c->pricer == p && c->impl == p->impl && c->price == p->price &&
-           c->price_block == p->price_block && c->block_for == p->block_for &&
-           !memcmp(&c->mem_cap, &p->mem_cap, sizeof(double)) &&
-           !memcmp(&c->mem_base, &p->mem_base, sizeof(double)) &&
-           c->family == ctx->opts.family && c->max_degree == zg_plan_ctx_max_degree(ctx) &&
-           c->exact_rank_prices == ctx->opts.exact_rank_prices &&
-           same_model(&c->model, ctx->model) && same_cluster(&c->cluster, ctx->cluster);
-}
 
 // Degrees of the configs, their legal starts and offsets (start % rpn) and the first start of
 // each offset (where that offset is priced).
@@ -209,26 +176,16 @@ static zg_status build_degrees(zel_cache *c, const zg_plan_ctx *ctx, zg_error *e
 
 // Makes the cache's context match ctx (resets everything when it does not).
 static zg_status prepare(zel_cache *c, const zg_plan_ctx *ctx, zg_error *err) {
-    if (same_ctx(c, ctx)) return ZG_OK;
-    if (c->ctx_valid || c->n_ent) zel_cache_clear(c);
+    if (zel_ctx_key_same(&c->key, ctx)) return ZG_OK;
+    if (c->key.valid || c->n_ent) zel_cache_clear(c);
     const zg_cluster *cl = ctx->cluster;
-    c->model = *ctx->model;
-    c->cluster = *cl;
-    c->pricer = ctx->pricer;
-    c->impl = ctx->pricer->impl;
-    c->price = ctx->pricer->price;
-    c->price_block = ctx->pricer->price_block;
-    c->block_for = ctx->pricer->block_for;
-    c->mem_cap = ctx->pricer->mem_cap;
-    c->mem_base = ctx->pricer->mem_base;
-    c->family = ctx->opts.family;
-    c->max_degree = zg_plan_ctx_max_degree(ctx);
-    c->exact_rank_prices = ctx->opts.exact_rank_prices;
+    zel_ctx_key_set(&c->key, ctx);
+    c->key.valid = 0;  // until the degrees below are built
     c->N = cl->world_size;
     c->rpn = cl->ranks_per_node > 0 && cl->ranks_per_node <= c->N ? cl->ranks_per_node : c->N;
     c->n_degs = 0;
     zg_config *cfgs = NULL;
-    zg_status st = zg_config_enumerate(ctx->model, c->max_degree, &cfgs, &c->nc, err);
+    zg_status st = zg_config_enumerate(ctx->model, c->key.max_degree, &cfgs, &c->nc, err);
     if (st) return st;
     size_t nc1 = (size_t)c->nc + 1;
     c->cfgs = zg_arena_alloc(&c->ctx_arena, sizeof(zg_config) * nc1);
@@ -249,7 +206,7 @@ static zg_status prepare(zel_cache *c, const zg_plan_ctx *ctx, zg_error *err) {
         zel_cache_clear(c);
         return st;
     }
-    c->ctx_valid = 1;
+    c->key.valid = 1;
     return ZG_OK;
 }
 
@@ -562,7 +519,7 @@ static zg_status build_entry(zel_cache *c, const zg_plan_ctx *ctx, const zg_seq 
                                   p.time, p.mem, (long long)s->id);
                 break;
             }
-            if (p.mem > c->mem_cap) continue;
+            if (p.mem > c->key.mem_cap) continue;
             v[n++] = (tent){oi, {cf, p.time, p.mem}};
         }
     }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plan/zel_ctxkey.h"
 #include "plan/zel_pcache.h"
 
 #define ZEL_PCACHE_DEFAULT_BUDGET ((size_t)32 << 20)
@@ -27,18 +28,8 @@ typedef struct pentry {
 } pentry;
 
 struct zel_pcache {
-    // context fingerprint
-    int ctx_valid;
-    zg_model model;
-    zg_cluster cluster;
-    const zg_pricer *pricer;
-    const char *kind;
-    void *impl;
-    zg_status (*price)(const zg_pricer *, const zg_seq *, zg_config, const int32_t *, int32_t,
-                       zg_price *, zg_error *);
-    double mem_cap, mem_base;
-    zg_rankset_family family;
-    int32_t max_degree, exact_rank_prices, rpn;
+    zel_ctx_key key;  // context fingerprint (zel_ctxkey.h)
+    int32_t rpn;
     // entries
     int32_t n_ent, cap_ent;
     pentry **ent;
@@ -82,7 +73,7 @@ static void drop_entries(zel_pcache *c) {
 void zel_pcache_clear(zel_pcache *c) {
     if (!c) return;
     drop_entries(c);
-    c->ctx_valid = 0;
+    c->key.valid = 0;
     c->st.resets++;
 }
 
@@ -109,26 +100,6 @@ zel_pcache_stats zel_pcache_get_stats(const zel_pcache *c) {
 
 // ---- context ---------------------------------------------------------------------------------
 
-static int same_model(const zg_model *a, const zg_model *b) {
-    return !strncmp(a->name, b->name, sizeof a->name) &&
-           !memcmp(&a->arch, &b->arch, sizeof *a - offsetof(zg_model, arch));
-}
-
-static int same_cluster(const zg_cluster *a, const zg_cluster *b) {
-    return !strncmp(a->name, b->name, sizeof a->name) &&
-           !strncmp(a->device, b->device, sizeof a->device) &&
-           !memcmp(&a->world_size, &b->world_size, sizeof *a - offsetof(zg_cluster, world_size));
-}
-
-static int same_ctx(const zel_pcache *c, const zg_plan_ctx *ctx) {
-    const zg_pricer *p = ctx->pricer;
-    return c->ctx_valid && c->pricer == p && c->kind == p->kind && c->impl == p->impl &&
-           c->price == p->price && !memcmp(&c->mem_cap, &p->mem_cap, sizeof(double)) &&
-           !memcmp(&c->mem_base, &p->mem_base, sizeof(double)) && c->family == ctx->opts.family &&
-           c->max_degree == zg_plan_ctx_max_degree(ctx) &&
-           c->exact_rank_prices == ctx->opts.exact_rank_prices &&
-           same_model(&c->model, ctx->model) && same_cluster(&c->cluster, ctx->cluster);
-}
 
 static int cmp_used(const void *pa, const void *pb) {
     const pentry *a = *(pentry *const *)pa, *b = *(pentry *const *)pb;
@@ -152,23 +123,11 @@ zg_status zel_pcache_begin(zel_pcache *c, const zg_plan_ctx *ctx, zg_error *err)
         return zg_error_set(err, ZG_ERR_INVALID,
                             "option cache: needs a cache and a full "
                             "planner context");
-    if (!same_ctx(c, ctx)) {
-        if (c->ctx_valid || c->n_ent) zel_pcache_clear(c);
-        const zg_pricer *p = ctx->pricer;
-        c->model = *ctx->model;
-        c->cluster = *ctx->cluster;
-        c->pricer = p;
-        c->kind = p->kind;
-        c->impl = p->impl;
-        c->price = p->price;
-        c->mem_cap = p->mem_cap;
-        c->mem_base = p->mem_base;
-        c->family = ctx->opts.family;
-        c->max_degree = zg_plan_ctx_max_degree(ctx);
-        c->exact_rank_prices = ctx->opts.exact_rank_prices;
+    if (!zel_ctx_key_same(&c->key, ctx)) {
+        if (c->key.valid || c->n_ent) zel_pcache_clear(c);
+        zel_ctx_key_set(&c->key, ctx);
         int32_t w = ctx->cluster->world_size, rpn = ctx->cluster->ranks_per_node;
         c->rpn = rpn > 0 && rpn <= w ? rpn : (w > 0 ? w : 1);
-        c->ctx_valid = 1;
     }
     free_retired(c);
     c->stamp++;
