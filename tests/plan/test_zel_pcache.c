@@ -140,21 +140,6 @@ ZG_TEST(pcache_policy_plans_match_uncached) {
     zg_pricer_free(&e.pricer);
 }
 
-// A pricer wrapping the analytic one with scales the test changes in place (same object, same
-// functions, same impl pointer: only the re-priced whole option and probe can see it).
-typedef struct scaled {
-    const zg_pricer *inner;
-    double time_scale, mem_scale, split_scale; // split_scale: degree > 1 times only
-} scaled;
-static zg_status scaled_price(const zg_pricer *p, const zg_seq *s, zg_config c,
-                              const int32_t *ranks, int32_t n, zg_price *out, zg_error *err) {
-    const scaled *x = p->impl;
-    zg_status st = zg_pricer_price(x->inner, s, c, ranks, n, out, err);
-    out->time *= x->time_scale * (zg_config_degree(c) > 1 ? x->split_scale : 1.0);
-    out->mem *= x->mem_scale;
-    return st;
-}
-
 ZG_TEST(pcache_resets_on_changes) {
     env e;
     zg_error err;

@@ -38,4 +38,20 @@ static inline char *plan_text(zg_plan *p) {
     return s;
 }
 
+// A pricer wrapping another with scales a test changes in place (same object, same functions,
+// same impl pointer): only a cache's re-priced probes can see the change.
+typedef struct scaled {
+    const zg_pricer *inner;
+    double time_scale, mem_scale, split_scale;  // split_scale: degree > 1 times only
+} scaled;
+static inline zg_status scaled_price(const zg_pricer *p, const zg_seq *s, zg_config c,
+                                     const int32_t *ranks, int32_t n, zg_price *out,
+                                     zg_error *err) {
+    const scaled *x = p->impl;
+    zg_status st = zg_pricer_price(x->inner, s, c, ranks, n, out, err);
+    out->time *= x->time_scale * (zg_config_degree(c) > 1 ? x->split_scale : 1.0);
+    out->mem *= x->mem_scale;
+    return st;
+}
+
 #endif
