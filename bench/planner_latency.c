@@ -18,6 +18,7 @@
 // step 0 is cold (every shape priced) and later steps reuse the priced shapes; `cold_ms` in the
 // JSON is step 0's total. --no-cache plans every step cold.
 // --anchor-nodes N: the exact stage 1's node budget per search phase (0 = the default rule).
+// --lns-nodes N: its neighbourhood-search budget (zel_lns.c; 0 = the default rule, -1 = off).
 // Times: build = zg_problem_build (enumerating and pricing options), solve = cut + anchor
 // stage + filler stage, decode = plan construction; total = all three, which is what
 // `--policy zellige` costs per step. --steps batches per (mix, load) up to 64 ranks,
@@ -30,7 +31,7 @@ static const char *usage =
     "usage: bench_planner_latency [--clusters LIST] [--mixes LIST] [--loads high,low]\n"
     "                             [--steps N] [--steps-large N] [--family F]\n"
     "                             [--path auto|exact] [--compare] [--no-cache]\n"
-    "                             [--anchor-nodes N]\n";
+    "                             [--anchor-nodes N] [--lns-nodes N]\n";
 
 // Tokens per rank for load name ld (see the header comment).
 static int64_t load_tpr(const zb_env *e, const char *ld, double share, zg_error *err) {
@@ -49,7 +50,7 @@ int main(int argc, char **argv) {
     char clusters[256] = "8xA800,16xA800,32xA6000,64xH100,256xH100,1024xH100";
     char mixes[128] = "V35,V40,V45,V50,V55,V60", loads[32] = "high,low", family[16] = "node";
     int steps = 10, steps_large = 2, exact_only = 0, compare = 0, no_cache = 0;
-    int64_t anchor_nodes = 0;
+    int64_t anchor_nodes = 0, lns_nodes = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help")) {
@@ -73,6 +74,8 @@ int main(int argc, char **argv) {
             no_cache = 1;
         } else if (v && !strcmp(a, "--anchor-nodes")) {
             anchor_nodes = atoll(v), i++;
+        } else if (v && !strcmp(a, "--lns-nodes")) {
+            lns_nodes = atoll(v), i++;
         } else if (v && !strcmp(a, "--family")) {
             snprintf(family, sizeof family, "%s", v), i++;
         } else {
@@ -99,6 +102,7 @@ int main(int argc, char **argv) {
             return 1;
         }
         e.ctx.opts.anchor_nodes = anchor_nodes;
+        e.ctx.opts.anchor_lns_nodes = lns_nodes;
         int n_steps = e.cluster.world_size > 64 ? steps_large : steps;
         for (int l = 0; l < nld; l++) {
             for (int x = 0; x < nmx; x++) {

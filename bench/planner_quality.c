@@ -15,9 +15,13 @@
 
 static const char *usage =
     "usage: bench_planner_quality [--settings CLUSTER:LOAD,...] [--batches N] [--time-limit S]\n"
-    "                             [--mixes LIST] [--anchor-nodes N] | --export DIR\n"
+    "                             [--mixes LIST] [--anchor-nodes N] [--lns-nodes N]\n"
+    "                             | --export DIR\n"
     "                             [--export-count K]\n"
     "--anchor-nodes N: zellige's stage-1 node budget per search phase (0 = default rule);\n"
+    "--lns-nodes N: zellige's stage-1 neighbourhood-search budget (0 = default rule, -1 = off);\n"
+    "--ref-lns-nodes N: joint's (the reference's) neighbourhood-search budget (0 = default).\n"
+    "--per-batch: one line per batch (index, mix, zellige and joint makespan, gap).\n"
     "joint keeps the default (its incumbent is the default two-stage plan, not warm-started).\n";
 
 static int export_anchor_problems(const char *dir, int count) {
@@ -95,8 +99,8 @@ static int export_anchor_problems(const char *dir, int count) {
 
 int main(int argc, char **argv) {
     char settings[256] = "8xA800:high,8xA800:low", mixes[128] = "V35,V40,V45,V50,V55,V60";
-    int batches = 100, export_count = 5;
-    int64_t anchor_nodes = 0;
+    int batches = 100, export_count = 5, per_batch = 0;
+    int64_t anchor_nodes = 0, lns_nodes = 0, ref_lns_nodes = 0;
     double limit = 0.2;
     const char *export_dir = NULL;
     for (int i = 1; i < argc; i++) {
@@ -104,6 +108,8 @@ int main(int argc, char **argv) {
         if (!strcmp(a, "--help")) {
             fputs(usage, stdout);
             return 0;
+        } else if (!strcmp(a, "--per-batch")) {
+            per_batch = 1;
         } else if (v && !strcmp(a, "--settings")) {
             snprintf(settings, sizeof settings, "%s", v), i++;
         } else if (v && !strcmp(a, "--mixes")) {
@@ -114,6 +120,10 @@ int main(int argc, char **argv) {
             limit = atof(v), i++;
         } else if (v && !strcmp(a, "--anchor-nodes")) {
             anchor_nodes = atoll(v), i++;
+        } else if (v && !strcmp(a, "--lns-nodes")) {
+            lns_nodes = atoll(v), i++;
+        } else if (v && !strcmp(a, "--ref-lns-nodes")) {
+            ref_lns_nodes = atoll(v), i++;
         } else if (v && !strcmp(a, "--export")) {
             export_dir = v, i++;
         } else if (v && !strcmp(a, "--export-count")) {
@@ -152,6 +162,8 @@ int main(int argc, char **argv) {
             return 1;
         }
         zp.ctx.opts.anchor_nodes = anchor_nodes;
+        zp.ctx.opts.anchor_lns_nodes = lns_nodes;
+        jp.ctx.opts.anchor_lns_nodes = ref_lns_nodes;
         for (int k = 0; k < batches; k++) {
             zg_mix_spec spec = {zg_mix_share_from_name(mx[k % nmx]), tpr, e.video_seconds,
                                 e.cluster.world_size, 3};
@@ -173,6 +185,9 @@ int main(int argc, char **argv) {
                 return 1;
             } else {
                 double g = z.makespan / j.makespan - 1, lg = z.makespan / j.lower_bound - 1;
+                if (per_batch)
+                    printf("batch %d %s zellige %.9g joint %.9g gap %.4f%%\n", k, mx[k % nmx],
+                           z.makespan, j.makespan, 100 * g);
                 if (g < 0) g = 0;  // joint starts from the two-stage plan: never above it
                 gsum += g, lsum += lg;
                 if (g > gmax) gmax = g;

@@ -59,6 +59,9 @@ typedef struct zg_planner_opts {
                                // shifted by whole nodes reuses the price (zg_options_enumerate)
     int64_t anchor_nodes;      // zellige exact stage 1: node budget per search phase; 0 (default)
                                // = the built-in rule (zel_plan.c); deterministic, never timed
+    int64_t anchor_lns_nodes;  // zellige stage 1: node budget of the large-neighbourhood
+                               // improvement of the incumbent before the min-T search
+                               // (zel_lns.c); 0 (default) = the built-in rule, < 0 = off
 } zg_planner_opts;
 void zg_planner_opts_default(zg_planner_opts *o);
 

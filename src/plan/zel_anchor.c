@@ -63,6 +63,9 @@ static int complete_warm(const zel_model *m, const int32_t *warm, zel_sol *out) 
     return zel_sol_eval(m, out->opt, NULL, NULL, &out->T, &out->K);
 }
 
+// Least node budget of one large-neighbourhood sub-search (zel_lns.c).
+#define ZEL_LNS_SUB_MIN 100
+
 // Phase 1 by rising caps. From the greedy incumbent the search spends most of its nodes before
 // it meets the optimum (measured: from the optimum it needs 2-25x fewer on 8xA800 high load).
 // So first search below caps c = lb (1 + s), s = 0.5 %, 2 % (root gaps are 0.2-1 %; finer or
@@ -136,6 +139,13 @@ zg_status zel_anchor_solve_alts(const zel_model *m, double eps, const zel_limits
 zg_status zel_anchor_solve_split(const zel_model *m, double eps, const zel_limits *lim,
                                  const zel_limits *lim_split, const int32_t *warm, zel_sol *sol,
                                  zel_sol *alt0, zel_sol *alt1, zel_stage1 *st, zg_error *err) {
+    return zel_anchor_solve_lns(m, eps, lim, lim_split, 0, warm, sol, alt0, alt1, st, err);
+}
+
+zg_status zel_anchor_solve_lns(const zel_model *m, double eps, const zel_limits *lim,
+                               const zel_limits *lim_split, int64_t lns_nodes,
+                               const int32_t *warm, zel_sol *sol, zel_sol *alt0, zel_sol *alt1,
+                               zel_stage1 *st, zg_error *err) {
     double t0 = zg_time_now();
     if (alt0) alt0->T = INFINITY;
     if (alt1) alt1->T = INFINITY;
@@ -143,17 +153,27 @@ zg_status zel_anchor_solve_split(const zel_model *m, double eps, const zel_limit
     zg_status rc;
     double lb = zel_model_lower_bound(m);
     if (!zel_heuristic(m, lb, sol)) sol->T = INFINITY, sol->K = 0;
+    zel_sol w = {0};
+    int have_w = 0;
     if (warm) {
-        zel_sol w;
         if ((rc = zel_sol_alloc(m, &w, err))) return rc;
-        if (complete_warm(m, warm, &w) &&
-            (w.T < sol->T || (w.T == sol->T && w.K < sol->K)))
-            zel_sol_copy(m, sol, &w);
-        zel_sol_free(&w);
+        have_w = complete_warm(m, warm, &w);
     }
-    if (alt0 && sol->T < INFINITY) zel_sol_copy(m, alt0, sol);  // the incumbent
+    int w_better = have_w && (w.T < sol->T || (w.T == sol->T && w.K < sol->K));
+    if (alt0) {  // the better start: the incumbent of the search without the neighbourhoods
+        if (w_better) zel_sol_copy(m, alt0, &w);
+        else if (sol->T < INFINITY) zel_sol_copy(m, alt0, sol);
+    }
     zel_stats s1 = {0}, s2 = {0};
     int done1 = 0;
+    int64_t lns_used = 0;
+    if (w_better) zel_sol_copy(m, sol, &w);
+    if (lns_nodes > 0 && sol->T < INFINITY && sol->T > lb * (1 + ZEL_REL_TOL)) {
+        // a better incumbent first (zel_lns.c): several groups re-solved exactly at once
+        int64_t sub = lns_nodes / 8 > ZEL_LNS_SUB_MIN ? lns_nodes / 8 : ZEL_LNS_SUB_MIN;
+        lns_used = zel_lns_improve(m, sol, lns_nodes, sub);
+    }
+    if (warm) zel_sol_free(&w);
     if (sol->T <= lb * (1 + ZEL_REL_TOL) && sol->T < INFINITY) {
         done1 = 1;  // the incumbent meets the lower bound: optimal
         s1.complete = 1;
@@ -182,7 +202,7 @@ zg_status zel_anchor_solve_split(const zel_model *m, double eps, const zel_limit
     }
     st->K = sol->K;
     st->optimal = done1 && done2;
-    st->nodes = s1.nodes + s2.nodes;
+    st->nodes = lns_used + s1.nodes + s2.nodes;
     st->seconds = zg_time_now() - t0;
     return ZG_OK;
 }

@@ -7,8 +7,11 @@
 //   * lower bound = max(current max load, for each remaining group the lowest block-max + price
 //     over its fitting options, (current total load + sum of remaining counts x cheapest
 //     fitting area) / N)  -> prune if >= incumbent (min-max phase);
-//   * memory-aware model (phase 1): the cover bound of zel_bound_cover.c (can the fillers still
-//     fit under the incumbent, given how the anchor pieces cover each rank's memory-idle time);
+//   * memory-aware model (phase 1): children whose area term already reaches the incumbent are
+//     dropped when they are generated (skip_child), not entered. The cover bound
+//     (zel_bound_cover.c) is no longer evaluated per node: once those children are gone it cost
+//     more than it saved (ninth pass, docs/planner-zellige.md); zel_anchor.c still uses it for
+//     the reported bound when the node budget ends a search;
 //   * split phase: units that cannot go whole (by per-rank capacity counting) must split ->
 //     prune if current splits + that count >= incumbent;
 //   * rank-tile symmetries (swap two equal tiles whose option sets map onto each other) and the
@@ -46,13 +49,13 @@ typedef struct bb {
     int32_t *tmp;   // max group count
     double *scr;    // 2 * n_ranks scratch for the fluid model
     int64_t nodes, max_nodes;
+    int64_t skipped;  // children dropped by skip_child: SKIP_PER_NODE of them count as a node
     double t0, time_limit;
     int stop, oom;
     double gap;     // phase 1 prunes subtrees whose bound is >= best / (1 + gap)
     double **sfl;   // per group, per option: min over options j.. of its block of d*min(t, tau*m)
     double *gfl;    // per group: its least fluid loss over all options
     double fl_rest; // node_bound: remaining units' least fluid loss, excluding unit u
-    double *cov;    // zel_cover_scratch(m) doubles for the cover bound (NULL: off)
     zel_fluid_ctx fc;  // the children's fluid bound (fc_ok: allocated)
     int fc_ok;
     double **suf;   // per group, per option j: min over options >= j of area (suf[g]) and of
@@ -238,24 +241,66 @@ static int node_bound(bb *c, int64_t u, int32_t gi, int32_t lo) {
     if (c->phase == 1) {
         if (area / N > lb) lb = area / N;
         if (lb >= lim) return 0;
-        if (c->cov && lim < INFINITY) {
-            // cover bound (zel_bound_cover.c): can the fillers still fit under lim?
-            double budget = (double)N * lim * (1 + 1e-12) - c->sumL - m->extra_area;
-            double need = zel_cover_bound(m, c->L, c->H, lim, gi, m->unit0[gi + 1] - u, lo,
-                                          budget, 0, c->cov);
-            if (need > budget) return 0;
-        }
         return 1;
     }
     if (area > (double)N * lim || lb > lim) return 0;
     return c->kcur + klb < c->best->K;
 }
 
+// 1 if the child "unit u takes option j (o)" is an inner node that node_bound would prune on
+// its area term in the min-T phase, or on its area or no-whole-option split count in the split
+// phase (the same terms as node_bound's, memory-aware model; the later groups' part is summed
+// once per node). Such a child is dropped when the children are generated, before its block
+// maxima and fluid key, like a child whose key reaches the incumbent: it is not a node. Most
+// nodes of an 8-rank proof were such children (entered only to be pruned); the nodes that
+// remain, their order and every incumbent are the same as before (up to rounding in the
+// reassociated sum), so a search that completes returns the same solution.
+// Node budget accounting: a dropped child costs an area sum (no block maxima, no fluid key,
+// no node set-up), so SKIP_PER_NODE of them count as one node against max_nodes; the reported
+// node count stays the nodes entered. Not counting them at all let the budget-limited 16 / 32-
+// rank searches run 1.3-1.6x longer; 4 or 16 per node cut their real search so much that plans
+// got worse (up to +14 % / +1.8 % makespan on single 32xA6000 batches); 64 was faster than
+// before and as good or better on 116 of 120 batches (ninth pass, docs/planner-zellige.md).
+#define SKIP_PER_NODE 64
+
+typedef struct skipper {
+    int on, same;      // on: the test applies; same: unit u + 1 is in u's group
+    double r1, rest;   // units of the next unit's group left; later groups' least area
+    int64_t k;         // split phase: splits so far + units of groups without a whole option
+    const double *suf; // least area over options >= j of the next unit's group
+} skipper;
+
+static void skip_prep(const bb *c, int64_t u, int32_t gi, skipper *sk) {
+    const zel_model *m = c->m;
+    sk->on = c->suf && u + 1 < m->n_units && (c->phase == 2 || c->gfl);
+    if (!sk->on) return;
+    int32_t g1 = m->grp_of[u + 1];
+    int64_t r1 = g1 == gi ? m->unit0[gi + 1] - (u + 1) : m->grps[g1].count;
+    sk->same = g1 == gi;
+    sk->r1 = (double)r1;
+    sk->suf = c->suf[g1];
+    sk->rest = 0;
+    sk->k = c->kcur + (m->grps[g1].n_whole == 0 ? r1 : 0);
+    for (int32_t g = g1 + 1; g < m->n_grps; g++) {
+        sk->rest += (double)m->grps[g].count * (c->phase == 1 ? m->grps[g].min_area : c->suf[g][0]);
+        if (m->grps[g].n_whole == 0) sk->k += m->grps[g].count;
+    }
+}
+
+static inline int skip_child(const bb *c, const skipper *sk, int32_t j, const zel_opt *o,
+                             double lim) {
+    if (!sk->on) return 0;
+    double area = c->sumL + o->area + c->m->extra_area + sk->r1 * sk->suf[sk->same ? j : 0] +
+                  sk->rest;
+    if (c->phase == 1) return area / c->m->n_ranks >= lim;
+    return area > (double)c->m->n_ranks * lim || sk->k + o->split >= c->best->K;
+}
+
 static void node(bb *c, int64_t u) {
     const zel_model *m = c->m;
     if (c->stop) return;
     c->nodes++;
-    if (c->max_nodes > 0 && c->nodes > c->max_nodes) {
+    if (c->max_nodes > 0 && c->nodes + c->skipped / SKIP_PER_NODE > c->max_nodes) {
         c->stop = 1;
         return;
     }
@@ -302,6 +347,8 @@ static void node(bb *c, int64_t u) {
 
     // Children: options >= lo that fit, best first.
     double lim = cap_of(c);
+    skipper sk = {0, 0, 0, 0, 0, NULL};
+    skip_prep(c, u, gi, &sk);
     int fc_set = 0;
     size_t base = c->cs_n;
     if (c->cs_cap - c->cs_n < (size_t)G->n_opts) {
@@ -315,6 +362,10 @@ static void node(bb *c, int64_t u) {
     }
     for (int32_t j = lo; j < G->n_opts; j++) {
         const zel_opt *o = &G->opts[j];
+        if (skip_child(c, &sk, j, o, lim)) {  // its area term already reaches lim
+            c->skipped++;
+            continue;
+        }
         if (zel_rmq_max(&c->rh, o->start, o->degree) + o->mem > m->mem_cap) continue;
         double e = zel_rmq_max(&c->rl, o->start, o->degree) + o->time;
         if (!fits(c, e, lim)) continue;
@@ -353,6 +404,7 @@ static void node(bb *c, int64_t u) {
                     ok = canonical(c, &m->sym[k], gi, c->cur + first, last - first + 1);
             if (!ok) continue;
         }
+        if (skip_child(c, &sk, cd.o, o, cap_of(c))) continue;  // the incumbent improved
         apply(c, o, 1);
         node(c, u + 1);
         apply(c, o, -1);
@@ -452,12 +504,9 @@ static zg_status run(const zel_model *m, int phase, double tcap, zel_sol *best,
             }
         }
     }
-    if (phase == 1 && !(lim && lim->no_cover) && zel_cover_worth(m))
-        c.cov = malloc(sizeof(double) * zel_cover_scratch(m));  // optional: NULL = off
     if (m->fill_mem > 0) c.fc_ok = zel_fluid_ctx_init(&c.fc, m);  // else the direct pass
     node(&c, 0);
     if (c.fc_ok) zel_fluid_ctx_free(&c.fc);
-    free(c.cov);
     free(c.sfl), free(sfl_buf), free(c.gfl), free(c.suf), free(suf_buf);
     free(buf), free(lg), free(c.cur), free(c.tmp), free(c.inv), free(c.cs), free(c.ctmp);
     if (c.oom) return zg_error_set(err, ZG_ERR_NOMEM, "zellige: out of memory in the search");

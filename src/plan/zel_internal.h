@@ -81,6 +81,9 @@ typedef struct zel_model {
     int32_t n_sym;
     zel_sym *sym;
     zg_arena arena;
+    // zel_lns.c builds sub-models as shallow copies of this struct (groups re-indexed, ledgers
+    // replaced, symmetries dropped): a new per-group / per-unit / per-rank field must be
+    // handled in its sub_build too.
 } zel_model;
 
 // Builds the model of groups grp_idx[0..n) of pr (in that order) over ledgers base_load /
@@ -135,6 +138,13 @@ int zel_heuristic(const zel_model *m, double lb, zel_sol *out);
 // that lowers (T, then K); at most max_sweeps moves. Deterministic.
 void zel_local_improve(const zel_model *m, zel_sol *s, int32_t max_sweeps);
 
+// Large-neighbourhood improvement (zel_lns.c): frees a set of units (every pair of groups; the
+// units in a window of ranks), fixes the others and re-solves the free ones with the exact
+// branch-and-bound (sub_nodes per neighbourhood, max_nodes in all) from the current T; keeps
+// strictly better T. s: feasible, canonical; stays so, T never grows. Deterministic. Returns the
+// nodes spent.
+int64_t zel_lns_improve(const zel_model *m, zel_sol *s, int64_t max_nodes, int64_t sub_nodes);
+
 typedef struct zel_limits {
     int64_t max_nodes;    // 0 = no limit
     double time_limit_s;  // 0 = no limit (time limits make results timing-dependent)
@@ -184,6 +194,22 @@ double zel_cover_bound(const zel_model *m, const double *L, const double *H, dou
 // condition already holds at lo.
 double zel_cover_root_bound(const zel_model *m, double lo, double hi);
 
+// ---- the packing (dual-feasible-function) bound (zel_bound_dff.c) ------------------------------
+
+// Doubles of scratch zel_dff_bound needs for model m.
+size_t zel_dff_scratch(const zel_model *m);
+// At a node with ledgers L, H (n_ranks each), units remaining as in zel_cover_bound: a lower
+// bound on the area the remaining units add in every completion whose objective is <= T, from
+// the per-rank packing constraints sum_{new pieces p on r} f(t_p / (T - L_r)) <= 1 for
+// dual-feasible functions f (Lagrangian with the area; INFINITY: a group has no option fitting
+// T). Such a completion exists only if sum_r L_r + extra_area + bound <= N T. May stop early
+// once the result exceeds `budget`. Valid for any model (memory-aware or not).
+double zel_dff_bound(const zel_model *m, const double *L, const double *H, double T, int32_t gi,
+                     int64_t rem, int32_t lo, double budget, double *scratch);
+// Root bound by bisection on T in [lo, hi] (hi: a feasible objective): the largest T found at
+// which the packing check fails, so every solution's objective is > the result (lo: none).
+double zel_dff_root_bound(const zel_model *m, double lo, double hi);
+
 // ---- the fluid bound of a node's children (zel_bound_fluid.c) --------------------------------
 
 // The parent's breakpoints sorted once per node; zel_fluid_T_child then gives
@@ -228,6 +254,13 @@ zg_status zel_anchor_solve_alts(const zel_model *m, double eps, const zel_limits
 zg_status zel_anchor_solve_split(const zel_model *m, double eps, const zel_limits *lim,
                                  const zel_limits *lim_split, const int32_t *warm, zel_sol *sol,
                                  zel_sol *alt0, zel_sol *alt1, zel_stage1 *st, zg_error *err);
+
+// The same, with lns_nodes of zel_lns_improve on the incumbent before the min-T search
+// (counted in st->nodes; 0 = none, as zel_anchor_solve_split).
+zg_status zel_anchor_solve_lns(const zel_model *m, double eps, const zel_limits *lim,
+                               const zel_limits *lim_split, int64_t lns_nodes,
+                               const int32_t *warm, zel_sol *sol, zel_sol *alt0, zel_sol *alt1,
+                               zel_stage1 *st, zg_error *err);
 
 // Per-sequence choice: the option (index into its zg_group.opts) of every batch index.
 // Stage 2: whole fillers on top of ledgers L/H (n_ranks, updated in place), §5.3 rule, then a

@@ -114,21 +114,33 @@ static int has_whole(const zg_group *g) {
 }
 
 // Node budget of the anchor search (deterministic, never time-based): 50 000 per phase up to 8
-// ranks (where the memory-aware search usually proves optimality), 80 000 / N beyond (a node
+// ranks (where the memory-aware search usually proves optimality), 10 000 / N beyond (a node
 // costs O(options x N log N) there), at least 200. Beyond 8 ranks the split phase (min #splits
 // within (1 + eps) T*) gets a quarter of it: it rarely completes there, and on the quality
 // bench its last three quarters cost time without making plans better (docs, eighth pass).
-// Smaller min-T budgets lose quality (the frontier in docs/planner-zellige.md).
+// Beyond 8 ranks the min-T search rarely proves either; what its budget bought was a better
+// incumbent, which the neighbourhood search (zel_lns.c, 40 000 / N nodes) now finds for fewer
+// nodes: the frontier in docs/planner-zellige.md (eighth and ninth passes).
 #define ZEL_ANCHOR_MAX_NODES 50000
+#define ZEL_ANCHOR_WIDE_NODES 10000
 #define ZEL_SPLIT_DIV 4
+#define ZEL_LNS_NODES 40000
 static int64_t anchor_node_budget(int32_t N) {
     if (N <= 8) return ZEL_ANCHOR_MAX_NODES;
-    int64_t b = 80000 / N;
+    int64_t b = ZEL_ANCHOR_WIDE_NODES / N;
     return b < 200 ? 200 : b;
 }
 static int64_t split_node_budget(int32_t N, int64_t budget) {
     if (N <= 8) return budget;
     return budget / ZEL_SPLIT_DIV > 50 ? budget / ZEL_SPLIT_DIV : 50;
+}
+
+// Node budget of the large-neighbourhood improvement of the stage-1 incumbent (zel_lns.c)
+// before the min-T search: beyond 8 ranks only, where the search ends on its budget and the
+// start is what it keeps (docs, ninth pass); at most 8 ranks the search proves.
+static int64_t lns_node_budget(int32_t N) {
+    if (N <= 8) return 0;
+    return ZEL_LNS_NODES / N;
 }
 
 zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_batch *b,
@@ -185,16 +197,19 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
             ctx->opts.anchor_nodes > 0 ? ctx->opts.anchor_nodes : anchor_node_budget(N);
         zel_limits lim = {budget, 0, ZEL_SEARCH_GAP, 0}, lim2 = lim;
         lim2.max_nodes = split_node_budget(N, budget);
+        int64_t lns = ctx->opts.anchor_lns_nodes > 0   ? ctx->opts.anchor_lns_nodes
+                      : ctx->opts.anchor_lns_nodes < 0 ? 0
+                                                       : lns_node_budget(N);
         double eps = ctx->opts.eps >= 0 ? ctx->opts.eps : 1e-3;
-        st = zel_anchor_solve_split(&m, eps, &lim, &lim2, wv, &sol, &sal[0], &sal[1], &res->st1,
-                                    err);
+        st = zel_anchor_solve_lns(&m, eps, &lim, &lim2, lns, wv, &sol, &sal[0], &sal[1],
+                                  &res->st1, err);
         if (st == ZG_ERR_INFEASIBLE && m.fill_mem > 0) {
             // no anchor placement leaves the fillers' memory: plan the anchors memory-blind
             // and let stage 2 (memory-first retry, split fallback) do what it can
             zg_error_clear(err);
             m.fill_mem = 0;
-            st = zel_anchor_solve_split(&m, eps, &lim, &lim2, wv, &sol, &sal[0], &sal[1],
-                                        &res->st1, err);
+            st = zel_anchor_solve_lns(&m, eps, &lim, &lim2, lns, wv, &sol, &sal[0], &sal[1],
+                                      &res->st1, err);
         }
         free(wv);
     }
