@@ -151,7 +151,8 @@ typedef struct zel_limits {
     double rel_gap;       // min-max phase: prune subtrees whose bound is >= best / (1 + gap);
                           // <= ZEL_REL_TOL = exact (complete then means optimal), else
                           // complete means "no solution better than best / (1 + gap)"
-    int32_t no_cover;     // 1: do not use the cover bound (zel_bound_cover.c; tests, A/B)
+    int32_t no_cover;     // 1: no cover bound on the lower bound reported when the budget
+                          // ends (zel_anchor.c); the search no longer uses it per node
 } zel_limits;
 
 // Certified relative gap of the zellige anchor search (the joint reference uses 0: exact).
