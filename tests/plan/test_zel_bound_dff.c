@@ -163,17 +163,7 @@ ZG_TEST(dff_bound_never_exceeds_brute_force) {
         double *L = calloc((size_t)N, sizeof(double)), *H = calloc((size_t)N, sizeof(double));
         for (int rep = 0; rep < 4; rep++) {
             int64_t k = zg_rng_int(&rng, 0, m.n_units - 1);
-            for (int32_t r = 0; r < N; r++) L[r] = H[r] = 0;
-            double sumL = 0;
-            for (int64_t v = 0; v < k; v++) {
-                const zel_grp *G = &m.grps[m.grp_of[v]];
-                int32_t lo0 = v > 0 && m.grp_of[v - 1] == m.grp_of[v] ? opt[v - 1] : 0;
-                opt[v] = (int32_t)zg_rng_int(&rng, lo0, G->n_opts - 1);
-                const zel_opt *o = &G->opts[opt[v]];
-                for (int32_t r = o->start; r < o->start + o->degree; r++)
-                    L[r] += o->time, H[r] += o->mem;
-                sumL += o->area;
-            }
+            double sumL = trand_prefix(&rng, &m, k, opt, L, H);
             int32_t gi = m.grp_of[k];
             int32_t lo = k > 0 && m.grp_of[k - 1] == gi ? opt[k - 1] : 0;
             int64_t rem = m.unit0[gi + 1] - k;

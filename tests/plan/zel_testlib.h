@@ -110,4 +110,22 @@ static inline int tbrute(const zg_problem *pr, const int32_t *idx, int32_t n, do
     return bestT < INFINITY;
 }
 
+// A random node of the stage-1 search: the first k units (group order, options non-decreasing
+// inside a group, as the search enumerates them) get random options in opt[0..k); L and H (n_ranks
+// each) receive their loads and memory. Returns the units' total area.
+static inline double trand_prefix(zg_rng *rng, const zel_model *m, int64_t k, int32_t *opt,
+                                  double *L, double *H) {
+    for (int32_t r = 0; r < m->n_ranks; r++) L[r] = H[r] = 0;
+    double sum = 0;
+    for (int64_t v = 0; v < k; v++) {
+        const zel_grp *G = &m->grps[m->grp_of[v]];
+        int32_t lo = v > 0 && m->grp_of[v - 1] == m->grp_of[v] ? opt[v - 1] : 0;
+        opt[v] = (int32_t)zg_rng_int(rng, lo, G->n_opts - 1);
+        const zel_opt *o = &G->opts[opt[v]];
+        for (int32_t r = o->start; r < o->start + o->degree; r++) L[r] += o->time, H[r] += o->mem;
+        sum += o->area;
+    }
+    return sum;
+}
+
 #endif
