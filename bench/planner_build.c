@@ -37,35 +37,26 @@ static int same_plan(const zg_plan *a, const zg_plan *b) {
 }
 
 int main(int argc, char **argv) {
-    char clusters[256] = "256xH100,1024xH100", mixes[128] = "V35,V60", loads[32] = "s4096";
-    char family[16] = "node";
-    int steps = 4;
+    zb_args ar = {"256xH100,1024xH100", "V35,V60", "s4096", "node", 4};
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help")) {
+        const char *a = argv[i];
+        if (zb_args_take(&ar, argc, argv, &i)) {
+            continue;
+        } else if (!strcmp(a, "--help")) {
             fputs(usage, stdout);
             return 0;
-        } else if (v && !strcmp(a, "--clusters")) {
-            snprintf(clusters, sizeof clusters, "%s", v), i++;
-        } else if (v && !strcmp(a, "--mixes")) {
-            snprintf(mixes, sizeof mixes, "%s", v), i++;
-        } else if (v && !strcmp(a, "--loads")) {
-            snprintf(loads, sizeof loads, "%s", v), i++;
-        } else if (v && !strcmp(a, "--steps")) {
-            steps = atoi(v), i++;
-        } else if (v && !strcmp(a, "--family")) {
-            snprintf(family, sizeof family, "%s", v), i++;
         } else {
             fprintf(stderr, "bench_planner_build: bad argument '%s'\n%s", a, usage);
             return 1;
         }
     }
+    int steps = ar.steps;
     if (steps < 1 || steps > 1000) {
         fprintf(stderr, "bench_planner_build: --steps %d; use 1..1000\n", steps);
         return 1;
     }
     char *cl[16], *mx[16], *ld[4];
-    int ncl = zb_split(clusters, cl, 16), nmx = zb_split(mixes, mx, 16), nld = zb_split(loads, ld, 4);
+    int ncl = zb_split(ar.clusters, cl, 16), nmx = zb_split(ar.mixes, mx, 16), nld = zb_split(ar.loads, ld, 4);
     printf("%-10s %5s %-5s %4s %5s | %9s %9s %9s | %9s %9s %9s %9s | %5s %5s\n", "cluster",
            "ranks", "load", "mix", "seqs", "cold_bld", "cold_slv", "cold_tot", "warm_bld",
            "warm_slv", "warm_tot", "steady", "hits", "miss");
@@ -75,7 +66,7 @@ int main(int argc, char **argv) {
     for (int c = 0; c < ncl; c++) {
         zb_env e;
         if (zb_env_init(&e, cl[c], &err) ||
-            zg_rankset_family_parse(family, &e.ctx.opts.family, &err)) {
+            zg_rankset_family_parse(ar.family, &e.ctx.opts.family, &err)) {
             fprintf(stderr, "bench_planner_build: %s\n", err.msg);
             return 1;
         }

@@ -47,23 +47,17 @@ static int64_t load_tpr(const zb_env *e, const char *ld, double share, zg_error 
 }
 
 int main(int argc, char **argv) {
-    char clusters[256] = "8xA800,16xA800,32xA6000,64xH100,256xH100,1024xH100";
-    char mixes[128] = "V35,V40,V45,V50,V55,V60", loads[32] = "high,low", family[16] = "node";
-    int steps = 10, steps_large = 2, exact_only = 0, compare = 0, no_cache = 0;
+    zb_args ar = {"8xA800,16xA800,32xA6000,64xH100,256xH100,1024xH100",
+                  "V35,V40,V45,V50,V55,V60", "high,low", "node", 10};
+    int steps_large = 2, exact_only = 0, compare = 0, no_cache = 0;
     int64_t anchor_nodes = 0, lns_nodes = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help")) {
+        if (zb_args_take(&ar, argc, argv, &i)) {
+            continue;
+        } else if (!strcmp(a, "--help")) {
             fputs(usage, stdout);
             return 0;
-        } else if (v && !strcmp(a, "--clusters")) {
-            snprintf(clusters, sizeof clusters, "%s", v), i++;
-        } else if (v && !strcmp(a, "--mixes")) {
-            snprintf(mixes, sizeof mixes, "%s", v), i++;
-        } else if (v && !strcmp(a, "--loads")) {
-            snprintf(loads, sizeof loads, "%s", v), i++;
-        } else if (v && !strcmp(a, "--steps")) {
-            steps = atoi(v), i++;
         } else if (v && !strcmp(a, "--steps-large")) {
             steps_large = atoi(v), i++;
         } else if (v && !strcmp(a, "--path")) {
@@ -76,15 +70,13 @@ int main(int argc, char **argv) {
             anchor_nodes = atoll(v), i++;
         } else if (v && !strcmp(a, "--lns-nodes")) {
             lns_nodes = atoll(v), i++;
-        } else if (v && !strcmp(a, "--family")) {
-            snprintf(family, sizeof family, "%s", v), i++;
         } else {
             fprintf(stderr, "bench_planner_latency: bad argument '%s'\n%s", a, usage);
             return 1;
         }
     }
     char *cl[16], *mx[16], *ld[4];
-    int ncl = zb_split(clusters, cl, 16), nmx = zb_split(mixes, mx, 16), nld = zb_split(loads, ld, 4);
+    int ncl = zb_split(ar.clusters, cl, 16), nmx = zb_split(ar.mixes, mx, 16), nld = zb_split(ar.loads, ld, 4);
     printf("%-10s %5s %-4s %6s %6s %7s %9s %9s %9s %9s %9s %7s %6s %6s\n", "cluster", "ranks", "load",
            "mix", "seqs", "anchors", "build_p50", "solve_p50", "solve_p99", "total_p50",
            "total_p99", "anchor%", "opt%", "infeas");
@@ -97,13 +89,13 @@ int main(int argc, char **argv) {
             fprintf(stderr, "bench_planner_latency: %s\n", err.msg);
             return 1;
         }
-        if (zg_rankset_family_parse(family, &e.ctx.opts.family, &err)) {
+        if (zg_rankset_family_parse(ar.family, &e.ctx.opts.family, &err)) {
             fprintf(stderr, "bench_planner_latency: %s\n", err.msg);
             return 1;
         }
         e.ctx.opts.anchor_nodes = anchor_nodes;
         e.ctx.opts.anchor_lns_nodes = lns_nodes;
-        int n_steps = e.cluster.world_size > 64 ? steps_large : steps;
+        int n_steps = e.cluster.world_size > 64 ? steps_large : ar.steps;
         for (int l = 0; l < nld; l++) {
             for (int x = 0; x < nmx; x++) {
                 double share = zg_mix_share_from_name(mx[x]);

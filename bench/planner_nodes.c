@@ -32,22 +32,16 @@ static void dump_model(const zel_model *m) {
 }
 
 int main(int argc, char **argv) {
-    char clusters[128] = "8xA800", mixes[128] = "V35,V40,V45,V50,V55,V60", loads[32] = "high";
-    int steps = 5, dump = 0, no_cover = 0;
+    zb_args ar = {"8xA800", "V35,V40,V45,V50,V55,V60", "high", "node", 5};
+    int dump = 0, no_cover = 0;
     int64_t nodes_budget = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help")) {
+        if (zb_args_take(&ar, argc, argv, &i)) {
+            continue;
+        } else if (!strcmp(a, "--help")) {
             fputs(usage, stdout);
             return 0;
-        } else if (v && !strcmp(a, "--clusters")) {
-            snprintf(clusters, sizeof clusters, "%s", v), i++;
-        } else if (v && !strcmp(a, "--mixes")) {
-            snprintf(mixes, sizeof mixes, "%s", v), i++;
-        } else if (v && !strcmp(a, "--loads")) {
-            snprintf(loads, sizeof loads, "%s", v), i++;
-        } else if (v && !strcmp(a, "--steps")) {
-            steps = atoi(v), i++;
         } else if (v && !strcmp(a, "--nodes")) {
             nodes_budget = atoll(v), i++;
         } else if (!strcmp(a, "--no-cover")) {
@@ -60,7 +54,8 @@ int main(int argc, char **argv) {
         }
     }
     char *cl[8], *mx[8], *ld[4];
-    int ncl = zb_split(clusters, cl, 8), nmx = zb_split(mixes, mx, 8), nld = zb_split(loads, ld, 4);
+    int steps = ar.steps;
+    int ncl = zb_split(ar.clusters, cl, 8), nmx = zb_split(ar.mixes, mx, 8), nld = zb_split(ar.loads, ld, 4);
     zg_error err;
     (void)zb_quantile;
     double tot_full = 0, tot_proof = 0, ms_full = 0, ms_proof = 0;

@@ -68,4 +68,24 @@ static int zb_split(char *s, char **items, int max) {
     return n;
 }
 
+// The options the planner benches share. zb_args_take consumes argv[*i] (and its value) when
+// it is one of them: --clusters, --mixes, --loads, --steps, --family. Returns 1 if it did.
+typedef struct zb_args {
+    char clusters[256], mixes[128], loads[32], family[16];
+    int steps;
+} zb_args;
+
+static int zb_args_take(zb_args *a, int argc, char **argv, int *i) {
+    const char *k = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+    if (!v) return 0;
+    if (!strcmp(k, "--clusters")) snprintf(a->clusters, sizeof a->clusters, "%s", v);
+    else if (!strcmp(k, "--mixes")) snprintf(a->mixes, sizeof a->mixes, "%s", v);
+    else if (!strcmp(k, "--loads")) snprintf(a->loads, sizeof a->loads, "%s", v);
+    else if (!strcmp(k, "--family")) snprintf(a->family, sizeof a->family, "%s", v);
+    else if (!strcmp(k, "--steps")) a->steps = atoi(v);
+    else return 0;
+    (*i)++;
+    return 1;
+}
+
 #endif
