@@ -6,31 +6,10 @@
 #include "zgtest.h"
 #include "zel_testlib.h"
 
-// Best objective over every completion of units k.. (units of group gi take options >= lo,
-// later groups any option) on top of opt[0..k). INFINITY if none.
-static double best_completion(const zel_model *m, int32_t *opt, int64_t k, int32_t gi,
-                              int32_t lo) {
-    for (int64_t v = k; v < m->n_units; v++) opt[v] = m->grp_of[v] == gi ? lo : 0;
-    double best = INFINITY;
-    for (;;) {
-        double T;
-        int64_t K;
-        if (zel_sol_eval(m, opt, NULL, NULL, &T, &K) && T < best) best = T;
-        int64_t v = k;
-        while (v < m->n_units) {
-            int32_t first = m->grp_of[v] == gi ? lo : 0;
-            if (++opt[v] < m->grps[m->grp_of[v]].n_opts) break;
-            opt[v++] = first;
-        }
-        if (v == m->n_units) break;
-    }
-    return best;
-}
-
 // Brute force of the lexicographic stage 1: T* and the least split count within tcap(T*).
 static void brute_lex(const zel_model *m, double eps, double *Tstar, int64_t *Kstar) {
     int32_t *opt = calloc((size_t)m->n_units + 1, sizeof(int32_t));
-    *Tstar = best_completion(m, opt, 0, 0, 0);
+    *Tstar = tbest_completion(m, opt, 0, 0, 0);
     *Kstar = -1;
     if (*Tstar == INFINITY) {
         free(opt);
@@ -168,7 +147,7 @@ ZG_TEST(dff_bound_never_exceeds_brute_force) {
             int32_t lo = k > 0 && m.grp_of[k - 1] == gi ? opt[k - 1] : 0;
             int64_t rem = m.unit0[gi + 1] - k;
             memcpy(tmp, opt, sizeof(int32_t) * (size_t)m.n_units);
-            double Tc = best_completion(&m, tmp, k, gi, lo);
+            double Tc = tbest_completion(&m, tmp, k, gi, lo);
             if (Tc == INFINITY) continue;
             double area = 0;
             for (int32_t g = gi; g < m.n_grps; g++) {
@@ -190,7 +169,7 @@ ZG_TEST(dff_bound_never_exceeds_brute_force) {
             if (sumL + m.extra_area + need > (double)N * T) proves++;
             tested++;
         }
-        double Tstar = best_completion(&m, opt, 0, 0, 0);
+        double Tstar = tbest_completion(&m, opt, 0, 0, 0);
         if (Tstar < INFINITY) {
             double rb = zel_dff_root_bound(&m, 0, Tstar);
             CHECK_MSG(rb <= Tstar * (1 + 1e-9), "trial %d: root %.12g > optimum %.12g", trial,

@@ -6,36 +6,6 @@
 #include "zgtest.h"
 #include "zel_testlib.h"
 
-static tgroup cov_group(zg_rng *rng, int64_t count) {
-    tgroup g;
-    g.count = count;
-    g.w = zg_rng_range(rng, 1.0, 10.0);
-    g.comm = zg_rng_range(rng, 0.0, 0.4);
-    g.mem = zg_rng_range(rng, 0.2, 1.5);
-    return g;
-}
-
-// Best objective over every completion of units k.. (unit k.. of group gi take options >= lo,
-// later groups any option) on top of the assignment opt[0..k). INFINITY if none.
-static double best_completion(const zel_model *m, int32_t *opt, int64_t k, int32_t gi,
-                              int32_t lo) {
-    for (int64_t v = k; v < m->n_units; v++) opt[v] = m->grp_of[v] == gi ? lo : 0;
-    double best = INFINITY;
-    for (;;) {
-        double T;
-        int64_t K;
-        if (zel_sol_eval(m, opt, NULL, NULL, &T, &K) && T < best) best = T;
-        int64_t v = k;
-        while (v < m->n_units) {
-            int32_t first = m->grp_of[v] == gi ? lo : 0;
-            if (++opt[v] < m->grps[m->grp_of[v]].n_opts) break;
-            opt[v++] = first;
-        }
-        if (v == m->n_units) break;
-    }
-    return best;
-}
-
 // Random memory-aware model on 2-4 ranks; returns 0 (and frees) when unusable.
 static int cov_model(zg_rng *rng, zg_problem *pr, zel_model *m, int64_t max_units) {
     int32_t N = (int32_t)zg_rng_int(rng, 2, 4);
@@ -43,7 +13,7 @@ static int cov_model(zg_rng *rng, zg_problem *pr, zel_model *m, int64_t max_unit
     tgroup tg[2];
     int64_t units = 0;
     for (int32_t g = 0; g < ng; g++) {
-        tg[g] = cov_group(rng, zg_rng_int(rng, 1, 2));
+        tg[g] = tgroup_rand(rng, zg_rng_int(rng, 1, 2));
         units += tg[g].count;
     }
     double cap = zg_rng_range(rng, 1.5, 3.0);
@@ -86,7 +56,7 @@ ZG_TEST(cover_bound_never_exceeds_brute_force) {
             int64_t rem = m.unit0[gi + 1] - k;
             int32_t *tmp = malloc(sizeof(int32_t) * (size_t)m.n_units);
             memcpy(tmp, opt, sizeof(int32_t) * (size_t)m.n_units);
-            double Tc = best_completion(&m, tmp, k, gi, lo);
+            double Tc = tbest_completion(&m, tmp, k, gi, lo);
             free(tmp);
             if (Tc == INFINITY) continue;
             double area = 0;  // the plain area term of the remaining units
@@ -113,7 +83,7 @@ ZG_TEST(cover_bound_never_exceeds_brute_force) {
             tested++;
         }
         if (m.n_units > 0) {
-            double Tstar = best_completion(&m, opt, 0, 0, 0);
+            double Tstar = tbest_completion(&m, opt, 0, 0, 0);
             if (Tstar < INFINITY) {
                 double rb = zel_cover_root_bound(&m, 0, Tstar);
                 CHECK_MSG(rb <= Tstar * (1 + 1e-9), "trial %d: root %.12g > optimum %.12g",
@@ -143,7 +113,7 @@ ZG_TEST(search_with_cover_bound_exact) {
         zel_model m;
         if (!cov_model(&rng, &pr, &m, 5)) continue;
         int32_t *opt = calloc((size_t)m.n_units + 1, sizeof(int32_t));
-        double best = best_completion(&m, opt, 0, 0, 0);
+        double best = tbest_completion(&m, opt, 0, 0, 0);
         free(opt);
         zg_error err;
         for (int off = 0; off < 2; off++) {
@@ -182,7 +152,7 @@ ZG_TEST(reflection_symmetry_keeps_optimum) {
     int64_t nodes_sym = 0, nodes_plain = 0;
     for (int trial = 0; trial < 30; trial++) {
         tgroup tg[3];
-        for (int g = 0; g < 3; g++) tg[g] = cov_group(&rng, zg_rng_int(&rng, 1, 2));
+        for (int g = 0; g < 3; g++) tg[g] = tgroup_rand(&rng, zg_rng_int(&rng, 1, 2));
         int32_t N = (int32_t)zg_rng_int(&rng, 5, 7);
         zg_problem pr = tprob_make(N, 4.0, tg, 3, 4, 1);
         int32_t idx[3] = {0, 1, 2};

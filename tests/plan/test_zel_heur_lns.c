@@ -5,21 +5,12 @@
 #include "zgtest.h"
 #include "zel_testlib.h"
 
-static tgroup rand_group(zg_rng *rng, int64_t count) {
-    tgroup g;
-    g.count = count;
-    g.w = zg_rng_range(rng, 1.0, 10.0);
-    g.comm = zg_rng_range(rng, 0.0, 0.4);
-    g.mem = zg_rng_range(rng, 0.2, 1.5);
-    return g;
-}
-
 // A random model on N ranks with ng groups; fill-aware (extra_area / fill_mem) when fill.
 static zg_problem rand_problem(zg_rng *rng, int32_t N, int32_t ng, int64_t max_count,
                                int32_t *idx) {
     tgroup tg[8];
     for (int32_t g = 0; g < ng; g++) {
-        tg[g] = rand_group(rng, zg_rng_int(rng, 1, max_count));
+        tg[g] = tgroup_rand(rng, zg_rng_int(rng, 1, max_count));
         idx[g] = g;
     }
     double cap = zg_rng_range(rng, 1.5, 4.0);

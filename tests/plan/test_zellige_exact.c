@@ -4,15 +4,6 @@
 #include "zgtest.h"
 #include "zel_testlib.h"
 
-static tgroup rand_group(zg_rng *rng, int64_t count) {
-    tgroup g;
-    g.count = count;
-    g.w = zg_rng_range(rng, 1.0, 10.0);
-    g.comm = zg_rng_range(rng, 0.0, 0.4);
-    g.mem = zg_rng_range(rng, 0.2, 1.5);
-    return g;
-}
-
 ZG_TEST(anchor_exact_vs_brute_force) {
     zg_rng rng;
     zg_rng_init(&rng, 42);
@@ -22,7 +13,7 @@ ZG_TEST(anchor_exact_vs_brute_force) {
         tgroup tg[3];
         int64_t units = 0;
         for (int32_t g = 0; g < ng; g++) {
-            tg[g] = rand_group(&rng, zg_rng_int(&rng, 1, ng == 1 ? 4 : 2));
+            tg[g] = tgroup_rand(&rng, zg_rng_int(&rng, 1, ng == 1 ? 4 : 2));
             units += tg[g].count;
         }
         double cap = zg_rng_range(&rng, 1.0, 3.0);
@@ -75,7 +66,7 @@ ZG_TEST(symmetry_breaking_keeps_optimum) {
     int64_t nodes_sym = 0, nodes_plain = 0;
     for (int trial = 0; trial < 40; trial++) {
         tgroup tg[3];
-        for (int g = 0; g < 3; g++) tg[g] = rand_group(&rng, zg_rng_int(&rng, 1, 3));
+        for (int g = 0; g < 3; g++) tg[g] = tgroup_rand(&rng, zg_rng_int(&rng, 1, 3));
         zg_problem pr = tprob_make(8, 4.0, tg, 3, 8, 0);
         int32_t idx[3] = {0, 1, 2};
         zg_error err;
@@ -107,12 +98,12 @@ ZG_TEST(joint_not_worse_than_two_stage) {
     zg_rng_init(&rng, 99);
     for (int trial = 0; trial < 30; trial++) {
         tgroup tg[4];
-        tg[0] = rand_group(&rng, zg_rng_int(&rng, 1, 3));
+        tg[0] = tgroup_rand(&rng, zg_rng_int(&rng, 1, 3));
         tg[0].w *= 10;
-        tg[1] = rand_group(&rng, zg_rng_int(&rng, 1, 2));
+        tg[1] = tgroup_rand(&rng, zg_rng_int(&rng, 1, 2));
         tg[1].w *= 6;
-        tg[2] = rand_group(&rng, zg_rng_int(&rng, 2, 5));
-        tg[3] = rand_group(&rng, zg_rng_int(&rng, 2, 5));
+        tg[2] = tgroup_rand(&rng, zg_rng_int(&rng, 2, 5));
+        tg[3] = tgroup_rand(&rng, zg_rng_int(&rng, 2, 5));
         tg[3].w *= 0.3;
         zg_problem pr = tprob_make(4, 8.0, tg, 4, 4, 0);
         zg_plan_ctx ctx;
@@ -294,7 +285,7 @@ ZG_TEST(filler_rule_and_repair) {
 ZG_TEST(warm_start_keeps_optimum) {
     zg_rng rng;
     zg_rng_init(&rng, 5);
-    tgroup tg[2] = {rand_group(&rng, 3), rand_group(&rng, 2)};
+    tgroup tg[2] = {tgroup_rand(&rng, 3), tgroup_rand(&rng, 2)};
     zg_problem pr = tprob_make(4, 4.0, tg, 2, 4, 0);
     int32_t idx[2] = {0, 1};
     zg_error err;
@@ -329,7 +320,7 @@ ZG_TEST(fluid_objective_exact_vs_brute_force) {
         tgroup tg[2];
         int64_t units = 0;
         for (int32_t g = 0; g < ng; g++) {
-            tg[g] = rand_group(&rng, zg_rng_int(&rng, 1, 2));
+            tg[g] = tgroup_rand(&rng, zg_rng_int(&rng, 1, 2));
             units += tg[g].count;
         }
         double cap = zg_rng_range(&rng, 1.5, 3.0);

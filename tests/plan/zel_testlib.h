@@ -128,4 +128,35 @@ static inline double trand_prefix(zg_rng *rng, const zel_model *m, int64_t k, in
     return sum;
 }
 
+// A random group of count units: weight 1..10, comm share 0..0.4, memory 0.2..1.5.
+static inline tgroup tgroup_rand(zg_rng *rng, int64_t count) {
+    tgroup g;
+    g.count = count;
+    g.w = zg_rng_range(rng, 1.0, 10.0);
+    g.comm = zg_rng_range(rng, 0.0, 0.4);
+    g.mem = zg_rng_range(rng, 0.2, 1.5);
+    return g;
+}
+
+// Best objective over every completion of units k.. (units of group gi take options >= lo,
+// later groups any option) on top of the assignment opt[0..k). INFINITY if none.
+static inline double tbest_completion(const zel_model *m, int32_t *opt, int64_t k, int32_t gi,
+                                      int32_t lo) {
+    for (int64_t v = k; v < m->n_units; v++) opt[v] = m->grp_of[v] == gi ? lo : 0;
+    double best = INFINITY;
+    for (;;) {
+        double T;
+        int64_t K;
+        if (zel_sol_eval(m, opt, NULL, NULL, &T, &K) && T < best) best = T;
+        int64_t v = k;
+        while (v < m->n_units) {
+            int32_t first = m->grp_of[v] == gi ? lo : 0;
+            if (++opt[v] < m->grps[m->grp_of[v]].n_opts) break;
+            opt[v++] = first;
+        }
+        if (v == m->n_units) break;
+    }
+    return best;
+}
+
 #endif
