@@ -168,6 +168,21 @@ zg_status zel_anchor_solve_lns(const zel_model *m, double eps, const zel_limits 
     int done1 = 0;
     int64_t lns_used = 0;
     if (w_better) zel_sol_copy(m, sol, &w);
+    if (lns_nodes > 0 && sol->T > lb * (1 + ZEL_REL_TOL)) {
+        // column-structured incumbents first (zel_column.c): the whole model, then layers of
+        // groups over the others; the neighbourhood search then refines the best
+        zel_sol c;
+        if ((rc = zel_sol_alloc(m, &c, err))) {
+            if (warm) zel_sol_free(&w);
+            return rc;
+        }
+        if (zel_column_incumbent(m, lb, sol->T, &c) &&
+            (sol->T == INFINITY || c.T < sol->T * (1 - ZEL_REL_TOL) ||
+             (c.T <= sol->T && c.K < sol->K)))
+            zel_sol_copy(m, sol, &c);
+        zel_sol_free(&c);
+        zel_column_improve(m, lb, sol);
+    }
     if (lns_nodes > 0 && sol->T < INFINITY && sol->T > lb * (1 + ZEL_REL_TOL)) {
         // a better incumbent first (zel_lns.c): several groups re-solved exactly at once
         int64_t sub = lns_nodes / 8 > ZEL_LNS_SUB_MIN ? lns_nodes / 8 : ZEL_LNS_SUB_MIN;

@@ -134,6 +134,17 @@ double zel_model_lower_bound(const zel_model *m);
 // a ladder of targets above `lb`. Returns 0 if no memory-feasible assignment was found.
 int zel_heuristic(const zel_model *m, double lb, zel_sol *out);
 
+// Column-structured incumbent (zel_column.c): the best plan whose units stack in disjoint rank
+// blocks (every unit of a block on exactly that block), by a DP over (next rank, units left)
+// bisected on the height between lb and ub (ub: the incumbent's T, INFINITY = none). out->opt
+// allocated by the caller; canonical and evaluated. Returns 0 (out->T = INFINITY) when none was
+// found or the model is outside the DP's size limits (N <= 64, <= 8 groups, small counts).
+int zel_column_incumbent(const zel_model *m, double lb, double ub, zel_sol *out);
+// Layers: for every proper subset of the groups, re-places their units by the column DP on top
+// of the other units' loads; keeps strictly better T (s: feasible; stays canonical). Returns 1
+// if s improved. Deterministic.
+int zel_column_improve(const zel_model *m, double lb, zel_sol *s);
+
 // 1-opt descent on a feasible solution: moves one unit to another option of its group while
 // that lowers (T, then K); at most max_sweeps moves. Deterministic.
 void zel_local_improve(const zel_model *m, zel_sol *s, int32_t max_sweeps);
@@ -257,7 +268,8 @@ zg_status zel_anchor_solve_split(const zel_model *m, double eps, const zel_limit
                                  zel_sol *alt0, zel_sol *alt1, zel_stage1 *st, zg_error *err);
 
 // The same, with lns_nodes of zel_lns_improve on the incumbent before the min-T search
-// (counted in st->nodes; 0 = none, as zel_anchor_solve_split).
+// (counted in st->nodes; 0 = none, as zel_anchor_solve_split), preceded (lns_nodes > 0) by the
+// column incumbents of zel_column.c.
 zg_status zel_anchor_solve_lns(const zel_model *m, double eps, const zel_limits *lim,
                                const zel_limits *lim_split, int64_t lns_nodes,
                                const int32_t *warm, zel_sol *sol, zel_sol *alt0, zel_sol *alt1,

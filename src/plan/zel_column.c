@@ -1,0 +1,353 @@
+// zel_column.c — column-structured incumbents for stage 1 (beyond the paper).
+//
+// At 16-32 ranks the optimal anchor placements are mostly "columns": the ranks split into
+// contiguous blocks and every unit of a block uses exactly that block, so the block is a stack
+// of units (32xA6000 low V50: two anchors on 11 ranks each and four on two 5-rank blocks,
+// stacked two high, +3.5 % better than what the default search found). The greedy ladder
+// misses such plans (each unit takes its least-area option and cannot foresee the stacking),
+// and the branch-and-bound finds them only with 10-100x its node budget (docs, tenth pass).
+//
+// Over column structures stage 1 is a dynamic programme. For a height T, let f(p, k) be the
+// least area that places the remaining units k (a count per group) on ranks [p, N) in columns
+// no higher than T: f(p, k) = min(f(p + 1, k)                   rank p left to the fillers,
+//                                  min_j area(p, j) + f(p + w(p, j), k - j))
+// where j <= k (j != 0) is a column's content and w(p, j) its least width from p: the smallest w
+// at which every group of j has an option on [p, p + w) and the stack (each unit on its block's
+// fastest option, or on its leanest one when the fastest overflows memory) stays under T and
+// under the memory cap on top of the ledgers. Wider than w(p, j) only adds area (the fillers
+// fill what is left), so the least width is the right one. A height T is achievable when
+// (sum of ledgers + f(0, all) + extra_area) / N <= T (the fillers' fluid then fits under T), and
+// that is monotone in T, so T is bisected between the root bound and the incumbent. Every
+// achievable T's plan is evaluated on the exact objective (memory-aware fluid included) and the
+// best is kept. Only an incumbent: the search that follows, its proof and its gap are unchanged.
+//
+// Cost: (N + 1) * sum_k prod_g (k_g + 1) per height, pruned: a column content that fits at no
+// width makes every larger content fit at none (loads and memory only grow), and w(p, j) >=
+// w(p, j - e_g). Models beyond ZEL_COL_MAX_WORK pairs are skipped (return 0).
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/zel_internal.h"
+
+#define ZEL_COL_MAX_RANKS 64
+#define ZEL_COL_MAX_GROUPS 8
+#define ZEL_COL_MAX_STATES 4096      // prod_g (count_g + 1)
+#define ZEL_COL_MAX_WORK 400000      // (N + 1) * sum_k prod_g (k_g + 1)
+#define ZEL_COL_STEPS 8              // bisection steps on T at most
+#define ZEL_COL_TOL 1e-3             // ... until hi <= lo (1 + tol): the search refines below
+
+typedef struct col_ctx {
+    const zel_model *m;
+    int32_t N, G, K;                 // ranks, groups, count vectors
+    int32_t cnt[ZEL_COL_MAX_GROUPS], stride[ZEL_COL_MAX_GROUPS];
+    int32_t *fast, *lean;            // [g][p][w] option index (-1 none): fastest, leanest
+    double *maxL, *maxH;             // [p][w] ledger maxima over [p, p + w)
+    // per height T:
+    int32_t *W;                      // [p][j] least width (0: none)
+    uint8_t *lean_j;                 // [p][j] 1: the column uses the leanest options
+    double *A;                       // [p][j] added area
+    double *f;                       // [p][k]
+    int32_t *pick;                   // [p][k] chosen j, -1 skip
+} col_ctx;
+
+static size_t tab(const col_ctx *c, int32_t g, int32_t p, int32_t w) {
+    return ((size_t)g * (size_t)c->N + (size_t)p) * (size_t)(c->N + 1) + (size_t)w;
+}
+
+static int32_t digit(const col_ctx *c, int32_t k, int32_t g) {
+    return (k / c->stride[g]) % (c->cnt[g] + 1);
+}
+
+// Stack of content j on [p, p + w) with the fastest (lean = 0) or leanest options: 1 if it
+// exists and fits T and the memory cap; *area = added area.
+static int stack_fits(const col_ctx *c, int32_t p, int32_t w, int32_t j, int lean, double T,
+                      double *area) {
+    const zel_model *m = c->m;
+    double load = c->maxL[(size_t)p * (size_t)(c->N + 1) + (size_t)w];
+    double mem = c->maxH[(size_t)p * (size_t)(c->N + 1) + (size_t)w], t = 0;
+    for (int32_t g = 0; g < c->G; g++) {
+        int32_t n = digit(c, j, g);
+        if (!n) continue;
+        int32_t o = (lean ? c->lean : c->fast)[tab(c, g, p, w)];
+        if (o < 0) return 0;
+        const zel_opt *op = &m->grps[g].opts[o];
+        t += n * op->time;
+        mem += n * op->mem;
+    }
+    if (load + t > T || mem > m->mem_cap) return 0;
+    *area = t * w;
+    return 1;
+}
+
+// W, A, lean_j of every content j at rank p for height T. Contents in increasing index order:
+// j - e_g < j, so a parent's width is known (and bounds this one's from below).
+static void widths_at(col_ctx *c, int32_t p, double T) {
+    size_t row = (size_t)p * (size_t)c->K;
+    c->W[row] = 0;
+    for (int32_t j = 1; j < c->K; j++) {
+        int32_t w0 = 1, dead = 0;
+        for (int32_t g = 0; g < c->G && !dead; g++) {
+            if (!digit(c, j, g)) continue;
+            int32_t pw = j - c->stride[g] ? c->W[row + (size_t)(j - c->stride[g])] : 1;
+            if (j - c->stride[g] && pw == 0) dead = 1;  // a smaller content fits nowhere
+            else if (pw > w0) w0 = pw;
+        }
+        c->W[row + (size_t)j] = 0;
+        if (dead) continue;
+        for (int32_t w = w0; p + w <= c->N; w++) {
+            double a;
+            if (stack_fits(c, p, w, j, 0, T, &a)) {
+                c->W[row + (size_t)j] = w, c->A[row + (size_t)j] = a, c->lean_j[row + (size_t)j] = 0;
+                break;
+            }
+            if (stack_fits(c, p, w, j, 1, T, &a)) {
+                c->W[row + (size_t)j] = w, c->A[row + (size_t)j] = a, c->lean_j[row + (size_t)j] = 1;
+                break;
+            }
+        }
+    }
+}
+
+// Sub-contents j <= k (j != 0) by an odometer over the groups; a content that fits nowhere
+// ends its digit's run (larger digits fit nowhere either).
+static void dp_state(col_ctx *c, int32_t p, int32_t k) {
+    size_t rowK = (size_t)p * (size_t)c->K;
+    double best = p + 1 <= c->N ? c->f[(size_t)(p + 1) * (size_t)c->K + (size_t)k] : INFINITY;
+    int32_t pick = -1;
+    int32_t dg[ZEL_COL_MAX_GROUPS] = {0}, kd[ZEL_COL_MAX_GROUPS];
+    for (int32_t g = 0; g < c->G; g++) kd[g] = digit(c, k, g);
+    int32_t j = 0;
+    for (;;) {
+        // advance the odometer: lowest group first
+        int32_t g = 0;
+        for (; g < c->G; g++) {
+            if (dg[g] < kd[g]) {
+                int32_t nj = j + c->stride[g];
+                if (c->W[rowK + (size_t)nj] > 0) {
+                    dg[g]++, j = nj;
+                    break;
+                }
+            }
+            j -= dg[g] * c->stride[g], dg[g] = 0;
+        }
+        if (g == c->G) break;
+        int32_t w = c->W[rowK + (size_t)j];
+        double v = c->A[rowK + (size_t)j] + c->f[(size_t)(p + w) * (size_t)c->K + (size_t)(k - j)];
+        if (v < best) best = v, pick = j;
+    }
+    c->f[rowK + (size_t)k] = best;
+    c->pick[rowK + (size_t)k] = pick;
+}
+
+// Least column area of all units at height T (INFINITY: no column structure fits).
+static double dp_run(col_ctx *c, double T) {
+    int32_t N = c->N, K = c->K;
+    for (int32_t k = 0; k < K; k++) c->f[(size_t)N * (size_t)K + (size_t)k] = k ? INFINITY : 0;
+    for (int32_t p = N - 1; p >= 0; p--) {
+        widths_at(c, p, T);
+        for (int32_t k = 0; k < K; k++) dp_state(c, p, k);
+    }
+    return c->f[K - 1];
+}
+
+// The DP's plan at the last height run, as options per unit (canonical, evaluated).
+static int dp_decode(const col_ctx *c, zel_sol *out) {
+    const zel_model *m = c->m;
+    int64_t next[ZEL_COL_MAX_GROUPS];
+    for (int32_t g = 0; g < c->G; g++) next[g] = m->unit0[g];
+    int32_t p = 0, k = c->K - 1;
+    while (k > 0 && p < c->N) {
+        size_t at = (size_t)p * (size_t)c->K + (size_t)k;
+        int32_t j = c->pick[at];
+        if (j < 0) {
+            p++;
+            continue;
+        }
+        size_t row = (size_t)p * (size_t)c->K + (size_t)j;
+        int32_t w = c->W[row];
+        for (int32_t g = 0; g < c->G; g++) {
+            int32_t o = (c->lean_j[row] ? c->lean : c->fast)[tab(c, g, p, w)];
+            for (int32_t n = digit(c, j, g); n > 0; n--) out->opt[next[g]++] = o;
+        }
+        p += w, k -= j;
+    }
+    if (k != 0) return 0;
+    zel_sol_canon(m, out);
+    return zel_sol_eval(m, out->opt, NULL, NULL, &out->T, &out->K);
+}
+
+static int col_init(col_ctx *c, const zel_model *m) {
+    memset(c, 0, sizeof *c);
+    c->m = m;
+    c->N = m->n_ranks;
+    c->G = m->n_grps;
+    if (c->N < 1 || c->N > ZEL_COL_MAX_RANKS || c->G < 1 || c->G > ZEL_COL_MAX_GROUPS) return 0;
+    int64_t K = 1, pairs = 1;
+    for (int32_t g = 0; g < c->G; g++) {
+        int64_t n = m->grps[g].count;
+        if (n > ZEL_COL_MAX_STATES) return 0;
+        c->cnt[g] = (int32_t)n;
+        c->stride[g] = (int32_t)K;
+        K *= n + 1;
+        pairs *= (n + 1) * (n + 2) / 2;
+        if (K > ZEL_COL_MAX_STATES || pairs * (c->N + 1) > ZEL_COL_MAX_WORK) return 0;
+    }
+    c->K = (int32_t)K;
+    size_t N = (size_t)c->N, nt = (size_t)c->G * N * (N + 1), nk = (N + 1) * (size_t)K;
+    c->fast = malloc(sizeof(int32_t) * 2 * nt);
+    c->maxL = malloc(sizeof(double) * 2 * N * (N + 1));
+    c->W = malloc(sizeof(int32_t) * nk);
+    c->pick = malloc(sizeof(int32_t) * nk);
+    c->lean_j = malloc(nk);
+    c->A = malloc(sizeof(double) * nk);
+    c->f = malloc(sizeof(double) * nk);
+    if (!c->fast || !c->maxL || !c->W || !c->pick || !c->lean_j || !c->A || !c->f) return 0;
+    c->lean = c->fast + nt;
+    c->maxH = c->maxL + N * (N + 1);
+    for (size_t i = 0; i < 2 * nt; i++) c->fast[i] = -1;
+    for (int32_t g = 0; g < c->G; g++) {
+        const zel_grp *G = &m->grps[g];
+        for (int32_t b = 0; b < G->n_blocks; b++) {
+            const zel_opt *o = &G->opts[G->blk[b]];
+            size_t t = tab(c, g, o->start, o->degree);
+            c->fast[t] = G->blk[b];             // time ascending inside a block
+            c->lean[t] = G->blk[b + 1] - 1;     // Pareto: memory descending
+        }
+    }
+    for (int32_t p = 0; p < c->N; p++) {
+        double l = -INFINITY, h = -INFINITY;
+        for (int32_t w = 1; p + w <= c->N; w++) {
+            int32_t r = p + w - 1;
+            if (m->base_load[r] > l) l = m->base_load[r];
+            if (m->base_mem[r] > h) h = m->base_mem[r];
+            c->maxL[(size_t)p * (N + 1) + (size_t)w] = l;
+            c->maxH[(size_t)p * (N + 1) + (size_t)w] = h;
+        }
+    }
+    return 1;
+}
+
+static void col_free(col_ctx *c) {
+    free(c->fast), free(c->maxL), free(c->W), free(c->pick), free(c->lean_j), free(c->A);
+    free(c->f);
+}
+
+int zel_column_incumbent(const zel_model *m, double lb, double ub, zel_sol *out) {
+    out->T = INFINITY;
+    out->K = 0;
+    if (m->n_units == 0 || !(lb > 0)) return 0;
+    col_ctx c;
+    int ok = col_init(&c, m);
+    zel_sol cand = {0};
+    if (ok) ok = zel_sol_alloc(m, &cand, NULL) == ZG_OK;
+    if (!ok) {
+        col_free(&c);
+        return 0;
+    }
+    double S = m->extra_area;
+    for (int32_t r = 0; r < c.N; r++) S += m->base_load[r];
+    double lo = lb, hi = ub;
+    if (!(hi < INFINITY)) {  // no incumbent: double until some height is achievable
+        hi = 2 * lb;
+        for (int i = 0; i < 8; i++, hi *= 2) {
+            double a = dp_run(&c, hi);
+            if (a < INFINITY && (S + a) / c.N <= hi) break;
+        }
+    }
+    int found = 0;
+    // lo itself first: the root bound is often achieved exactly
+    for (int32_t step = 0; step <= ZEL_COL_STEPS && hi > lo * (1 + ZEL_COL_TOL); step++) {
+        double T = step == 0 ? lo : 0.5 * (lo + hi);
+        double a = dp_run(&c, T);
+        int achievable = a < INFINITY && (S + a) / c.N <= T * (1 + 1e-12);
+        if (a < INFINITY && dp_decode(&c, &cand) &&
+            (!found || cand.T < out->T || (cand.T == out->T && cand.K < out->K))) {
+            zel_sol_copy(m, out, &cand);
+            out->T = cand.T, out->K = cand.K;
+            found = 1;
+        }
+        if (achievable) hi = T;
+        else if (step > 0) lo = T;
+        else lo = lo * (1 + 1e-5);
+        if (achievable && step == 0) break;
+    }
+    zel_sol_free(&cand);
+    col_free(&c);
+    return found;
+}
+
+// Group-subset neighbourhoods: the units of the groups in `mask` are re-placed by the column DP
+// on top of the other units' loads (a layer over fixed layers: 32xA6000 high V60's optimum is
+// four 8-rank anchors under 5- and 7-rank blocks, no column structure of all groups, but a
+// column structure of the smaller groups over the big ones). 1 if s got strictly better.
+static int subset_improve(const zel_model *m, double lb, zel_sol *s, uint32_t mask,
+                          zel_grp *gbuf, int64_t *ubuf, int32_t *qgrp, int32_t *obuf,
+                          double *LH) {
+    int32_t N = m->n_ranks;
+    zel_model q = *m;  // shallow: option arrays shared; no symmetries, no arena of its own
+    memset(&q.arena, 0, sizeof q.arena);
+    q.n_sym = 0, q.sym = NULL;
+    double *L = LH, *H = LH + N;
+    memcpy(L, m->base_load, sizeof(double) * (size_t)N);
+    memcpy(H, m->base_mem, sizeof(double) * (size_t)N);
+    int32_t ng = 0;
+    int64_t nu = 0;
+    for (int32_t g = 0; g < m->n_grps; g++) {
+        if (mask >> g & 1) {
+            gbuf[ng] = m->grps[g];
+            ubuf[ng] = nu;
+            for (int64_t u = 0; u < m->grps[g].count; u++) qgrp[nu + u] = ng;
+            nu += m->grps[g].count;
+            ng++;
+            continue;
+        }
+        for (int64_t u = m->unit0[g]; u < m->unit0[g + 1]; u++) {
+            const zel_opt *o = &m->grps[g].opts[s->opt[u]];
+            for (int32_t r = o->start; r < o->start + o->degree; r++) L[r] += o->time, H[r] += o->mem;
+        }
+    }
+    ubuf[ng] = nu;
+    q.grps = gbuf, q.n_grps = ng, q.unit0 = ubuf, q.n_units = nu, q.grp_of = qgrp;
+    q.base_load = L, q.base_mem = H;
+    zel_sol c = {obuf + m->n_units, INFINITY, 0};
+    double qlb = zel_model_lower_bound(&q);
+    if (qlb < lb) qlb = lb;
+    if (!zel_column_incumbent(&q, qlb, s->T, &c) || !(c.T < s->T * (1 - 1e-9))) return 0;
+    memcpy(obuf, s->opt, sizeof(int32_t) * (size_t)m->n_units);
+    for (int32_t i = 0, g = 0; g < m->n_grps; g++) {
+        if (!(mask >> g & 1)) continue;
+        memcpy(obuf + m->unit0[g], c.opt + ubuf[i], sizeof(int32_t) * (size_t)m->grps[g].count);
+        i++;
+    }
+    double T;
+    int64_t K;
+    if (!zel_sol_eval(m, obuf, NULL, NULL, &T, &K) || !(T < s->T * (1 - 1e-9))) return 0;
+    memcpy(s->opt, obuf, sizeof(int32_t) * (size_t)m->n_units);
+    s->T = T, s->K = K;
+    return 1;
+}
+
+int zel_column_improve(const zel_model *m, double lb, zel_sol *s) {
+    int32_t G = m->n_grps, N = m->n_ranks;
+    if (G < 2 || G > ZEL_COL_MAX_GROUPS || N > ZEL_COL_MAX_RANKS || s->T == INFINITY) return 0;
+    zel_grp gbuf[ZEL_COL_MAX_GROUPS];
+    int64_t ubuf[ZEL_COL_MAX_GROUPS + 1];
+    int32_t *obuf = malloc(sizeof(int32_t) * 2 * (size_t)m->n_units);
+    int32_t *grp_of = malloc(sizeof(int32_t) * (size_t)m->n_units);
+    double *LH = malloc(sizeof(double) * 2 * (size_t)N);
+    int improved = 0;
+    if (obuf && grp_of && LH) {
+        uint32_t full = (1u << G) - 1;
+        for (int round = 0; round < 3; round++) {
+            int any = 0;
+            for (uint32_t mask = 1; mask < full && s->T > lb * (1 + ZEL_REL_TOL); mask++)
+                any |= subset_improve(m, lb, s, mask, gbuf, ubuf, grp_of, obuf, LH);
+            improved |= any;
+            if (!any) break;
+        }
+        if (improved) zel_sol_canon(m, s);
+    }
+    free(obuf), free(grp_of), free(LH);
+    return improved;
+}
