@@ -16,12 +16,15 @@
 
 #include "plan/zel_internal.h"
 
+// Layout: buf = bs, tc (N each), pre_tc, pre_L (N + 1 each), then N doubles of scratch (the
+// new breakpoints by rank); rk = N sorted ranks, rk[N] = 1 once a sort is in place (else 0),
+// then N ints of scratch (the ranks whose breakpoint moved).
 int zel_fluid_ctx_init(zel_fluid_ctx *f, const zel_model *m) {
     memset(f, 0, sizeof *f);
     int32_t N = m->n_ranks;
     f->n = N;
-    f->buf = malloc(sizeof(double) * (4 * (size_t)N + 2));
-    f->rk = malloc(sizeof(int32_t) * ((size_t)N + 1));
+    f->buf = malloc(sizeof(double) * (5 * (size_t)N + 2));
+    f->rk = malloc(sizeof(int32_t) * (2 * (size_t)N + 1));
     if (!f->buf || !f->rk) {
         zel_fluid_ctx_free(f);
         return 0;
@@ -29,7 +32,8 @@ int zel_fluid_ctx_init(zel_fluid_ctx *f, const zel_model *m) {
     f->bs = f->buf;
     f->tc = f->bs + N;
     f->pre_tc = f->tc + N;   // N + 1
-    f->pre_L = f->pre_tc + N + 1;  // N + 1 (shares the last slot budget: 4N + 2 in all)
+    f->pre_L = f->pre_tc + N + 1;  // N + 1
+    f->rk[N] = 0;
     return 1;
 }
 
@@ -40,6 +44,7 @@ void zel_fluid_ctx_free(zel_fluid_ctx *f) {
 
 void zel_fluid_ctx_set(zel_fluid_ctx *f, const zel_model *m, const double *L, const double *H) {
     int32_t N = f->n;
+    double *nb = f->pre_L + N + 1;  // new breakpoint by rank
     f->tau = m->fill_mem > 0 ? m->extra_area / m->fill_mem : 0;
     f->tot = 0, f->maxL = 0, f->sumL = 0;
     for (int32_t r = 0; r < N; r++) {
@@ -48,21 +53,55 @@ void zel_fluid_ctx_set(zel_fluid_ctx *f, const zel_model *m, const double *L, co
         f->tot += f->tc[r];
         if (L[r] > f->maxL) f->maxL = L[r];
         f->sumL += L[r];
+        nb[r] = L[r] + f->tc[r];
     }
-    // insertion sort of the ranks by breakpoint (N <= a few dozen where this runs)
-    for (int32_t i = 0; i < N; i++) {
-        double b = L[i] + f->tc[i];
-        int32_t j = i;
-        while (j > 0 && f->bs[j - 1] > b) {
-            f->bs[j] = f->bs[j - 1];
-            f->rk[j] = f->rk[j - 1];
-            j--;
+    // The ranks sorted by (breakpoint, rank). Between two calls of a search usually only the
+    // ranks of one or two option blocks move: the ranks whose breakpoint is unchanged keep
+    // their sorted order, the moved ones are sorted apart and merged in (the same array as a
+    // full sort: the order is total). The first call, or many moved ranks: insertion sort.
+    int32_t *mv = f->rk + N + 1, n_mv = 0, n_keep = 0;
+    if (f->rk[N]) {
+        for (int32_t i = 0; i < N && n_mv <= N / 2; i++) {
+            int32_t r = f->rk[i];
+            if (nb[r] == f->bs[i])
+                f->rk[n_keep++] = r;
+            else
+                mv[n_mv++] = r;
         }
-        f->bs[j] = b;
-        f->rk[j] = i;
+    }
+    if (!f->rk[N] || n_mv > N / 2) {
+        for (int32_t i = 0; i < N; i++) {
+            double b = nb[i];
+            int32_t j = i;
+            while (j > 0 && f->bs[j - 1] > b) {
+                f->bs[j] = f->bs[j - 1];
+                f->rk[j] = f->rk[j - 1];
+                j--;
+            }
+            f->bs[j] = b;
+            f->rk[j] = i;
+        }
+        f->rk[N] = 1;
+    } else {
+        for (int32_t i = 1; i < n_mv; i++) {  // the moved ranks by (breakpoint, rank)
+            int32_t r = mv[i], j = i;
+            while (j > 0 && (nb[mv[j - 1]] > nb[r] || (nb[mv[j - 1]] == nb[r] && mv[j - 1] > r))) {
+                mv[j] = mv[j - 1];
+                j--;
+            }
+            mv[j] = r;
+        }
+        // merge from the back: kept ranks in rk[0 .. n_keep), moved ones in mv[0 .. n_mv)
+        int32_t a = n_keep - 1, c = n_mv - 1;
+        for (int32_t w = N - 1; c >= 0; w--) {
+            int take_keep = a >= 0 && (nb[f->rk[a]] > nb[mv[c]] ||
+                                       (nb[f->rk[a]] == nb[mv[c]] && f->rk[a] > mv[c]));
+            f->rk[w] = take_keep ? f->rk[a--] : mv[c--];
+        }
     }
     f->pre_tc[0] = f->pre_L[0] = 0;
     for (int32_t i = 0; i < N; i++) {
+        f->bs[i] = nb[f->rk[i]];  // (already so after the insertion sort)
         f->pre_tc[i + 1] = f->pre_tc[i] + f->tc[f->rk[i]];
         f->pre_L[i + 1] = f->pre_L[i] + L[f->rk[i]];
     }

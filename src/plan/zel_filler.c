@@ -134,13 +134,26 @@ static zg_status place(const zg_problem *pr, const zg_batch *b, const int32_t *f
             int64_t seq = G->members[m];
             int32_t best = -1;
             double bs = -INFINITY;
+            // The scores divide by the positive constants F and cap, which keeps the order of
+            // the numerators (rounding is monotone): a rank whose numerator of the term that
+            // binds the best score is no larger cannot score above it, so its divisions are
+            // skipped (the same choice: only strictly higher scores replace the best).
+            double bx = -INFINITY, by = -INFINITY;  // the best's binding numerator (rc or rm)
+            int prune = F > 0 && cap > 0;
             for (int32_t r = 0; r < N; r++) {
                 if (wopt[r] < 0) continue;
                 const zg_option *o = &G->opts[wopt[r]];
                 if (cap - H[r] < o->mem) continue;
-                double rc = (F - L[r] - o->time) / F, rm = (cap - H[r] - o->mem) / cap;
+                double x = F - L[r] - o->time, y = cap - H[r] - o->mem;
+                if (prune && best >= 0 && (x <= bx || y <= by)) continue;
+                double rc = x / F, rm = y / cap;
                 double s = mode ? rm : (rc < rm ? rc : rm);
-                if (s > bs) bs = s, best = r;
+                if (s > bs) {
+                    bs = s, best = r;
+                    int rc_binds = !mode && rc < rm;
+                    bx = rc_binds ? x : -INFINITY;
+                    by = rc_binds ? -INFINITY : y;
+                }
             }
             funit *fu = &u[k++];
             fu->seq = seq, fu->g = order[i];

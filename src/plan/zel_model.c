@@ -17,6 +17,38 @@ static int opt_cmp(const void *pa, const void *pb) {
     return (a->src > b->src) - (a->src < b->src);
 }
 
+// Sorts a[0..n) by opt_cmp into out[0..n) (0 <= start < N, 1 <= degree <= N). opt_cmp is a
+// total order (src breaks every tie), so this is the array qsort gave, for O(n + N) instead of
+// O(n log n) indirect calls: two stable counting passes on indices (by start, then by degree),
+// one gather, then insertion sort by opt_cmp inside each (degree, start) block (a few options).
+// ix: 2 n ints, cnt: N + 2 ints of scratch.
+static void opt_sort(const zel_opt *a, zel_opt *out, int32_t n, int32_t N, int32_t *ix,
+                     int32_t *cnt) {
+    int32_t *i1 = ix, *i2 = ix + n;
+    memset(cnt, 0, sizeof(int32_t) * (size_t)(N + 2));
+    for (int32_t i = 0; i < n; i++) cnt[a[i].start + 1]++;
+    for (int32_t v = 0; v <= N; v++) cnt[v + 1] += cnt[v];
+    for (int32_t i = 0; i < n; i++) i1[cnt[a[i].start]++] = i;
+    memset(cnt, 0, sizeof(int32_t) * (size_t)(N + 2));
+    for (int32_t i = 0; i < n; i++) cnt[a[i].degree]++;
+    for (int32_t v = 0; v <= N; v++) cnt[v + 1] += cnt[v];
+    for (int32_t i = 0; i < n; i++) {
+        int32_t x = i1[i];
+        i2[cnt[a[x].degree - 1]++] = x;
+    }
+    for (int32_t i = 0; i < n; i++) out[i] = a[i2[i]];
+    for (int32_t i = 1; i < n; i++) {
+        if (out[i].degree != out[i - 1].degree || out[i].start != out[i - 1].start) continue;
+        zel_opt x = out[i];
+        int32_t j = i;
+        while (j > 0 && opt_cmp(&out[j - 1], &x) > 0) {
+            out[j] = out[j - 1];
+            j--;
+        }
+        out[j] = x;
+    }
+}
+
 // Finds the option of G with block (start, degree) and exactly this time and memory.
 static int32_t find_opt(const zel_grp *G, int32_t start, int32_t degree, double time, double mem) {
     int32_t lo = 0, hi = G->n_opts;
@@ -91,6 +123,11 @@ zg_status zel_model_build(const zg_problem *pr, const int32_t *grp_idx, int32_t 
         m->base_mem[r] = base_mem ? base_mem[r] : 0.0;
     }
     int64_t units = 0;
+    size_t no = 1;  // one sort buffer for every group: the largest option count
+    for (int32_t i = 0; i < n; i++)
+        if ((size_t)pr->groups[grp_idx[i]].n_opts > no) no = (size_t)pr->groups[grp_idx[i]].n_opts;
+    zel_opt *tmp = malloc(sizeof(zel_opt) * 2 * no + sizeof(int32_t) * (2 * no + (size_t)N + 2));
+    if (!tmp) return oom(err);
     for (int32_t i = 0; i < n; i++) {
         const zg_group *g = &pr->groups[grp_idx[i]];
         zel_grp *G = &m->grps[i];
@@ -98,8 +135,6 @@ zg_status zel_model_build(const zg_problem *pr, const int32_t *grp_idx, int32_t 
         G->count = g->count;
         m->unit0[i] = units;
         units += g->count;
-        zel_opt *tmp = malloc(sizeof(zel_opt) * (size_t)(g->n_opts > 0 ? g->n_opts : 1));
-        if (!tmp) return oom(err);
         int32_t k = 0;
         for (int32_t j = 0; j < g->n_opts; j++) {
             const zg_option *o = &g->opts[j];
@@ -108,27 +143,32 @@ zg_status zel_model_build(const zg_problem *pr, const int32_t *grp_idx, int32_t 
             if (o->mem > pr->mem_cap) continue;
             tmp[k++] = (zel_opt){j, o->start, d, d > 1, o->time, o->mem, o->time * d};
         }
-        qsort(tmp, (size_t)k, sizeof *tmp, opt_cmp);
-        // Pareto front per block: sorted by time then mem, keep strictly decreasing mem.
-        G->opts = zg_arena_alloc(&m->arena, sizeof(zel_opt) * (size_t)(k > 0 ? k : 1));
+        zel_opt *srt = tmp + no;
+        opt_sort(tmp, srt, k, N, (int32_t *)(srt + no), (int32_t *)(srt + no) + 2 * no);
+        // Pareto front per block: sorted by time then mem, keep strictly decreasing mem
+        // (compacted in place, then copied to the arena at its size).
+        int32_t kept = 0;
+        double best_mem = INFINITY;
+        for (int32_t j = 0; j < k; j++) {
+            if (j == 0 || srt[j].start != srt[j - 1].start || srt[j].degree != srt[j - 1].degree)
+                best_mem = INFINITY;
+            if (srt[j].mem < best_mem) {
+                best_mem = srt[j].mem;
+                srt[kept++] = srt[j];
+            }
+        }
+        G->opts = zg_arena_alloc(&m->arena, sizeof(zel_opt) * (size_t)(kept > 0 ? kept : 1));
         if (!G->opts) {
             free(tmp);
             return oom(err);
         }
-        int32_t kept = 0;
-        double best_mem = INFINITY;
-        for (int32_t j = 0; j < k; j++) {
-            if (j == 0 || tmp[j].start != tmp[j - 1].start || tmp[j].degree != tmp[j - 1].degree)
-                best_mem = INFINITY;
-            if (tmp[j].mem < best_mem) {
-                G->opts[kept++] = tmp[j];
-                best_mem = tmp[j].mem;
-            }
-        }
-        free(tmp);
+        if (kept > 0) memcpy(G->opts, srt, sizeof(zel_opt) * (size_t)kept);
         G->n_opts = kept;
         G->blk = zg_arena_alloc(&m->arena, sizeof(int32_t) * (size_t)(kept + 1));
-        if (!G->blk) return oom(err);
+        if (!G->blk) {
+            free(tmp);
+            return oom(err);
+        }
         G->n_blocks = 0;
         for (int32_t j = 0; j < kept; j++)
             if (j == 0 || G->opts[j].start != G->opts[j - 1].start ||
@@ -142,6 +182,7 @@ zg_status zel_model_build(const zg_problem *pr, const int32_t *grp_idx, int32_t 
             if (G->opts[j].area < G->min_area) G->min_area = G->opts[j].area;
         }
     }
+    free(tmp);
     m->unit0[n] = units;
     m->n_units = units;
     m->grp_of = zg_arena_alloc(&m->arena, sizeof(int32_t) * (size_t)(units > 0 ? units : 1));
@@ -154,17 +195,20 @@ zg_status zel_model_build(const zg_problem *pr, const int32_t *grp_idx, int32_t 
         int32_t cap_sym = 2 * N + 1;
         m->sym = zg_arena_alloc(&m->arena, sizeof(zel_sym) * (size_t)cap_sym);
         if (!m->sym) return oom(err);
+        // A slot whose candidate failed keeps its map arrays for the next candidate (sym_check
+        // writes every entry it keeps), so failed candidates cost no arena memory.
         for (int32_t s = 1; 2 * s <= N; s *= 2) {
             for (int32_t a = 0; a + 2 * s <= N; a += s) {
                 zel_sym *y = &m->sym[m->n_sym];
                 y->a = a;
                 y->s = s;
-                y->map = zg_arena_alloc(&m->arena, sizeof(int32_t *) * (size_t)n);
+                if (!y->map) y->map = zg_arena_alloc(&m->arena, sizeof(int32_t *) * (size_t)n);
                 if (!y->map) return oom(err);
                 int ok = 1;
                 for (int32_t i = 0; i < n && ok; i++) {
-                    y->map[i] = zg_arena_alloc(
-                        &m->arena, sizeof(int32_t) * (size_t)(m->grps[i].n_opts + 1));
+                    if (!y->map[i])
+                        y->map[i] = zg_arena_alloc(
+                            &m->arena, sizeof(int32_t) * (size_t)(m->grps[i].n_opts + 1));
                     if (!y->map[i]) return oom(err);
                     ok = sym_check(&m->grps[i], a, s, y->map[i]);
                 }
@@ -174,14 +218,15 @@ zg_status zel_model_build(const zg_problem *pr, const int32_t *grp_idx, int32_t 
         // The reflection of the world (sliding blocks break the tile swaps, not this one).
         if (N >= 2 && m->n_sym < cap_sym) {
             zel_sym *y = &m->sym[m->n_sym];
-            memset(y, 0, sizeof *y);
+            y->a = y->s = 0;
             y->rev = 1;
-            y->map = zg_arena_alloc(&m->arena, sizeof(int32_t *) * (size_t)n);
+            if (!y->map) y->map = zg_arena_alloc(&m->arena, sizeof(int32_t *) * (size_t)n);
             if (!y->map) return oom(err);
             int ok = 1;
             for (int32_t i = 0; i < n && ok; i++) {
-                y->map[i] =
-                    zg_arena_alloc(&m->arena, sizeof(int32_t) * (size_t)(m->grps[i].n_opts + 1));
+                if (!y->map[i])
+                    y->map[i] = zg_arena_alloc(&m->arena,
+                                               sizeof(int32_t) * (size_t)(m->grps[i].n_opts + 1));
                 if (!y->map[i]) return oom(err);
                 ok = rev_check(&m->grps[i], N, y->map[i]);
             }
@@ -238,10 +283,7 @@ int zel_sol_eval(const zel_model *m, const int32_t *opt, double *L, double *H, d
     int ok = 1;
     for (int32_t r = 0; r < N; r++)
         if (h[r] > m->mem_cap) ok = 0;
-    double *scr = malloc(sizeof(double) * 2 * (size_t)(N > 0 ? N : 1));
-    double t = scr ? zel_objective(m, l, h, scr) : INFINITY;
-    free(scr);
-    if (T) *T = t;
+    if (T) *T = zel_objective(m, l, h, NULL);  // (needs no scratch)
     if (K) *K = k;
     free(own);
     return ok;
@@ -265,17 +307,10 @@ void zel_sol_canon(const zel_model *m, zel_sol *s) {
 // overshoots the root, and on a piecewise-linear one it ends as soon as the tangent's root lies
 // on the current piece (no breakpoint before it); every other step passes at least one
 // breakpoint, so at most N + 1 steps of O(N) each, no sorting (typically 1-3 steps).
-double zel_fluid_T_more(const zel_model *m, const double *L, const double *H, double more) {
+// The Newton iteration of zel_fluid_T_more from T = maxL, for demand A at density tau.
+static double fluid_newton(const zel_model *m, const double *L, const double *H, double A,
+                           double tau, double maxL) {
     int32_t N = m->n_ranks;
-    double A0 = m->extra_area, X = m->fill_mem;
-    if (A0 <= 0 || X <= 0 || N <= 0) return 0;
-    double tau = A0 / X, A = A0 + (more > 0 ? more : 0), maxL = 0, tot = 0;
-    for (int32_t r = 0; r < N; r++) {
-        double c = m->mem_cap - H[r];
-        if (c > 0) tot += tau * c;
-        if (L[r] > maxL) maxL = L[r];
-    }
-    if (tot < A * (1 - 1e-12)) return INFINITY;
     double T = maxL;
     for (int32_t it = 0; it <= N + 1; it++) {
         double h = 0, next = INFINITY;
@@ -299,24 +334,57 @@ double zel_fluid_T_more(const zel_model *m, const double *L, const double *H, do
     return T;
 }
 
+double zel_fluid_T_more(const zel_model *m, const double *L, const double *H, double more) {
+    int32_t N = m->n_ranks;
+    double A0 = m->extra_area, X = m->fill_mem;
+    if (A0 <= 0 || X <= 0 || N <= 0) return 0;
+    double tau = A0 / X, A = A0 + (more > 0 ? more : 0), maxL = 0, tot = 0;
+    for (int32_t r = 0; r < N; r++) {
+        double c = m->mem_cap - H[r];
+        if (c > 0) tot += tau * c;
+        if (L[r] > maxL) maxL = L[r];
+    }
+    if (tot < A * (1 - 1e-12)) return INFINITY;
+    return fluid_newton(m, L, H, A, tau, maxL);
+}
+
 double zel_fluid_T(const zel_model *m, const double *L, const double *H, double *scratch) {
     (void)scratch;
     return zel_fluid_T_more(m, L, H, 0);
 }
 
-double zel_objective(const zel_model *m, const double *L, const double *H, double *scratch) {
+// One pass over the ranks for the max, the sum and the fluid's capacity (zel_fluid_T's first
+// pass, fused: the same values in the same order), then its Newton iteration; skipped (returns
+// INFINITY) when the max or the mean load already exceed `above` (the objective is at least
+// both, so it would exceed `above` too).
+static double objective_below(const zel_model *m, const double *L, const double *H,
+                              double above) {
     int32_t N = m->n_ranks;
-    double t = 0, sum = m->extra_area;
+    double t = 0, sum = m->extra_area, tot = 0;
+    double A0 = m->extra_area, X = m->fill_mem;
+    int fluid = X > 0 && A0 > 0 && N > 0;
+    double tau = fluid ? A0 / X : 0;
     for (int32_t r = 0; r < N; r++) {
         if (L[r] > t) t = L[r];
         sum += L[r];
+        if (fluid) {
+            double c = m->mem_cap - H[r];
+            if (c > 0) tot += tau * c;
+        }
     }
+    double maxL = t;
     if (N > 0 && sum / N > t) t = sum / N;
-    if (m->fill_mem > 0) {
-        double f = zel_fluid_T(m, L, H, scratch);
+    if (t > above) return INFINITY;
+    if (fluid) {
+        double f = tot < A0 * (1 - 1e-12) ? INFINITY : fluid_newton(m, L, H, A0, tau, maxL);
         if (f > t) t = f;
     }
     return t;
+}
+
+double zel_objective(const zel_model *m, const double *L, const double *H, double *scratch) {
+    (void)scratch;
+    return objective_below(m, L, H, INFINITY);
 }
 
 // ---- lower bound ------------------------------------------------------------------------------
@@ -374,41 +442,89 @@ double zel_model_lower_bound(const zel_model *m) {
     zel_rmq_init_log(&rl);
     zel_rmq_build(&rl, m->base_load);
     zel_rmq_build(&rh, m->base_mem);
+    // One point per rank block of a group: its first option that fits the memory left. Inside
+    // a block the options go by time ascending and memory descending (Pareto), so the fitting
+    // ones are a suffix and the first has both the least e and the least area: the others never
+    // lower a group's area below its own, and a point that changes no area leaves the bound
+    // where it is (the area term is the same step function of T with or without it).
     size_t k = 0;
     for (int32_t i = 0; i < m->n_grps; i++) {
         const zel_grp *G = &m->grps[i];
         garea[i] = INFINITY;
-        for (int32_t j = 0; j < G->n_opts; j++) {
-            const zel_opt *o = &G->opts[j];
-            if (zel_rmq_max(&rh, o->start, o->degree) + o->mem > m->mem_cap) continue;
-            pts[k++] = (bp){zel_rmq_max(&rl, o->start, o->degree) + o->time, o->area, i};
+        for (int32_t b = 0; b < G->n_blocks; b++) {
+            const zel_opt *o0 = &G->opts[G->blk[b]];
+            double hmax = zel_rmq_max(&rh, o0->start, o0->degree);
+            for (int32_t j = G->blk[b]; j < G->blk[b + 1]; j++) {
+                const zel_opt *o = &G->opts[j];
+                if (hmax + o->mem > m->mem_cap) continue;
+                pts[k++] = (bp){zel_rmq_max(&rl, o->start, o->degree) + o->time, o->area, i};
+                break;
+            }
         }
     }
     // Sweep breakpoints in ascending e: for T in [e_i, e_{i+1}) each group's cheapest usable
     // area is fixed; the smallest T with sum + sum_g count_g * area_g <= N * T in that interval
-    // is the bound. The sweep usually stops after a few breakpoints, so they come from a binary
-    // min-heap on e (O(k) to build) instead of a full sort (ninth pass: the sort was 15 % of
-    // the 32-rank planner, once per sub-search). Points with equal e are all taken before the
-    // test, and their order does not matter (a minimum per group): same result as the sort.
-    for (size_t i = k / 2; i-- > 0;) bp_sift(pts, k, i);
-    int32_t covered = 0;
-    double result = INFINITY;
-    for (size_t n = k; n > 0;) {
-        double e = pts[0].e;
-        while (n > 0 && pts[0].e == e) {
-            int32_t g = pts[0].g;
-            if (garea[g] == INFINITY) covered++;
-            if (pts[0].area < garea[g]) garea[g] = pts[0].area;
-            pts[0] = pts[--n];
-            bp_sift(pts, n, 0);
+    // is the bound. Nothing can end the sweep before T0 = max_g (least e of group g), where the
+    // last group gets covered, so everything up to T0 is taken in one linear pass; and the
+    // sweep ends at the latest at the first breakpoint >= T1 = F(T0) (the area term only falls
+    // with T, so there max(e, F) = e < the next breakpoint). Only the points in (T0, T1] are
+    // swept in order, from a binary min-heap on e (the sweep usually stops after a few). Points
+    // with equal e are all taken before the test, and their order does not matter (a minimum
+    // per group): the same result as a full sort of every point (tested against one).
+    double result = INFINITY, T0 = -INFINITY;
+    for (int32_t g = 0; g < m->n_grps; g++) garea[g] = INFINITY;  // least e of each group
+    for (size_t i = 0; i < k; i++)
+        if (pts[i].e < garea[pts[i].g]) garea[pts[i].g] = pts[i].e;
+    for (int32_t g = 0; g < m->n_grps; g++)
+        if (garea[g] > T0) T0 = garea[g];
+    if (T0 < INFINITY) {
+        for (int32_t g = 0; g < m->n_grps; g++) garea[g] = INFINITY;
+        double next = INFINITY;
+        for (size_t i = 0; i < k; i++) {
+            if (pts[i].e <= T0) {
+                if (pts[i].area < garea[pts[i].g]) garea[pts[i].g] = pts[i].area;
+            } else if (pts[i].e < next) {
+                next = pts[i].e;
+            }
         }
-        if (covered < m->n_grps) continue;
         double f = sum;
         for (int32_t g = 0; g < m->n_grps; g++) f += (double)m->grps[g].count * garea[g];
-        double t = f / N > e ? f / N : e;
-        if (n == 0 || t < pts[0].e) {
+        double t = f / N > T0 ? f / N : T0;
+        if (next == INFINITY || t < next) {
             result = t;
-            break;
+        } else {
+            // t = F(T0) >= next > T0: sweep the points in (T0, t] that can still lower their
+            // group's area (the others change no area: see above); `after` is the first e > t
+            double T1 = t, after = INFINITY;
+            size_t n = 0;
+            for (size_t i = 0; i < k; i++) {
+                if (pts[i].e <= T0) continue;
+                if (pts[i].e > T1) {
+                    if (pts[i].e < after) after = pts[i].e;
+                } else if (pts[i].area < garea[pts[i].g]) {
+                    pts[n++] = pts[i];
+                }
+            }
+            if (n == 0) result = T1;  // no area falls before `after` > T1: F(T) = T1 there
+            for (size_t i = n / 2; i-- > 0;) bp_sift(pts, n, i);
+            while (n > 0) {
+                double e = pts[0].e;
+                while (n > 0 && pts[0].e == e) {
+                    int32_t g = pts[0].g;
+                    if (pts[0].area < garea[g]) garea[g] = pts[0].area;
+                    pts[0] = pts[--n];
+                    bp_sift(pts, n, 0);
+                }
+                f = sum;
+                for (int32_t g = 0; g < m->n_grps; g++) f += (double)m->grps[g].count * garea[g];
+                t = f / N > e ? f / N : e;
+                double nx = n > 0 ? pts[0].e : after;
+                if (nx == INFINITY || t < nx) {
+                    result = t;
+                    break;
+                }
+            }
+            // (not reached without a result: at the last point e <= T1, t <= T1 < after)
         }
     }
     free(tables), free(lg), free(pts), free(garea);
@@ -417,40 +533,75 @@ double zel_model_lower_bound(const zel_model *m) {
 
 // ---- greedy incumbent -------------------------------------------------------------------------
 
+// Scratch of try_option: range maxima of the current L, H (rebuilt when they change) and room
+// to save a block.
+typedef struct probe {
+    zel_rmq rl, rh;
+    double *sv;  // 2 * n_ranks
+    double *buf;
+    int32_t *lg;
+} probe;
+
+static int probe_init(probe *p, int32_t N) {
+    int32_t n = N > 0 ? N : 1, levels = zel_rmq_levels(n);
+    size_t tsz = (size_t)levels * (size_t)n;
+    p->buf = malloc(sizeof(double) * (2 * tsz + 2 * (size_t)n));
+    p->lg = malloc(sizeof(int32_t) * ((size_t)n + 1));
+    if (!p->buf || !p->lg) {
+        free(p->buf), free(p->lg);
+        return 0;
+    }
+    p->rl = (zel_rmq){n, levels, p->buf, p->lg};
+    p->rh = (zel_rmq){n, levels, p->buf + tsz, p->lg};
+    p->sv = p->buf + 2 * tsz;
+    zel_rmq_init_log(&p->rl);
+    return 1;
+}
+
+static void probe_free(probe *p) { free(p->buf), free(p->lg); }
+
+// L, H changed on o's block: refreshes the range maxima (the values of a full rebuild).
+static void probe_update(probe *p, const double *L, const double *H, const zel_opt *o) {
+    zel_rmq_update(&p->rl, L, o->start, o->start + o->degree);
+    zel_rmq_update(&p->rh, H, o->start, o->start + o->degree);
+}
+
 // Objective of the state with option o added on top of L, H (restored exactly afterwards: the
 // block's values are saved, not subtracted back). Returns 0 without evaluating when o does not
 // fit the memory cap or when its block's new maximum load already exceeds `above` (the
-// objective is at least that maximum, so the caller would reject it). sv: 2 * degree doubles.
-static int try_option(const zel_model *m, const zel_opt *o, double *L, double *H, double *sv,
+// objective is at least that maximum, so the caller would reject it). Both tests read the
+// range maxima of p (built on this L, H): max_r (x_r + c) = (max_r x_r) + c exactly, rounding
+// being monotone, so they decide as a scan of the block would.
+static int try_option(const zel_model *m, const zel_opt *o, double *L, double *H, probe *p,
                       double above, double *t) {
     int32_t s0 = o->start, d = o->degree;
-    double mx = 0;
-    for (int32_t i = 0; i < d; i++) {
-        if (H[s0 + i] + o->mem > m->mem_cap) return 0;
-        double v = L[s0 + i] + o->time;
-        if (v > mx) mx = v;
-    }
+    if (zel_rmq_max(&p->rh, s0, d) + o->mem > m->mem_cap) return 0;
+    double v = zel_rmq_max(&p->rl, s0, d) + o->time, mx = v > 0 ? v : 0;
     if (mx > above) return 0;
-    memcpy(sv, L + s0, sizeof(double) * (size_t)d);
-    memcpy(sv + d, H + s0, sizeof(double) * (size_t)d);
-    for (int32_t i = 0; i < d; i++) L[s0 + i] += o->time, H[s0 + i] += o->mem;
-    *t = zel_objective(m, L, H, NULL);
-    memcpy(L + s0, sv, sizeof(double) * (size_t)d);
-    memcpy(H + s0, sv + d, sizeof(double) * (size_t)d);
+    double *sv = p->sv;
+    for (int32_t i = 0; i < d; i++) {
+        sv[i] = L[s0 + i], sv[d + i] = H[s0 + i];
+        L[s0 + i] += o->time, H[s0 + i] += o->mem;
+    }
+    *t = objective_below(m, L, H, above);  // INFINITY: above `above`, rejected by the caller
+    for (int32_t i = 0; i < d; i++) L[s0 + i] = sv[i], H[s0 + i] = sv[d + i];
     return 1;
 }
 
 // One greedy pass with target `tgt`; returns 1 and fills opt/T/K if every unit got an option.
+// *above: the least block result e > tgt among the options it looked at (INFINITY: none). A
+// pass with a target in [tgt, *above) classes every option alike, so it makes the same choices.
 static int greedy_pass(const zel_model *m, double tgt, double *L, double *H, zel_rmq *rl,
-                       zel_rmq *rh, int32_t *opt, double *T, int64_t *K) {
+                       zel_rmq *rh, int32_t *opt, double *T, int64_t *K, double *above) {
     int32_t N = m->n_ranks;
+    *above = INFINITY;
     memcpy(L, m->base_load, sizeof(double) * (size_t)N);
     memcpy(H, m->base_mem, sizeof(double) * (size_t)N);
     int64_t k = 0;
+    zel_rmq_build(rl, L);
+    zel_rmq_build(rh, H);
     for (int64_t u = 0; u < m->n_units; u++) {
         const zel_grp *G = &m->grps[m->grp_of[u]];
-        zel_rmq_build(rl, L);
-        zel_rmq_build(rh, H);
         int32_t best = -1, best_cls = 2;
         double best_a = 0, best_b = 0;
         for (int32_t j = 0; j < G->n_opts; j++) {
@@ -458,6 +609,7 @@ static int greedy_pass(const zel_model *m, double tgt, double *L, double *H, zel
             if (zel_rmq_max(rh, o->start, o->degree) + o->mem > m->mem_cap) continue;
             double e = zel_rmq_max(rl, o->start, o->degree) + o->time;
             int cls = e <= tgt ? 0 : 1;
+            if (cls && e < *above) *above = e;
             double a = cls == 0 ? o->area : e, b = cls == 0 ? e : o->area;
             if (cls < best_cls || (cls == best_cls && (a < best_a || (a == best_a && b < best_b)))) {
                 best = j, best_cls = cls, best_a = a, best_b = b;
@@ -469,6 +621,8 @@ static int greedy_pass(const zel_model *m, double tgt, double *L, double *H, zel
             L[r] += o->time;
             H[r] += o->mem;
         }
+        zel_rmq_update(rl, L, o->start, o->start + o->degree);  // = a full rebuild
+        zel_rmq_update(rh, H, o->start, o->start + o->degree);
         k += o->split;
         opt[u] = best;
     }
@@ -482,7 +636,7 @@ static int greedy_pass(const zel_model *m, double tgt, double *L, double *H, zel
 // units in group order, each to the option with the lowest model objective of the partial
 // state, the later units counted as fluid area; ties by area, then index.
 static int greedy_objective_run(const zel_model *m, double *L, double *H, double *scr,
-                                double *sv, int32_t *opt, double *T, int64_t *K) {
+                                probe *pb, int32_t *opt, double *T, int64_t *K) {
     int32_t N = m->n_ranks;
     memcpy(L, m->base_load, sizeof(double) * (size_t)N);
     memcpy(H, m->base_mem, sizeof(double) * (size_t)N);
@@ -490,6 +644,8 @@ static int greedy_objective_run(const zel_model *m, double *L, double *H, double
     for (int32_t i = 0; i < m->n_grps; i++) rest += (double)m->grps[i].count * m->grps[i].min_area;
     zel_model mm = *m;
     int64_t k = 0;
+    zel_rmq_build(&pb->rl, L);
+    zel_rmq_build(&pb->rh, H);
     for (int64_t u = 0; u < m->n_units; u++) {
         const zel_grp *G = &m->grps[m->grp_of[u]];
         rest -= G->min_area;
@@ -499,7 +655,7 @@ static int greedy_objective_run(const zel_model *m, double *L, double *H, double
         for (int32_t j = 0; j < G->n_opts; j++) {
             const zel_opt *o = &G->opts[j];
             double t;
-            if (!try_option(&mm, o, L, H, sv, bt * (1 + 1e-12), &t)) continue;
+            if (!try_option(&mm, o, L, H, pb, bt * (1 + 1e-12), &t)) continue;
             if (t < bt * (1 - 1e-12) || (t <= bt * (1 + 1e-12) && o->area < ba)) {
                 if (t < bt) bt = t;
                 ba = o->area, best = j;
@@ -508,6 +664,8 @@ static int greedy_objective_run(const zel_model *m, double *L, double *H, double
         if (best < 0) return 0;
         const zel_opt *o = &G->opts[best];
         for (int32_t r = o->start; r < o->start + o->degree; r++) L[r] += o->time, H[r] += o->mem;
+        zel_rmq_update(&pb->rl, L, o->start, o->start + o->degree);
+        zel_rmq_update(&pb->rh, H, o->start, o->start + o->degree);
         k += o->split;
         opt[u] = best;
     }
@@ -518,11 +676,10 @@ static int greedy_objective_run(const zel_model *m, double *L, double *H, double
 
 static int greedy_objective(const zel_model *m, double *L, double *H, double *scr, int32_t *opt,
                             double *T, int64_t *K) {
-    int32_t N = m->n_ranks;
-    double *sv = malloc(sizeof(double) * 2 * (size_t)(N > 0 ? N : 1));
-    if (!sv) return 0;
-    int done = greedy_objective_run(m, L, H, scr, sv, opt, T, K);
-    free(sv);
+    probe pb;
+    if (!probe_init(&pb, m->n_ranks)) return 0;
+    int done = greedy_objective_run(m, L, H, scr, &pb, opt, T, K);
+    probe_free(&pb);
     return done;
 }
 
@@ -531,15 +688,21 @@ static int greedy_objective(const zel_model *m, double *L, double *H, double *sc
 void zel_local_improve(const zel_model *m, zel_sol *s, int32_t max_sweeps) {
     int32_t N = m->n_ranks;
     if (m->n_units == 0 || s->T == INFINITY) return;
-    double *L = malloc(sizeof(double) * 6 * (size_t)N);
-    if (!L) return;
-    double *H = L + N, *scr = H + N, *sv = scr + 2 * N;
-    if (!zel_sol_eval(m, s->opt, L, H, NULL, NULL)) {
+    double *L = malloc(sizeof(double) * 4 * (size_t)N);
+    probe pb;
+    if (!L || !probe_init(&pb, N)) {
         free(L);
+        return;
+    }
+    double *H = L + N, *scr = H + N;
+    if (!zel_sol_eval(m, s->opt, L, H, NULL, NULL)) {
+        free(L), probe_free(&pb);
         return;
     }
     double T = zel_objective(m, L, H, scr);
     int64_t K = s->K;
+    zel_rmq_build(&pb.rl, L);
+    zel_rmq_build(&pb.rh, H);
     for (int32_t sweep = 0; sweep < max_sweeps; sweep++) {
         int64_t bu = -1;
         int32_t bj = -1;
@@ -549,11 +712,12 @@ void zel_local_improve(const zel_model *m, zel_sol *s, int32_t max_sweeps) {
             const zel_grp *G = &m->grps[m->grp_of[u]];
             const zel_opt *a = &G->opts[s->opt[u]];
             for (int32_t r = a->start; r < a->start + a->degree; r++) L[r] -= a->time, H[r] -= a->mem;
+            probe_update(&pb, L, H, a);
             for (int32_t j = 0; j < G->n_opts; j++) {
                 if (j == s->opt[u]) continue;
                 const zel_opt *o = &G->opts[j];
                 double t;
-                if (!try_option(m, o, L, H, sv, bT * (1 + 1e-12), &t)) continue;
+                if (!try_option(m, o, L, H, &pb, bT * (1 + 1e-12), &t)) continue;
                 int64_t k = K - a->split + o->split;
                 if (t < bT * (1 - 1e-12) || (t <= bT * (1 + 1e-12) && k < bK)) {
                     bT = t < bT ? t : bT;
@@ -561,17 +725,20 @@ void zel_local_improve(const zel_model *m, zel_sol *s, int32_t max_sweeps) {
                 }
             }
             for (int32_t r = a->start; r < a->start + a->degree; r++) L[r] += a->time, H[r] += a->mem;
+            probe_update(&pb, L, H, a);
         }
         if (bu < 0) break;
         const zel_grp *G = &m->grps[m->grp_of[bu]];
         const zel_opt *a = &G->opts[s->opt[bu]], *o = &G->opts[bj];
         for (int32_t r = a->start; r < a->start + a->degree; r++) L[r] -= a->time, H[r] -= a->mem;
         for (int32_t r = o->start; r < o->start + o->degree; r++) L[r] += o->time, H[r] += o->mem;
+        probe_update(&pb, L, H, a);
+        probe_update(&pb, L, H, o);
         s->opt[bu] = bj;
         T = zel_objective(m, L, H, scr);
         K = bK;
     }
-    free(L);
+    free(L), probe_free(&pb);
     zel_sol_canon(m, s);
     zel_sol_eval(m, s->opt, NULL, NULL, &s->T, &s->K);
 }
@@ -605,6 +772,7 @@ int zel_heuristic(const zel_model *m, double lb, zel_sol *out) {
     size_t n_steps = work > 4000000 ? sizeof short_ladder / sizeof *short_ladder
                                     : sizeof ladder / sizeof *ladder;
     int found = 0;
+    double prev_tgt = INFINITY, prev_above = -INFINITY;  // the last pass run: none yet
     for (size_t i = 0; i <= n_steps; i++) {
         double T;
         int64_t K;
@@ -614,7 +782,12 @@ int zel_heuristic(const zel_model *m, double lb, zel_sol *out) {
             if (!greedy_objective(m, L, H, buf, opt, &T, &K)) continue;
         } else {
             double tgt = steps[i] == INFINITY ? INFINITY : lb * (1 + steps[i]);
-            if (!greedy_pass(m, tgt, L, H, &rl, &rh, opt, &T, &K)) continue;
+            // the same choices as the last pass run (nothing it looked at lies in
+            // (prev_tgt, tgt]): its result is already counted, and equal does not replace
+            if (tgt >= prev_tgt && (prev_above == INFINITY || tgt < prev_above)) continue;
+            int ok = greedy_pass(m, tgt, L, H, &rl, &rh, opt, &T, &K, &prev_above);
+            prev_tgt = tgt;
+            if (!ok) continue;
         }
         if (!found || T < out->T || (T == out->T && K < out->K)) {
             memcpy(out->opt, opt, sizeof(int32_t) * (size_t)m->n_units);

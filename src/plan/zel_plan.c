@@ -143,6 +143,61 @@ static int64_t lns_node_budget(int32_t N) {
     return ZEL_LNS_NODES / N;
 }
 
+// Lower bound on the makespan of any plan whose anchors give per-rank loads l[0..N) and whose
+// fillers add at least fill_area of rank time: the largest anchor load (times are >= 0) and the
+// mean load. A candidate of stage 2 is kept only when it is faster than the plan in hand by a
+// factor 1 - 1e-12, so one whose bound (less a 1e-9 margin for the sums' rounding) is not
+// below that cannot be kept: its fillers need not be placed. Exact: skipping changes no plan.
+static double stage2_bound(const double *l, int32_t N, double fill_area) {
+    double mx = 0, sum = fill_area;
+    for (int32_t r = 0; r < N; r++) {
+        if (l[r] > mx) mx = l[r];
+        sum += l[r];
+    }
+    return N > 0 && sum / N > mx ? sum / N : mx;
+}
+
+// Can the disjoint-tile candidate (zel_uniform_best) beat makespan `ms`? 0 only when it
+// provably cannot: for every degree d | N the candidate's makespan is at least
+// max(the largest fastest-degree-d time of any sequence, the sum of those times / (N / d)),
+// the times its LPT spreads over the N / d tiles (INFINITY: a group has no option of degree d,
+// and that degree is infeasible). The 1e-9 margin covers the rounding of both sums; the caller
+// keeps the candidate only below ms * (1 - 1e-12). Exact: skipping changes no plan. One pass
+// over each group's options for every degree at once; 1 (run it) when out of memory.
+static int uniform_may_win(const zg_problem *pr, double ms) {
+    int32_t N = pr->world_size;
+    if (N < 1) return 1;
+    double *top = calloc(3 * ((size_t)N + 1), sizeof(double));  // top, area, tmin by degree
+    if (!top) return 1;
+    double *area = top + N + 1, *tmin = area + N + 1;
+    for (int32_t g = 0; g < pr->n_groups; g++) {
+        const zg_group *G = &pr->groups[g];
+        if (G->count <= 0) continue;
+        for (int32_t d = 1; d <= N; d++) tmin[d] = INFINITY;
+        for (int32_t j = 0; j < G->n_opts; j++) {
+            const zg_option *o = &G->opts[j];
+            int32_t d = zg_option_degree(o);
+            if (d < 1 || d > N || N % d || o->start % d || o->start + d > N) continue;
+            if (o->time < tmin[d]) tmin[d] = o->time;
+        }
+        for (int32_t d = 1; d <= N; d++) {
+            if (N % d) continue;
+            if (tmin[d] > top[d]) top[d] = tmin[d];
+            area[d] += (double)G->count * tmin[d];
+        }
+    }
+    double thr = ms * (1 - 1e-12);
+    int may = 0;
+    for (int32_t d = 1; d <= N && !may; d++) {
+        if (N % d) continue;
+        if ((double)pr->n_seqs * (N / d) > 4e6) continue;  // zel_uniform_best skips it too
+        double lb = area[d] / (N / d) > top[d] ? area[d] / (N / d) : top[d];
+        may = lb * (1 - 1e-9) < thr;
+    }
+    free(top);
+    return may;
+}
+
 zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_batch *b,
                         zel_warm *warm, zel_result *res, zg_error *err) {
     memset(res, 0, sizeof *res);
@@ -225,6 +280,16 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
         double *L2 = malloc(sizeof(double) * 2 * (size_t)N);
         int32_t chosen = -1;
         zg_status st0 = ZG_OK;
+        double fill_area = 0;  // the fillers' least area (any option), for stage2_bound
+        for (int32_t i = 0; i < res->n_filler_groups; i++) {
+            const zg_group *G = &pr->groups[fil[i]];
+            double a = INFINITY;
+            for (int32_t j = 0; j < G->n_opts; j++) {
+                double v = G->opts[j].time * zg_option_degree(&G->opts[j]);
+                if (v < a) a = v;
+            }
+            if (a < INFINITY) fill_area += (double)G->count * a;
+        }
         for (int32_t k = 0; k < 3; k++) {
             const zel_sol *c = cand[k];
             if (c->T == INFINITY || (k > 0 && (!tmp || !L2))) continue;
@@ -235,9 +300,12 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
             if (dup) continue;
             int32_t *ch = k == 0 ? res->choice : tmp;
             double *l = k == 0 ? L : L2, *h = k == 0 ? H : L2 + N;
+            zel_sol_eval(&m, c->opt, l, h, NULL, NULL);
+            if (chosen >= 0 && stage2_bound(l, N, fill_area) * (1 - 1e-9) >=
+                                   res->makespan * (1 - 1e-12))
+                continue;  // provably not faster than the plan in hand: not placed
             if (k > 0) memcpy(tmp, res->choice, sizeof(int32_t) * (size_t)pr->n_seqs);
             zel_sol_to_choice(&m, pr, c, ch);
-            zel_sol_eval(&m, c->opt, l, h, NULL, NULL);
             zg_error e2;
             zg_status sk = zel_filler_place(pr, b, fil, res->n_filler_groups, l, h, ch,
                                             k == 0 ? err : &e2);
@@ -265,7 +333,9 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
     if (!st || st == ZG_ERR_INFEASIBLE) {
         // Safety net: the best disjoint-tile plan (static / USP / DP-like) under the same
         // prices; kept only when it beats the two stages (or they found nothing).
-        int32_t *alt = res->choice ? malloc(sizeof(int32_t) * (size_t)(pr->n_seqs + 1)) : NULL;
+        // (skipped when a cheap bound proves it cannot beat the two stages)
+        int try_u = res->choice && (st || uniform_may_win(pr, res->makespan));
+        int32_t *alt = try_u ? malloc(sizeof(int32_t) * (size_t)(pr->n_seqs + 1)) : NULL;
         int32_t d = 0;
         double ms = alt ? zel_uniform_best(pr, alt, &d) : INFINITY;
         if (ms < INFINITY && (st || ms < res->makespan * (1 - 1e-12))) {
