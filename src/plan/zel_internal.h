@@ -140,8 +140,8 @@ int zel_heuristic(const zel_model *m, double lb, zel_sol *out);
 // allocated by the caller; canonical and evaluated. Returns 0 (out->T = INFINITY) when none was
 // found or the model is outside the DP's size limits (N <= 64, <= 8 groups, small counts).
 int zel_column_incumbent(const zel_model *m, double lb, double ub, zel_sol *out);
-// Layers: for every proper subset of the groups, re-places their units by the column DP on top
-// of the other units' loads; keeps strictly better T (s: feasible; stays canonical). Returns 1
+// Layers: for every group, re-places its units by the column DP on top of the other units'
+// loads; keeps strictly better T (s: feasible; stays canonical). Returns 1
 // if s improved. Deterministic.
 int zel_column_improve(const zel_model *m, double lb, zel_sol *s);
 
