@@ -75,7 +75,7 @@ typedef struct zb_args {
     int steps;
 } zb_args;
 
-static int zb_args_take(zb_args *a, int argc, char **argv, int *i) {
+static inline int zb_args_take(zb_args *a, int argc, char **argv, int *i) {
     const char *k = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
     if (!v) return 0;
     if (!strcmp(k, "--clusters")) snprintf(a->clusters, sizeof a->clusters, "%s", v);
