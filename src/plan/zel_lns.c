@@ -15,6 +15,7 @@
 //   * rank windows (N >= 4, q = N/4): the units whose current block meets [0, 2q), [q, 3q),
 //     [2q, N), or [0, q) and [3q, N) (skipped when that frees every unit); and, N >= 16 with
 //     e = N/8, the units meeting [k e, (k + 2) e), k = 0..6 (smaller sub-searches that finish).
+// A small sub-model is first re-packed by the column DP (zel_column.c) over the fixed units.
 // A neighbourhood that failed is not tried again until the solution changes. Deterministic
 // (fixed order, node budgets only). The result is never worse than the input,
 // and only ever an incumbent: the exact search that follows is unchanged.
@@ -29,11 +30,17 @@
 // 5e-3 gave similar plans with fewer nodes). Incumbents only: the exact search is unaffected.
 #define ZEL_LNS_GAP 2e-3
 
+// Sub-models with at most this many count vectors (prod over groups of count + 1) try the column
+// DP before the branch-and-bound (measured, bench_planner_quality 16xA800 high / 32xA6000
+// high / low: max gap 1.04 / 1.19 / 0.32 % -> 0.68 / 0.75 / 0.24 %; 16 vectors: no gain; 64:
+// the same plans as 32, slower).
+#define ZEL_LNS_COL_STATES 32
+
 typedef struct lns_ws {
     zel_model sub;        // shallow: grps share the parent's option arrays
     int64_t *sub_unit;    // sub unit -> parent unit
     double *L, *H;        // N each
-    zel_sol cand;         // sub-model solution (capacity: every parent unit)
+    zel_sol cand;         // sub-model solution (capacity: twice every parent unit)
 } lns_ws;
 
 // Builds the sub-model of the free units (free[u] = 1) on top of the other units' loads.
@@ -80,11 +87,29 @@ static int sub_solve(const zel_model *m, zel_sol *s, const uint8_t *free_u, lns_
     for (int64_t k = 0; k < nu; k++) w->cand.opt[k] = s->opt[w->sub_unit[k]];
     w->cand.T = s->T;
     w->cand.K = 0;
-    zel_limits lim = {nodes, 0, ZEL_LNS_GAP, 0};
-    zel_stats st;
-    zg_error err;
-    if (zel_solve_minmax(&w->sub, &w->cand, &lim, &st, &err)) return 0;
-    *used += st.nodes;
+    // the freed units as columns over the fixed ones first (zel_column.c): it finds the stacked
+    // re-packings the node budget misses; the branch-and-bound when it does not help. Small
+    // sub-models only (the DP's cost grows with prod (count + 1))
+    int col = 0;
+    int64_t states = 1;
+    for (int32_t g = 0; g < w->sub.n_grps && states <= ZEL_LNS_COL_STATES; g++)
+        states *= w->sub.grps[g].count + 1;
+    if (states <= ZEL_LNS_COL_STATES) {
+        zel_sol c = {w->cand.opt + nu, INFINITY, 0};
+        double qlb = zel_model_lower_bound(&w->sub);
+        if (zel_column_incumbent(&w->sub, qlb, s->T, &c) && c.T < s->T * (1 - 1e-12)) {
+            memcpy(w->cand.opt, c.opt, sizeof(int32_t) * (size_t)nu);
+            w->cand.T = c.T;
+            col = 1;
+        }
+    }
+    if (!col) {
+        zel_limits lim = {nodes, 0, ZEL_LNS_GAP, 0};
+        zel_stats st;
+        zg_error err;
+        if (zel_solve_minmax(&w->sub, &w->cand, &lim, &st, &err)) return 0;
+        *used += st.nodes;
+    }
     if (!(w->cand.T < s->T * (1 - 1e-12))) return 0;
     // the sub units of a group are consecutive in both numberings: write them back in order
     int32_t *keep = malloc(sizeof(int32_t) * (size_t)m->n_units);
@@ -130,7 +155,7 @@ int64_t zel_lns_improve(const zel_model *m, zel_sol *s, int64_t max_nodes, int64
     w.sub.grp_of = malloc(sizeof(int32_t) * nu);
     w.sub_unit = malloc(sizeof(int64_t) * nu);
     w.L = malloc(sizeof(double) * 2 * (size_t)N);
-    w.cand.opt = malloc(sizeof(int32_t) * nu);
+    w.cand.opt = malloc(sizeof(int32_t) * 2 * nu);  // second half: the column candidate
     uint8_t *free_u = malloc(nu);
     int64_t used = 0;
     if (!w.sub.grps || !w.sub.unit0 || !w.sub.grp_of || !w.sub_unit || !w.L || !w.cand.opt ||
