@@ -5,24 +5,6 @@
 #include "zgtest.h"
 #include "zel_testlib.h"
 
-static zg_problem rand_problem(zg_rng *rng, int32_t N, int32_t ng, int64_t max_count,
-                               int32_t *idx) {
-    tgroup tg[8];
-    for (int32_t g = 0; g < ng; g++) {
-        tg[g] = tgroup_rand(rng, zg_rng_int(rng, 1, max_count));
-        idx[g] = g;
-    }
-    double cap = zg_rng_range(rng, 1.5, 4.0);
-    return tprob_make(N, cap, tg, ng, N < 8 ? N : 8, (int)zg_rng_int(rng, 0, 1));
-}
-
-static int canonical(const zel_model *m, const zel_sol *s) {
-    for (int32_t g = 0; g < m->n_grps; g++)
-        for (int64_t u = m->unit0[g] + 1; u < m->unit0[g + 1]; u++)
-            if (s->opt[u - 1] > s->opt[u]) return 0;
-    return 1;
-}
-
 static int legal(const zel_model *m, const zel_sol *s) {
     for (int64_t u = 0; u < m->n_units; u++)
         if (s->opt[u] < 0 || s->opt[u] >= m->grps[m->grp_of[u]].n_opts) return 0;
@@ -99,7 +81,7 @@ ZG_TEST(column_dp_vs_brute_force_over_columns) {
         int32_t N = (int32_t)zg_rng_int(&rng, 2, 6);
         int32_t ng = (int32_t)zg_rng_int(&rng, 1, 3);
         int32_t idx[8];
-        zg_problem pr = rand_problem(&rng, N, ng, 3, idx);
+        zg_problem pr = trand_problem(&rng, N, ng, 3, idx);
         double base[8], bmem[8];
         for (int32_t r = 0; r < N; r++) {  // ledgers on half the trials (the layer moves)
             base[r] = trial % 2 ? zg_rng_range(&rng, 0.0, 3.0) : 0;
@@ -120,7 +102,7 @@ ZG_TEST(column_dp_vs_brute_force_over_columns) {
         int got = zel_column_incumbent(&m, lb, ub, &s);
         if (got) {
             CHECK(legal(&m, &s));
-            CHECK(canonical(&m, &s));
+            CHECK(tsol_canonical(&m, &s));
             CHECK(s.T >= best * (1 - 1e-9));  // a column plan: never below the best one
         }
         if (best < INFINITY) {
@@ -155,7 +137,7 @@ ZG_TEST(column_incumbent_and_layers_legal_deterministic) {
         int32_t N = (int32_t)zg_rng_int(&rng, 6, 24);
         int32_t ng = (int32_t)zg_rng_int(&rng, 2, 4);
         int32_t idx[8];
-        zg_problem pr = rand_problem(&rng, N, ng, 5, idx);
+        zg_problem pr = trand_problem(&rng, N, ng, 5, idx);
         zel_model m;
         zg_error err;
         CHECK_OK(zel_model_build(&pr, idx, ng, NULL, NULL, &m, &err), &err);
@@ -176,7 +158,7 @@ ZG_TEST(column_incumbent_and_layers_legal_deterministic) {
             if (ga) {
                 CHECK(a.T == b.T && !memcmp(a.opt, b.opt, sizeof(int32_t) * (size_t)m.n_units));
                 CHECK(legal(&m, &a));
-                CHECK(canonical(&m, &a));
+                CHECK(tsol_canonical(&m, &a));
                 CHECK(a.T >= lb * (1 - 1e-12));
                 dp_better += a.T < g0.T * (1 - 1e-9);
             }
@@ -189,7 +171,7 @@ ZG_TEST(column_incumbent_and_layers_legal_deterministic) {
             CHECK_MSG(a.T <= g0.T, "trial %d: layers %.12g > start %.12g", trial, a.T, g0.T);
             CHECK(ia == (a.T < g0.T));
             CHECK(legal(&m, &a));
-            CHECK(canonical(&m, &a));
+            CHECK(tsol_canonical(&m, &a));
             layers_better += ia;
         }
         zel_sol_free(&g0), zel_sol_free(&a), zel_sol_free(&b);

@@ -5,26 +5,6 @@
 #include "zgtest.h"
 #include "zel_testlib.h"
 
-// A random model on N ranks with ng groups; fill-aware (extra_area / fill_mem) when fill.
-static zg_problem rand_problem(zg_rng *rng, int32_t N, int32_t ng, int64_t max_count,
-                               int32_t *idx) {
-    tgroup tg[8];
-    for (int32_t g = 0; g < ng; g++) {
-        tg[g] = tgroup_rand(rng, zg_rng_int(rng, 1, max_count));
-        idx[g] = g;
-    }
-    double cap = zg_rng_range(rng, 1.5, 4.0);
-    int sliding = (int)zg_rng_int(rng, 0, 1);
-    return tprob_make(N, cap, tg, ng, N < 8 ? N : 8, sliding);
-}
-
-static int canonical(const zel_model *m, const zel_sol *s) {
-    for (int32_t g = 0; g < m->n_grps; g++)
-        for (int64_t u = m->unit0[g] + 1; u < m->unit0[g + 1]; u++)
-            if (s->opt[u - 1] > s->opt[u]) return 0;
-    return 1;
-}
-
 ZG_TEST(lns_legal_deterministic_never_worse) {
     zg_rng rng;
     zg_rng_init(&rng, 7);
@@ -33,7 +13,7 @@ ZG_TEST(lns_legal_deterministic_never_worse) {
         int32_t N = (int32_t)zg_rng_int(&rng, 4, 16);
         int32_t ng = (int32_t)zg_rng_int(&rng, 2, 6);
         int32_t idx[8];
-        zg_problem pr = rand_problem(&rng, N, ng, 4, idx);
+        zg_problem pr = trand_problem(&rng, N, ng, 4, idx);
         zel_model m;
         zg_error err;
         CHECK_OK(zel_model_build(&pr, idx, ng, NULL, NULL, &m, &err), &err);
@@ -65,7 +45,7 @@ ZG_TEST(lns_legal_deterministic_never_worse) {
         CHECK(a.T >= lb * (1 - 1e-12));
         for (int64_t u = 0; u < m.n_units; u++)
             CHECK(a.opt[u] >= 0 && a.opt[u] < m.grps[m.grp_of[u]].n_opts);
-        CHECK(canonical(&m, &a));
+        CHECK(tsol_canonical(&m, &a));
         double T;
         int64_t K;
         CHECK(zel_sol_eval(&m, a.opt, NULL, NULL, &T, &K));  // memory-feasible
@@ -89,7 +69,7 @@ ZG_TEST(anchor_solve_lns_exact_vs_brute_force) {
         int32_t N = (int32_t)zg_rng_int(&rng, 2, 4);
         int32_t ng = (int32_t)zg_rng_int(&rng, 2, 3);
         int32_t idx[8];
-        zg_problem pr = rand_problem(&rng, N, ng, 2, idx);
+        zg_problem pr = trand_problem(&rng, N, ng, 2, idx);
         int64_t units = 0;
         int ok = 1;
         for (int32_t g = 0; g < ng; g++) units += pr.groups[g].count, ok &= pr.groups[g].n_opts > 0;
@@ -136,7 +116,7 @@ ZG_TEST(anchor_solve_lns_same_optimum_when_complete) {
         int32_t N = (int32_t)zg_rng_int(&rng, 5, 8);
         int32_t ng = (int32_t)zg_rng_int(&rng, 3, 4);
         int32_t idx[8];
-        zg_problem pr = rand_problem(&rng, N, ng, 2, idx);
+        zg_problem pr = trand_problem(&rng, N, ng, 2, idx);
         zel_model m;
         zg_error err;
         CHECK_OK(zel_model_build(&pr, idx, ng, NULL, NULL, &m, &err), &err);
@@ -239,7 +219,7 @@ ZG_TEST(lower_bound_heap_sweep_equals_sorted_sweep) {
         int32_t N = (int32_t)zg_rng_int(&rng, 2, 16);
         int32_t ng = (int32_t)zg_rng_int(&rng, 1, 6);
         int32_t idx[8];
-        zg_problem pr = rand_problem(&rng, N, ng, 4, idx);
+        zg_problem pr = trand_problem(&rng, N, ng, 4, idx);
         if (trial % 3 == 0)  // a tie in e
             pr.groups[0].opts[0].time = pr.groups[0].opts[1 % pr.groups[0].n_opts].time;
         zel_model m;

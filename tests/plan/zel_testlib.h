@@ -159,4 +159,26 @@ static inline double tbest_completion(const zel_model *m, int32_t *opt, int64_t 
     return best;
 }
 
+// A random problem on N ranks with ng groups of 1..max_count units (tgroup_rand), memory cap
+// 1.5..4, degrees up to min(N, 8), aligned or sliding starts; idx[g] = g.
+static inline zg_problem trand_problem(zg_rng *rng, int32_t N, int32_t ng, int64_t max_count,
+                                       int32_t *idx) {
+    tgroup tg[8];
+    for (int32_t g = 0; g < ng; g++) {
+        tg[g] = tgroup_rand(rng, zg_rng_int(rng, 1, max_count));
+        idx[g] = g;
+    }
+    double cap = zg_rng_range(rng, 1.5, 4.0);
+    int sliding = (int)zg_rng_int(rng, 0, 1);
+    return tprob_make(N, cap, tg, ng, N < 8 ? N : 8, sliding);
+}
+
+// 1 if option indices are non-decreasing inside every group (ECF canonical form).
+static inline int tsol_canonical(const zel_model *m, const zel_sol *s) {
+    for (int32_t g = 0; g < m->n_grps; g++)
+        for (int64_t u = m->unit0[g] + 1; u < m->unit0[g + 1]; u++)
+            if (s->opt[u - 1] > s->opt[u]) return 0;
+    return 1;
+}
+
 #endif
