@@ -17,9 +17,9 @@
 // under the memory cap on top of the ledgers. Wider than w(p, j) only adds area (the fillers
 // fill what is left), so the least width is the right one. A height T is achievable when
 // (sum of ledgers + f(0, all) + extra_area) / N <= T (the fillers' fluid then fits under T), and
-// that is monotone in T, so T is bisected between the root bound and the incumbent. Every
-// achievable T's plan is evaluated on the exact objective (memory-aware fluid included) and the
-// best is kept. Only an incumbent: the search that follows, its proof and its gap are unchanged.
+// that is monotone in T, so T is bisected between the root bound and the incumbent. Every plan
+// the DP returns is evaluated on the exact objective (memory-aware fluid included) and the best
+// is kept. Only an incumbent: the search that follows, its proof and its gap are unchanged.
 //
 // Cost: (N + 1) * sum_k prod_g (k_g + 1) per height, pruned: a column content that fits at no
 // width makes every larger content fit at none (loads and memory only grow), and w(p, j) >=
@@ -250,10 +250,26 @@ static void col_free(col_ctx *c) {
     free(c->f), free(c->tf), free(c->dig);
 }
 
+// One height: runs the DP and keeps its plan in *out when it is better on the exact objective
+// (plans of heights that are not achievable are evaluated too: the memory-aware fluid can rank
+// them differently). Returns 1 if T is achievable.
+static int try_height(col_ctx *c, double T, double S, zel_sol *cand, zel_sol *out, int *found) {
+    double a = dp_run(c, T);
+    if (!(a < INFINITY)) return 0;
+    if (dp_decode(c, cand) &&
+        (!*found || cand->T < out->T || (cand->T == out->T && cand->K < out->K))) {
+        zel_sol_copy(c->m, out, cand);
+        *found = 1;
+    }
+    return (S + a) / c->N <= T * (1 + 1e-12);
+}
+
 int zel_column_incumbent(const zel_model *m, double lb, double ub, zel_sol *out) {
     out->T = INFINITY;
     out->K = 0;
-    if (m->n_units == 0 || !(lb > 0)) return 0;
+    // an incumbent within the bisection's tolerance of the bound: nothing to gain here (running
+    // the DP at lb anyway changes plans both ways on bench_planner_quality, at more cost)
+    if (m->n_units == 0 || !(lb > 0) || !(ub > lb * (1 + ZEL_COL_TOL))) return 0;
     col_ctx c;
     int ok = col_init(&c, m);
     zel_sol cand = {0};
@@ -264,30 +280,22 @@ int zel_column_incumbent(const zel_model *m, double lb, double ub, zel_sol *out)
     }
     double S = m->extra_area;
     for (int32_t r = 0; r < c.N; r++) S += m->base_load[r];
+    int found = 0;
     double lo = lb, hi = ub;
-    if (!(hi < INFINITY)) {  // no incumbent: double until some height is achievable
-        hi = 2 * lb;
-        for (int i = 0; i < 8; i++, hi *= 2) {
-            double a = dp_run(&c, hi);
-            if (a < INFINITY && (S + a) / c.N <= hi) break;
+    if (try_height(&c, lo, S, &cand, out, &found)) {
+        hi = lo;  // the root bound itself is achieved: nothing to bisect
+    } else {
+        lo *= 1 + 1e-5;
+        if (!(hi < INFINITY)) {  // no incumbent: double until some height is achievable
+            for (hi = 2 * lb; hi < 512 * lb && !try_height(&c, hi, S, &cand, out, &found);
+                 hi *= 2)
+                lo = hi;
         }
     }
-    int found = 0;
-    // lo itself first: the root bound is often achieved exactly
-    for (int32_t step = 0; step <= ZEL_COL_STEPS && hi > lo * (1 + ZEL_COL_TOL); step++) {
-        double T = step == 0 ? lo : 0.5 * (lo + hi);
-        double a = dp_run(&c, T);
-        int achievable = a < INFINITY && (S + a) / c.N <= T * (1 + 1e-12);
-        if (a < INFINITY && dp_decode(&c, &cand) &&
-            (!found || cand.T < out->T || (cand.T == out->T && cand.K < out->K))) {
-            zel_sol_copy(m, out, &cand);
-            out->T = cand.T, out->K = cand.K;
-            found = 1;
-        }
-        if (achievable) hi = T;
-        else if (step > 0) lo = T;
-        else lo = lo * (1 + 1e-5);
-        if (achievable && step == 0) break;
+    for (int32_t step = 0; step < ZEL_COL_STEPS && hi > lo * (1 + ZEL_COL_TOL); step++) {
+        double T = 0.5 * (lo + hi);
+        if (try_height(&c, T, S, &cand, out, &found)) hi = T;
+        else lo = T;
     }
     zel_sol_free(&cand);
     col_free(&c);
