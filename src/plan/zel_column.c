@@ -97,15 +97,14 @@ static void widths_at(col_ctx *c, int32_t p, double T) {
         }
         c->W[row + (size_t)j] = 0;
         if (dead) continue;
-        for (int32_t w = w0; p + w <= c->N; w++) {
-            double a;
-            if (stack_fits(c, p, w, j, 0, T, &a)) {
-                c->W[row + (size_t)j] = w, c->A[row + (size_t)j] = a, c->lean_j[row + (size_t)j] = 0;
-                break;
-            }
-            if (stack_fits(c, p, w, j, 1, T, &a)) {
-                c->W[row + (size_t)j] = w, c->A[row + (size_t)j] = a, c->lean_j[row + (size_t)j] = 1;
-                break;
+        for (int32_t w = w0; p + w <= c->N && !c->W[row + (size_t)j]; w++) {
+            for (int lean = 0; lean < 2; lean++) {  // fastest options first, then leanest
+                double a;
+                if (stack_fits(c, p, w, j, lean, T, &a)) {
+                    c->W[row + (size_t)j] = w, c->A[row + (size_t)j] = a;
+                    c->lean_j[row + (size_t)j] = (uint8_t)lean;
+                    break;
+                }
             }
         }
     }
@@ -170,7 +169,8 @@ static int dp_decode(const col_ctx *c, zel_sol *out) {
         int32_t w = c->W[row];
         for (int32_t g = 0; g < c->G; g++) {
             int32_t o = (c->lean_j[row] ? c->lean : c->fast)[tab(c, g, p, w)];
-            for (int32_t n = digit(c, j, g); n > 0; n--) out->opt[next[g]++] = o;
+            for (int32_t n = c->dig[(size_t)j * (size_t)c->G + (size_t)g]; n > 0; n--)
+                out->opt[next[g]++] = o;
         }
         p += w, k -= j;
     }
@@ -302,53 +302,25 @@ int zel_column_incumbent(const zel_model *m, double lb, double ub, zel_sol *out)
     return found;
 }
 
-// Group-subset neighbourhoods: the units of the groups in `mask` are re-placed by the column DP
-// on top of the other units' loads (a layer over fixed layers: 32xA6000 high V60's optimum is
-// four 8-rank anchors under 5- and 7-rank blocks, no column structure of all groups, but a
-// column structure of the smaller groups over the big ones). 1 if s got strictly better.
-static int subset_improve(const zel_model *m, double lb, zel_sol *s, uint32_t mask,
-                          zel_grp *gbuf, int64_t *ubuf, int32_t *qgrp, int32_t *obuf,
-                          double *LH) {
-    int32_t N = m->n_ranks;
-    zel_model q = *m;  // shallow: option arrays shared; no symmetries, no arena of its own
-    memset(&q.arena, 0, sizeof q.arena);
-    q.n_sym = 0, q.sym = NULL;
-    double *L = LH, *H = LH + N;
-    memcpy(L, m->base_load, sizeof(double) * (size_t)N);
-    memcpy(H, m->base_mem, sizeof(double) * (size_t)N);
-    int32_t ng = 0;
-    int64_t nu = 0;
-    for (int32_t g = 0; g < m->n_grps; g++) {
-        if (mask >> g & 1) {
-            gbuf[ng] = m->grps[g];
-            ubuf[ng] = nu;
-            for (int64_t u = 0; u < m->grps[g].count; u++) qgrp[nu + u] = ng;
-            nu += m->grps[g].count;
-            ng++;
-            continue;
-        }
-        for (int64_t u = m->unit0[g]; u < m->unit0[g + 1]; u++) {
-            const zel_opt *o = &m->grps[g].opts[s->opt[u]];
-            for (int32_t r = o->start; r < o->start + o->degree; r++) L[r] += o->time, H[r] += o->mem;
-        }
-    }
-    ubuf[ng] = nu;
-    q.grps = gbuf, q.n_grps = ng, q.unit0 = ubuf, q.n_units = nu, q.grp_of = qgrp;
-    q.base_load = L, q.base_mem = H;
-    zel_sol c = {obuf + m->n_units, INFINITY, 0};
-    double qlb = zel_model_lower_bound(&q);
+// Layers: the units of group g are re-placed by the column DP on top of the other units' loads
+// (32xA6000 high V60's optimum is four 8-rank anchors under 5- and 7-rank blocks: no column
+// structure of all groups, but one of the smaller groups over the big ones). 1 if s got
+// strictly better. free_u: n_units scratch; c: sub-model solution with room for every unit.
+static int layer_improve(const zel_model *m, double lb, zel_sol *s, int32_t g, zel_sub *q,
+                         uint8_t *free_u, zel_sol *c, int32_t *keep) {
+    for (int64_t u = 0; u < m->n_units; u++) free_u[u] = (uint8_t)(m->grp_of[u] == g);
+    int64_t nu = zel_sub_build(q, m, s, free_u);
+    double qlb = zel_model_lower_bound(&q->m);
     if (qlb < lb) qlb = lb;
-    if (!zel_column_incumbent(&q, qlb, s->T, &c) || !(c.T < s->T * (1 - 1e-9))) return 0;
-    memcpy(obuf, s->opt, sizeof(int32_t) * (size_t)m->n_units);
-    for (int32_t i = 0, g = 0; g < m->n_grps; g++) {
-        if (!(mask >> g & 1)) continue;
-        memcpy(obuf + m->unit0[g], c.opt + ubuf[i], sizeof(int32_t) * (size_t)m->grps[g].count);
-        i++;
-    }
+    if (!zel_column_incumbent(&q->m, qlb, s->T, c) || !(c->T < s->T * (1 - 1e-9))) return 0;
+    memcpy(keep, s->opt, sizeof(int32_t) * (size_t)m->n_units);
+    for (int64_t k = 0; k < nu; k++) s->opt[q->unit[k]] = c->opt[k];  // c is canonical
     double T;
     int64_t K;
-    if (!zel_sol_eval(m, obuf, NULL, NULL, &T, &K) || !(T < s->T * (1 - 1e-9))) return 0;
-    memcpy(s->opt, obuf, sizeof(int32_t) * (size_t)m->n_units);
+    if (!zel_sol_eval(m, s->opt, NULL, NULL, &T, &K) || !(T < s->T * (1 - 1e-9))) {
+        memcpy(s->opt, keep, sizeof(int32_t) * (size_t)m->n_units);
+        return 0;
+    }
     s->T = T, s->K = K;
     return 1;
 }
@@ -356,24 +328,24 @@ static int subset_improve(const zel_model *m, double lb, zel_sol *s, uint32_t ma
 int zel_column_improve(const zel_model *m, double lb, zel_sol *s) {
     int32_t G = m->n_grps, N = m->n_ranks;
     if (G < 2 || G > ZEL_COL_MAX_GROUPS || N > ZEL_COL_MAX_RANKS || s->T == INFINITY) return 0;
-    zel_grp gbuf[ZEL_COL_MAX_GROUPS];
-    int64_t ubuf[ZEL_COL_MAX_GROUPS + 1];
-    int32_t *obuf = malloc(sizeof(int32_t) * 2 * (size_t)m->n_units);
-    int32_t *grp_of = malloc(sizeof(int32_t) * (size_t)m->n_units);
-    double *LH = malloc(sizeof(double) * 2 * (size_t)N);
+    zel_sub q;
+    zel_sol c = {0};
+    int ok = zel_sub_init(&q, m) && zel_sol_alloc(m, &c, NULL) == ZG_OK;
+    uint8_t *free_u = malloc((size_t)m->n_units);
+    int32_t *keep = malloc(sizeof(int32_t) * (size_t)m->n_units);
     int improved = 0;
-    if (obuf && grp_of && LH) {
-        uint32_t full = (1u << G) - 1;
+    if (ok && free_u && keep) {
         for (int round = 0; round < 3; round++) {
             int any = 0;
-            for (uint32_t mask = 1; mask < full && s->T > lb * (1 + ZEL_REL_TOL); mask++)
-                if (!(mask & (mask - 1)))  // one group (every subset: about as good, slower)
-                    any |= subset_improve(m, lb, s, mask, gbuf, ubuf, grp_of, obuf, LH);
+            // one group at a time (every subset of groups: about as good, slower)
+            for (int32_t g = 0; g < G && s->T > lb * (1 + ZEL_REL_TOL); g++)
+                any |= layer_improve(m, lb, s, g, &q, free_u, &c, keep);
             improved |= any;
             if (!any) break;
         }
-        if (improved) zel_sol_canon(m, s);
     }
-    free(obuf), free(grp_of), free(LH);
+    zel_sub_free(&q);
+    zel_sol_free(&c);
+    free(free_u), free(keep);
     return improved;
 }

@@ -141,8 +141,8 @@ int zel_heuristic(const zel_model *m, double lb, zel_sol *out);
 // found or the model is outside the DP's size limits (N <= 64, <= 8 groups, small counts).
 int zel_column_incumbent(const zel_model *m, double lb, double ub, zel_sol *out);
 // Layers: for every group, re-places its units by the column DP on top of the other units'
-// loads; keeps strictly better T (s: feasible; stays canonical). Returns 1
-// if s improved. Deterministic.
+// loads (a zel_sub); keeps strictly better T (s: feasible; stays canonical). Returns 1 if s
+// improved. Deterministic.
 int zel_column_improve(const zel_model *m, double lb, zel_sol *s);
 
 // 1-opt descent on a feasible solution: moves one unit to another option of its group while
@@ -155,6 +155,21 @@ void zel_local_improve(const zel_model *m, zel_sol *s, int32_t max_sweeps);
 // strictly better T. s: feasible, canonical; stays so, T never grows. Deterministic. Returns the
 // nodes spent.
 int64_t zel_lns_improve(const zel_model *m, zel_sol *s, int64_t max_nodes, int64_t sub_nodes);
+
+// A sub-model of m (zel_lns.c): the units marked in free_u[n_units] become its groups (same
+// options, extra_area and fill_mem), every other unit stays where solution s puts it and its
+// loads become the ledgers, so the sub-model's objective is m's for every completion. Shallow
+// (option arrays shared), no symmetries. unit maps sub units to m's units (a group's units stay
+// consecutive and in order in both numberings).
+typedef struct zel_sub {
+    zel_model m;
+    int64_t *unit;
+    double *L, *H;  // the ledgers, n_ranks each
+} zel_sub;
+int zel_sub_init(zel_sub *q, const zel_model *m);  // 0: out of memory (zel_sub_free anyway)
+void zel_sub_free(zel_sub *q);
+// Returns the number of free units.
+int64_t zel_sub_build(zel_sub *q, const zel_model *m, const zel_sol *s, const uint8_t *free_u);
 
 typedef struct zel_limits {
     int64_t max_nodes;    // 0 = no limit

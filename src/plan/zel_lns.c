@@ -37,44 +37,64 @@
 #define ZEL_LNS_COL_STATES 32
 
 typedef struct lns_ws {
-    zel_model sub;        // shallow: grps share the parent's option arrays
-    int64_t *sub_unit;    // sub unit -> parent unit
-    double *L, *H;        // N each
-    zel_sol cand;         // sub-model solution (capacity: twice every parent unit)
+    zel_sub sub;
+    zel_sol cand;  // sub-model solution (capacity: twice every parent unit)
 } lns_ws;
 
-// Builds the sub-model of the free units (free[u] = 1) on top of the other units' loads.
-// Returns the number of free units.
-static int64_t sub_build(const zel_model *m, const zel_sol *s, const uint8_t *free_u, lns_ws *w) {
+int zel_sub_init(zel_sub *q, const zel_model *m) {
+    memset(q, 0, sizeof *q);
+    q->m = *m;
+    q->m.n_sym = 0;  // tile swaps need not be symmetries of the fixed ledgers
+    q->m.sym = NULL;
+    memset(&q->m.arena, 0, sizeof q->m.arena);
+    size_t nu = (size_t)(m->n_units > 0 ? m->n_units : 1), N = (size_t)m->n_ranks;
+    q->m.grps = malloc(sizeof(zel_grp) * (size_t)(m->n_grps > 0 ? m->n_grps : 1));
+    q->m.unit0 = malloc(sizeof(int64_t) * ((size_t)m->n_grps + 1));
+    q->m.grp_of = malloc(sizeof(int32_t) * nu);
+    q->unit = malloc(sizeof(int64_t) * nu);
+    q->L = malloc(sizeof(double) * 2 * (N > 0 ? N : 1));
+    if (!q->m.grps || !q->m.unit0 || !q->m.grp_of || !q->unit || !q->L) return 0;
+    q->H = q->L + N;
+    q->m.base_load = q->L;
+    q->m.base_mem = q->H;
+    return 1;
+}
+
+void zel_sub_free(zel_sub *q) {
+    free(q->m.grps), free(q->m.unit0), free(q->m.grp_of), free(q->unit), free(q->L);
+    memset(q, 0, sizeof *q);
+}
+
+int64_t zel_sub_build(zel_sub *q, const zel_model *m, const zel_sol *s, const uint8_t *free_u) {
     int32_t N = m->n_ranks;
-    zel_model *q = &w->sub;
-    memcpy(w->L, m->base_load, sizeof(double) * (size_t)N);
-    memcpy(w->H, m->base_mem, sizeof(double) * (size_t)N);
+    zel_model *sm = &q->m;
+    memcpy(q->L, m->base_load, sizeof(double) * (size_t)N);
+    memcpy(q->H, m->base_mem, sizeof(double) * (size_t)N);
     int32_t ng = 0;
     int64_t nu = 0;
     for (int32_t g = 0; g < m->n_grps; g++) {
         int64_t cnt = 0;
         for (int64_t u = m->unit0[g]; u < m->unit0[g + 1]; u++) {
             if (free_u[u]) {
-                w->sub_unit[nu + cnt] = u;
+                q->unit[nu + cnt] = u;
                 cnt++;
                 continue;
             }
             const zel_opt *o = &m->grps[g].opts[s->opt[u]];
             for (int32_t r = o->start; r < o->start + o->degree; r++)
-                w->L[r] += o->time, w->H[r] += o->mem;
+                q->L[r] += o->time, q->H[r] += o->mem;
         }
         if (cnt == 0) continue;
-        q->grps[ng] = m->grps[g];
-        q->grps[ng].count = cnt;
-        q->unit0[ng] = nu;
-        for (int64_t k = 0; k < cnt; k++) q->grp_of[nu + k] = ng;
+        sm->grps[ng] = m->grps[g];
+        sm->grps[ng].count = cnt;
+        sm->unit0[ng] = nu;
+        for (int64_t k = 0; k < cnt; k++) sm->grp_of[nu + k] = ng;
         nu += cnt;
         ng++;
     }
-    q->n_grps = ng;
-    q->n_units = nu;
-    q->unit0[ng] = nu;
+    sm->n_grps = ng;
+    sm->n_units = nu;
+    sm->unit0[ng] = nu;
     return nu;
 }
 
@@ -82,9 +102,10 @@ static int64_t sub_build(const zel_model *m, const zel_sol *s, const uint8_t *fr
 // into s (canonical) and returns 1. *used += nodes spent.
 static int sub_solve(const zel_model *m, zel_sol *s, const uint8_t *free_u, lns_ws *w,
                      int64_t nodes, int64_t *used) {
-    int64_t nu = sub_build(m, s, free_u, w);
+    int64_t nu = zel_sub_build(&w->sub, m, s, free_u);
+    const zel_model *q = &w->sub.m;
     if (nu == 0 || nu == m->n_units) return 0;
-    for (int64_t k = 0; k < nu; k++) w->cand.opt[k] = s->opt[w->sub_unit[k]];
+    for (int64_t k = 0; k < nu; k++) w->cand.opt[k] = s->opt[w->sub.unit[k]];
     w->cand.T = s->T;
     w->cand.K = 0;
     // the freed units as columns over the fixed ones first (zel_column.c): it finds the stacked
@@ -92,12 +113,12 @@ static int sub_solve(const zel_model *m, zel_sol *s, const uint8_t *free_u, lns_
     // sub-models only (the DP's cost grows with prod (count + 1))
     int col = 0;
     int64_t states = 1;
-    for (int32_t g = 0; g < w->sub.n_grps && states <= ZEL_LNS_COL_STATES; g++)
-        states *= w->sub.grps[g].count + 1;
+    for (int32_t g = 0; g < q->n_grps && states <= ZEL_LNS_COL_STATES; g++)
+        states *= q->grps[g].count + 1;
     if (states <= ZEL_LNS_COL_STATES) {
         zel_sol c = {w->cand.opt + nu, INFINITY, 0};
-        double qlb = zel_model_lower_bound(&w->sub);
-        if (zel_column_incumbent(&w->sub, qlb, s->T, &c) && c.T < s->T * (1 - 1e-12)) {
+        double qlb = zel_model_lower_bound(q);
+        if (zel_column_incumbent(q, qlb, s->T, &c) && c.T < s->T * (1 - 1e-12)) {
             memcpy(w->cand.opt, c.opt, sizeof(int32_t) * (size_t)nu);
             w->cand.T = c.T;
             col = 1;
@@ -107,7 +128,7 @@ static int sub_solve(const zel_model *m, zel_sol *s, const uint8_t *free_u, lns_
         zel_limits lim = {nodes, 0, ZEL_LNS_GAP, 0};
         zel_stats st;
         zg_error err;
-        if (zel_solve_minmax(&w->sub, &w->cand, &lim, &st, &err)) return 0;
+        if (zel_solve_minmax(q, &w->cand, &lim, &st, &err)) return 0;
         *used += st.nodes;
     }
     if (!(w->cand.T < s->T * (1 - 1e-12))) return 0;
@@ -115,7 +136,7 @@ static int sub_solve(const zel_model *m, zel_sol *s, const uint8_t *free_u, lns_
     int32_t *keep = malloc(sizeof(int32_t) * (size_t)m->n_units);
     if (!keep) return 0;
     memcpy(keep, s->opt, sizeof(int32_t) * (size_t)m->n_units);
-    for (int64_t k = 0; k < nu; k++) s->opt[w->sub_unit[k]] = w->cand.opt[k];
+    for (int64_t k = 0; k < nu; k++) s->opt[w->sub.unit[k]] = w->cand.opt[k];
     zel_sol_canon(m, s);
     double T;
     int64_t K;
@@ -144,26 +165,12 @@ int64_t zel_lns_improve(const zel_model *m, zel_sol *s, int64_t max_nodes, int64
     if (m->n_units < 2 || N < 2 || s->T == INFINITY || max_nodes <= 0 || sub_nodes <= 0)
         return 0;
     lns_ws w;
-    memset(&w, 0, sizeof w);
-    w.sub = *m;
-    w.sub.n_sym = 0;  // tile swaps need not be symmetries of the fixed ledgers
-    w.sub.sym = NULL;
-    memset(&w.sub.arena, 0, sizeof w.sub.arena);
     size_t nu = (size_t)m->n_units;
-    w.sub.grps = malloc(sizeof(zel_grp) * (size_t)m->n_grps);
-    w.sub.unit0 = malloc(sizeof(int64_t) * ((size_t)m->n_grps + 1));
-    w.sub.grp_of = malloc(sizeof(int32_t) * nu);
-    w.sub_unit = malloc(sizeof(int64_t) * nu);
-    w.L = malloc(sizeof(double) * 2 * (size_t)N);
+    int ok = zel_sub_init(&w.sub, m);
     w.cand.opt = malloc(sizeof(int32_t) * 2 * nu);  // second half: the column candidate
     uint8_t *free_u = malloc(nu);
     int64_t used = 0;
-    if (!w.sub.grps || !w.sub.unit0 || !w.sub.grp_of || !w.sub_unit || !w.L || !w.cand.opt ||
-        !free_u)
-        goto done;
-    w.H = w.L + N;
-    w.sub.base_load = w.L;
-    w.sub.base_mem = w.H;
+    if (!ok || !w.cand.opt || !free_u) goto done;
     // a neighbourhood that failed on the current solution is not tried again until it changes
     int32_t n_pairs = m->n_grps >= 3 ? m->n_grps * (m->n_grps - 1) / 2 : 0;
     int32_t n_half = N >= 4 ? 4 : 0, n_quarter = N >= 16 ? 7 : 0;
@@ -206,7 +213,7 @@ int64_t zel_lns_improve(const zel_model *m, zel_sol *s, int64_t max_nodes, int64
     }
     free(failed);
 done:
-    free(w.sub.grps), free(w.sub.unit0), free(w.sub.grp_of), free(w.sub_unit), free(w.L);
+    zel_sub_free(&w.sub);
     free(w.cand.opt), free(free_u);
     return used;
 }
