@@ -4,6 +4,7 @@
 //   build/bin/bench_planner_latency [--clusters 8xA800,16xA800,32xA6000,64xH100,256xH100,1024xH100]
 //       [--mixes V35,V40,V45,V50,V55,V60] [--loads high,low] [--steps N] [--steps-large N]
 //       [--family node|aligned|sliding] [--path auto|exact] [--compare] [--no-cache]
+//       [--anchor-nodes N] [--lns-nodes N] [--threads LIST]
 // Loads: high, low (tokens per rank from zel_bench.h) and s4096: the tokens per rank scaled
 // from high load so that the step-0 batch has about 4096 sequences (the 1024-rank
 // target: tpr = high * 4096 / n(high batch), then the batch is drawn at that tpr).
@@ -19,6 +20,10 @@
 // JSON is step 0's total. --no-cache plans every step cold.
 // --anchor-nodes N: the exact stage 1's node budget per search phase (0 = the default rule).
 // --lns-nodes N: its neighbourhood-search budget (zel_lns.c; 0 = the default rule, -1 = off).
+// --threads LIST: stage-1 worker threads (zg_planner_opts.threads), e.g. 1,4: every batch is
+// planned once per count, one after the other, each with its own caches and warm start, and
+// each count gets its own row ("thr"). Plans are the same for every count: the JSON's
+// anchor_nodes_mean and makespan_mean (mean plan makespan, s) must match across counts.
 // Times: build = zg_problem_build (enumerating and pricing options), solve = cut + anchor
 // stage + filler stage, decode = plan construction; total = all three, which is what
 // `--policy zellige` costs per step. --steps batches per (mix, load) up to 64 ranks,
@@ -31,7 +36,7 @@ static const char *usage =
     "usage: bench_planner_latency [--clusters LIST] [--mixes LIST] [--loads high,low]\n"
     "                             [--steps N] [--steps-large N] [--family F]\n"
     "                             [--path auto|exact] [--compare] [--no-cache]\n"
-    "                             [--anchor-nodes N] [--lns-nodes N]\n";
+    "                             [--anchor-nodes N] [--lns-nodes N] [--threads LIST]\n";
 
 // Tokens per rank for load name ld (see the header comment).
 static int64_t load_tpr(const zb_env *e, const char *ld, double share, zg_error *err) {
@@ -46,11 +51,151 @@ static int64_t load_tpr(const zb_env *e, const char *ld, double share, zg_error 
     return tpr;
 }
 
+// One (cluster, mix, load) setting's measurements for one thread count.
+typedef struct lat_acc {
+    double *tb, *ts, *tt, *ta;  // per step: build, solve, total, anchor stage (ms)
+    double seqs, anchors, sum_a, sum_t, nodes, ms_sum, gap_sum, ratio_max, ratio_sum, cold_ms;
+    int optimal, infeasible, n_ok, n_cmp;
+    zel_warm *warm;
+    zel_cache *cache;
+    zel_pcache *pcache;
+    int no_cache;
+} lat_acc;
+
+static void lat_acc_init(lat_acc *a, int n_steps, int no_cache) {
+    memset(a, 0, sizeof *a);
+    a->tb = calloc((size_t)(n_steps > 0 ? n_steps : 1), sizeof(double) * 4);
+    a->ts = a->tb + n_steps, a->tt = a->ts + n_steps, a->ta = a->tt + n_steps;
+    a->warm = zel_warm_new();
+    a->cache = zel_cache_new();
+    a->pcache = no_cache ? NULL : zel_pcache_new();
+    a->no_cache = no_cache;
+    a->cold_ms = -1;
+}
+
+static void lat_acc_free(lat_acc *a) {
+    zel_warm_free(a->warm);
+    zel_cache_free(a->cache);
+    zel_pcache_free(a->pcache);
+    free(a->tb);
+}
+
+// Plans batch b (step s) once and records it in a. Returns 1 on a hard error (printed).
+static int plan_one(zb_env *e, const zg_batch *b, int s, int fast, int compare, lat_acc *a,
+                    const char *cl, const char *mx, zg_error *err) {
+    if (fast) {
+        zg_plan fp;
+        zg_plan_init(&fp);
+        zel_fast_stats fs;
+        double f0 = zg_time_now();
+        if (a->no_cache) zel_cache_clear(a->cache);
+        zg_status fst = zel_fast_plan_cached(&e->ctx, b, a->cache, &fp, &fs, err);
+        double f1 = zg_time_now();
+        if (fst == ZG_ERR_INFEASIBLE) {
+            a->infeasible++;
+        } else if (fst) {
+            fprintf(stderr, "bench_planner_latency: %s\n", err->msg);
+            return 1;
+        } else {
+            int k = a->n_ok++;
+            a->tb[k] = fs.build_ms, a->tt[k] = (f1 - f0) * 1e3;
+            a->ts[k] = fs.anchor_ms + fs.filler_ms + fs.ls_ms;
+            a->ta[k] = fs.anchor_ms;
+            if (s == 0) a->cold_ms = a->tt[k];
+            a->sum_a += fs.anchor_ms, a->sum_t += a->tt[k];
+            a->seqs += (double)b->n, a->anchors += (double)fs.n_anchors;
+            a->ms_sum += fs.makespan;
+            a->gap_sum += 100 * (fs.makespan / fs.lower_bound - 1);
+            if (compare) {
+                zg_problem cp;
+                zel_result cr;
+                if (!zg_problem_build(&e->ctx, b, &cp, err)) {
+                    if (!zel_two_stage(&e->ctx, &cp, b, NULL, &cr, err)) {
+                        double q = fs.makespan / cr.makespan;
+                        a->ratio_sum += q, a->n_cmp++;
+                        if (q > a->ratio_max) a->ratio_max = q;
+                        free(cr.choice);
+                    }
+                    zg_problem_free(&cp);
+                }
+            }
+        }
+        zg_plan_free(&fp);
+        return 0;
+    }
+    double t0 = zg_time_now();
+    zg_problem pr;
+    zel_result res;
+    zg_plan plan;
+    zg_plan_init(&plan);
+    zg_status st = zg_problem_build_cached(&e->ctx, b, a->pcache, &pr, err);
+    int built = st == ZG_OK;
+    double t1 = zg_time_now();
+    if (!st) st = zel_two_stage(&e->ctx, &pr, b, a->warm, &res, err);
+    double t2 = zg_time_now();
+    if (!st) st = zel_decode(&pr, b, res.choice, "zellige", &plan, err);
+    double t3 = zg_time_now();
+    if (st == ZG_ERR_INFEASIBLE) {  // memory-tight batch: counted, not timed
+        a->infeasible++;
+        zg_plan_free(&plan);
+        if (built) zg_problem_free(&pr);
+        return 0;
+    }
+    if (st) {
+        fprintf(stderr, "bench_planner_latency: %s %s step %d: %s\n", cl, mx, s, err->msg);
+        return 1;
+    }
+    int k = a->n_ok++;
+    a->tb[k] = (t1 - t0) * 1e3, a->ts[k] = (t2 - t1) * 1e3, a->tt[k] = (t3 - t0) * 1e3;
+    if (s == 0) a->cold_ms = a->tt[k];
+    a->ta[k] = res.anchor_ms;
+    a->sum_a += res.anchor_ms, a->sum_t += a->tt[k];
+    a->seqs += (double)b->n, a->anchors += (double)res.n_anchors;
+    a->optimal += res.st1.optimal;
+    a->nodes += (double)res.st1.nodes;
+    a->ms_sum += res.makespan;
+    free(res.choice);
+    zg_plan_free(&plan);
+    zg_problem_free(&pr);
+    return 0;
+}
+
+static void lat_acc_print(lat_acc *a, const char *cl, int ranks, const char *ld, const char *mx,
+                          int64_t tpr, int fast, int threads) {
+    int n_ok = a->n_ok, div = n_ok > 0 ? n_ok : 1;
+    double bp50 = zb_quantile(a->tb, n_ok, 0.5), sp50 = zb_quantile(a->ts, n_ok, 0.5);
+    double sp99 = zb_quantile(a->ts, n_ok, 0.99), tp50 = zb_quantile(a->tt, n_ok, 0.5);
+    double tp99 = zb_quantile(a->tt, n_ok, 0.99), ap50 = zb_quantile(a->ta, n_ok, 0.5);
+    int optimal = fast ? 0 : a->optimal;
+    printf("%-10s %5d %-4s %6s %3d %6.0f %7.1f %9.3f %9.3f %9.3f %9.3f %9.3f %6.1f%% %5.0f%% %5d\n",
+           cl, ranks, ld, mx, threads, a->seqs / div, a->anchors / div, bp50, sp50, sp99, tp50,
+           tp99, a->sum_t > 0 ? 100 * a->sum_a / a->sum_t : 0,
+           fast ? a->gap_sum / div : 100.0 * optimal / div, a->infeasible);
+    if (fast)
+        printf("  path=fast tokens_per_rank=%lld certified_gap_mean=%.3f%%%s", (long long)tpr,
+               a->gap_sum / div, a->n_cmp ? "" : "\n");
+    if (fast && a->n_cmp)
+        printf(" vs_exact mean %.5f max %.5f (n=%d)\n", a->ratio_sum / a->n_cmp, a->ratio_max,
+               a->n_cmp);
+    printf("{\"bench\":\"planner_latency\",\"cluster\":\"%s\",\"ranks\":%d,\"load\":\"%s\","
+           "\"tokens_per_rank\":%lld,\"mix\":\"%s\",\"threads\":%d,\"steps\":%d,\"seqs\":%.1f,"
+           "\"anchors\":%.1f,\"build_p50_ms\":%.4f,\"solve_p50_ms\":%.4f,"
+           "\"solve_p99_ms\":%.4f,\"anchor_p50_ms\":%.4f,\"total_p50_ms\":%.4f,"
+           "\"total_p99_ms\":%.4f,\"anchor_share\":%.4f,\"anchor_optimal\":%.3f,"
+           "\"infeasible\":%d,\"anchor_nodes_mean\":%.1f,\"makespan_mean\":%.9g,"
+           "\"cold_ms\":%.4f}\n",
+           cl, ranks, ld, (long long)tpr, mx, threads, n_ok, a->seqs / div, a->anchors / div,
+           bp50, sp50, sp99, ap50, tp50, tp99, a->sum_t > 0 ? a->sum_a / a->sum_t : 0,
+           (double)optimal / div, a->infeasible, a->nodes / div, a->ms_sum / div, a->cold_ms);
+    fflush(stdout);
+}
+
 int main(int argc, char **argv) {
     zb_args ar = {"8xA800,16xA800,32xA6000,64xH100,256xH100,1024xH100",
                   "V35,V40,V45,V50,V55,V60", "high,low", "node", 10};
     int steps_large = 2, exact_only = 0, compare = 0, no_cache = 0;
     int64_t anchor_nodes = 0, lns_nodes = 0;
+    char threads_arg[64] = "1";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (zb_args_take(&ar, argc, argv, &i)) {
@@ -70,6 +215,8 @@ int main(int argc, char **argv) {
             anchor_nodes = atoll(v), i++;
         } else if (v && !strcmp(a, "--lns-nodes")) {
             lns_nodes = atoll(v), i++;
+        } else if (v && !strcmp(a, "--threads") && strlen(v) < sizeof threads_arg) {
+            snprintf(threads_arg, sizeof threads_arg, "%s", v), i++;
         } else {
             fprintf(stderr, "bench_planner_latency: bad argument '%s'\n%s", a, usage);
             return 1;
@@ -77,8 +224,18 @@ int main(int argc, char **argv) {
     }
     char *cl[16], *mx[16], *ld[4];
     int ncl = zb_split(ar.clusters, cl, 16), nmx = zb_split(ar.mixes, mx, 16), nld = zb_split(ar.loads, ld, 4);
-    printf("%-10s %5s %-4s %6s %6s %7s %9s %9s %9s %9s %9s %7s %6s %6s\n", "cluster", "ranks", "load",
-           "mix", "seqs", "anchors", "build_p50", "solve_p50", "solve_p99", "total_p50",
+    char *th[8];
+    int threads[8], nth = zb_split(threads_arg, th, 8);
+    for (int t = 0; t < nth; t++) {
+        threads[t] = atoi(th[t]);
+        if (threads[t] < 1 || threads[t] > 256) {
+            fprintf(stderr, "bench_planner_latency: --threads: '%s' is not a thread count in "
+                            "1..256\n", th[t]);
+            return 1;
+        }
+    }
+    printf("%-10s %5s %-4s %6s %3s %6s %7s %9s %9s %9s %9s %9s %7s %6s %6s\n", "cluster", "ranks",
+           "load", "mix", "thr", "seqs", "anchors", "build_p50", "solve_p50", "solve_p99", "total_p50",
            "total_p99", "anchor%", "opt%", "infeas");
     printf("(fast-path rows: path=fast, opt%% = mean certified gap to the memory-blind lower "
            "bound, in %%; vs_exact = fast/exact makespan with --compare)\n");
@@ -109,16 +266,8 @@ int main(int argc, char **argv) {
                     return 1;
                 }
                 int fast = !exact_only && e.cluster.world_size >= ZEL_FAST_MIN_RANKS;
-                double gap_sum = 0, ratio_max = 0, ratio_sum = 0;
-                int n_cmp = 0;
-                double *tb = calloc((size_t)n_steps, sizeof(double) * 4);
-                double *ts = tb + n_steps, *tt = ts + n_steps, *ta = tt + n_steps;
-                double seqs = 0, anchors = 0, sum_a = 0, sum_t = 0, nodes = 0;
-                int optimal = 0, infeasible = 0, n_ok = 0;
-                zel_warm *warm = zel_warm_new();
-                zel_cache *cache = zel_cache_new();
-                zel_pcache *pcache = no_cache ? NULL : zel_pcache_new();
-                double cold_ms = -1;
+                lat_acc acc[8];
+                for (int t = 0; t < nth; t++) lat_acc_init(&acc[t], n_steps, no_cache);
                 for (int s = 0; s < n_steps; s++) {
                     zg_mix_spec spec = {share, tpr, e.video_seconds, e.cluster.world_size, 1};
                     zg_batch b;
@@ -127,114 +276,20 @@ int main(int argc, char **argv) {
                         fprintf(stderr, "bench_planner_latency: %s\n", err.msg);
                         return 1;
                     }
-                    if (fast) {
-                        zg_plan fp;
-                        zg_plan_init(&fp);
-                        zel_fast_stats fs;
-                        double f0 = zg_time_now();
-                        if (no_cache) zel_cache_clear(cache);
-                        zg_status fst = zel_fast_plan_cached(&e.ctx, &b, cache, &fp, &fs, &err);
-                        double f1 = zg_time_now();
-                        if (fst == ZG_ERR_INFEASIBLE) {
-                            infeasible++;
-                        } else if (fst) {
-                            fprintf(stderr, "bench_planner_latency: %s\n", err.msg);
+                    // every thread count plans the same batch, one after the other (fair
+                    // ratios on a busy machine); each keeps its own caches and warm start
+                    for (int t = 0; t < nth; t++) {
+                        e.ctx.opts.threads = threads[t];
+                        if (plan_one(&e, &b, s, fast, compare, &acc[t], cl[c], mx[x], &err))
                             return 1;
-                        } else {
-                            int k = n_ok++;
-                            tb[k] = fs.build_ms, tt[k] = (f1 - f0) * 1e3;
-                            ts[k] = fs.anchor_ms + fs.filler_ms + fs.ls_ms;
-                            ta[k] = fs.anchor_ms;
-                            if (s == 0) cold_ms = tt[k];
-                            sum_a += fs.anchor_ms, sum_t += tt[k];
-                            seqs += (double)b.n, anchors += (double)fs.n_anchors;
-                            gap_sum += 100 * (fs.makespan / fs.lower_bound - 1);
-                            if (compare) {
-                                zg_problem cp;
-                                zel_result cr;
-                                if (!zg_problem_build(&e.ctx, &b, &cp, &err)) {
-                                    if (!zel_two_stage(&e.ctx, &cp, &b, NULL, &cr, &err)) {
-                                        double q = fs.makespan / cr.makespan;
-                                        ratio_sum += q, n_cmp++;
-                                        if (q > ratio_max) ratio_max = q;
-                                        free(cr.choice);
-                                    }
-                                    zg_problem_free(&cp);
-                                }
-                            }
-                        }
-                        zg_plan_free(&fp);
-                        zg_batch_free(&b);
-                        continue;
                     }
-                    double t0 = zg_time_now();
-                    zg_problem pr;
-                    zel_result res;
-                    zg_plan plan;
-                    zg_plan_init(&plan);
-                    zg_status st = zg_problem_build_cached(&e.ctx, &b, pcache, &pr, &err);
-                    int built = st == ZG_OK;
-                    double t1 = zg_time_now();
-                    if (!st) st = zel_two_stage(&e.ctx, &pr, &b, warm, &res, &err);
-                    double t2 = zg_time_now();
-                    if (!st) st = zel_decode(&pr, &b, res.choice, "zellige", &plan, &err);
-                    double t3 = zg_time_now();
-                    if (st == ZG_ERR_INFEASIBLE) {  // memory-tight batch: counted, not timed
-                        infeasible++;
-                        zg_plan_free(&plan);
-                        zg_batch_free(&b);
-                        if (built) zg_problem_free(&pr);
-                        continue;
-                    }
-                    if (st) {
-                        fprintf(stderr, "bench_planner_latency: %s %s step %d: %s\n", cl[c],
-                                mx[x], s, err.msg);
-                        return 1;
-                    }
-                    int k = n_ok++;
-                    tb[k] = (t1 - t0) * 1e3, ts[k] = (t2 - t1) * 1e3, tt[k] = (t3 - t0) * 1e3;
-                    if (s == 0) cold_ms = tt[k];
-                    ta[k] = res.anchor_ms;
-                    sum_a += res.anchor_ms, sum_t += tt[k];
-                    seqs += (double)b.n, anchors += (double)res.n_anchors;
-                    optimal += res.st1.optimal;
-                    nodes += (double)res.st1.nodes;
-                    free(res.choice);
-                    zg_plan_free(&plan);
-                    zg_problem_free(&pr);
                     zg_batch_free(&b);
                 }
-                zel_warm_free(warm);
-                zel_cache_free(cache);
-                zel_pcache_free(pcache);
-                double bp50 = zb_quantile(tb, n_ok, 0.5), sp50 = zb_quantile(ts, n_ok, 0.5);
-                double sp99 = zb_quantile(ts, n_ok, 0.99), tp50 = zb_quantile(tt, n_ok, 0.5);
-                double tp99 = zb_quantile(tt, n_ok, 0.99), ap50 = zb_quantile(ta, n_ok, 0.5);
-                int div = n_ok > 0 ? n_ok : 1;
-                if (fast) optimal = 0;
-                printf("%-10s %5d %-4s %6s %6.0f %7.1f %9.3f %9.3f %9.3f %9.3f %9.3f %6.1f%% %5.0f%% %5d\n",
-                       cl[c], e.cluster.world_size, ld[l], mx[x], seqs / div,
-                       anchors / div, bp50, sp50, sp99, tp50, tp99,
-                       sum_t > 0 ? 100 * sum_a / sum_t : 0,
-                       fast ? gap_sum / div : 100.0 * optimal / div, infeasible);
-                if (fast)
-                    printf("  path=fast tokens_per_rank=%lld certified_gap_mean=%.3f%%%s", (long long)tpr,
-                           gap_sum / div, n_cmp ? "" : "\n");
-                if (fast && n_cmp)
-                    printf(" vs_exact mean %.5f max %.5f (n=%d)\n", ratio_sum / n_cmp, ratio_max,
-                           n_cmp);
-                printf("{\"bench\":\"planner_latency\",\"cluster\":\"%s\",\"ranks\":%d,\"load\":\"%s\","
-                       "\"tokens_per_rank\":%lld,\"mix\":\"%s\",\"steps\":%d,\"seqs\":%.1f,"
-                       "\"anchors\":%.1f,\"build_p50_ms\":%.4f,\"solve_p50_ms\":%.4f,"
-                       "\"solve_p99_ms\":%.4f,\"anchor_p50_ms\":%.4f,\"total_p50_ms\":%.4f,"
-                       "\"total_p99_ms\":%.4f,\"anchor_share\":%.4f,\"anchor_optimal\":%.3f,"
-                       "\"infeasible\":%d,\"anchor_nodes_mean\":%.1f,\"cold_ms\":%.4f}\n",
-                       cl[c], e.cluster.world_size, ld[l], (long long)tpr, mx[x], n_ok,
-                       seqs / div, anchors / div, bp50, sp50, sp99, ap50, tp50, tp99,
-                       sum_t > 0 ? sum_a / sum_t : 0, (double)optimal / div, infeasible,
-                       nodes / div, cold_ms);
-                fflush(stdout);
-                free(tb);
+                for (int t = 0; t < nth; t++) {
+                    lat_acc_print(&acc[t], cl[c], e.cluster.world_size, ld[l], mx[x], tpr, fast,
+                                  threads[t]);
+                    lat_acc_free(&acc[t]);
+                }
             }
         }
         zb_env_free(&e);

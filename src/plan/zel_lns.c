@@ -38,7 +38,11 @@
 
 typedef struct lns_ws {
     zel_sub sub;
-    zel_sol cand;  // sub-model solution (capacity: twice every parent unit)
+    zel_sol cand;     // sub-model solution (capacity: twice every parent unit)
+    uint8_t *free_u;  // n_units: the neighbourhood
+    int64_t nu;       // its free units
+    int64_t nodes;    // nodes the last sub_try spent
+    int better;       // 1: cand beats the solution it was solved on
 } lns_ws;
 
 int zel_sub_init(zel_sub *q, const zel_model *m) {
@@ -46,6 +50,7 @@ int zel_sub_init(zel_sub *q, const zel_model *m) {
     q->m = *m;
     q->m.n_sym = 0;  // tile swaps need not be symmetries of the fixed ledgers
     q->m.sym = NULL;
+    q->m.threads = 1;  // sub-models run inside the parent's workers
     memset(&q->m.arena, 0, sizeof q->m.arena);
     size_t nu = (size_t)(m->n_units > 0 ? m->n_units : 1), N = (size_t)m->n_ranks;
     q->m.grps = malloc(sizeof(zel_grp) * (size_t)(m->n_grps > 0 ? m->n_grps : 1));
@@ -98,13 +103,14 @@ int64_t zel_sub_build(zel_sub *q, const zel_model *m, const zel_sol *s, const ui
     return nu;
 }
 
-// Re-solves the free units exactly (budget `nodes`); on a strictly better T writes them back
-// into s (canonical) and returns 1. *used += nodes spent.
-static int sub_solve(const zel_model *m, zel_sol *s, const uint8_t *free_u, lns_ws *w,
-                     int64_t nodes, int64_t *used) {
-    int64_t nu = zel_sub_build(&w->sub, m, s, free_u);
+// Re-solves the units marked in w->free_u exactly (budget `nodes`) without touching s: w->better
+// = 1 when w->cand (sub-model units) beats s->T; w->nodes = the nodes spent.
+static void sub_try(const zel_model *m, const zel_sol *s, lns_ws *w, int64_t nodes) {
+    w->better = 0, w->nodes = 0;
+    w->nu = zel_sub_build(&w->sub, m, s, w->free_u);
     const zel_model *q = &w->sub.m;
-    if (nu == 0 || nu == m->n_units) return 0;
+    int64_t nu = w->nu;
+    if (nu == 0 || nu == m->n_units) return;
     for (int64_t k = 0; k < nu; k++) w->cand.opt[k] = s->opt[w->sub.unit[k]];
     w->cand.T = s->T;
     w->cand.K = 0;
@@ -128,24 +134,25 @@ static int sub_solve(const zel_model *m, zel_sol *s, const uint8_t *free_u, lns_
         zel_limits lim = {nodes, 0, ZEL_LNS_GAP, 0};
         zel_stats st;
         zg_error err;
-        if (zel_solve_minmax(q, &w->cand, &lim, &st, &err)) return 0;
-        *used += st.nodes;
+        if (zel_solve_minmax(q, &w->cand, &lim, &st, &err)) return;
+        w->nodes = st.nodes;
     }
-    if (!(w->cand.T < s->T * (1 - 1e-12))) return 0;
+    w->better = w->cand.T < s->T * (1 - 1e-12);
+}
+
+// Writes w's better completion into s (canonical) when the full model agrees that T drops;
+// returns 1 then. keep: n_units scratch.
+static int sub_apply(const zel_model *m, zel_sol *s, const lns_ws *w, int32_t *keep) {
     // the sub units of a group are consecutive in both numberings: write them back in order
-    int32_t *keep = malloc(sizeof(int32_t) * (size_t)m->n_units);
-    if (!keep) return 0;
     memcpy(keep, s->opt, sizeof(int32_t) * (size_t)m->n_units);
-    for (int64_t k = 0; k < nu; k++) s->opt[w->sub.unit[k]] = w->cand.opt[k];
+    for (int64_t k = 0; k < w->nu; k++) s->opt[w->sub.unit[k]] = w->cand.opt[k];
     zel_sol_canon(m, s);
     double T;
     int64_t K;
     if (!zel_sol_eval(m, s->opt, NULL, NULL, &T, &K) || !(T < s->T)) {
         memcpy(s->opt, keep, sizeof(int32_t) * (size_t)m->n_units);  // rounding: keep the old
-        free(keep);
         return 0;
     }
-    free(keep);
     s->T = T, s->K = K;
     return 1;
 }
@@ -160,60 +167,110 @@ static void mark_window(const zel_model *m, const zel_sol *s, int32_t a, int32_t
     }
 }
 
+// Marks the units of neighbourhood k (pairs of groups, then halves, then eighths) in free_u.
+static void mark_nb(const zel_model *m, const zel_sol *s, int32_t k, int32_t n_pairs,
+                    int32_t n_half, uint8_t *free_u) {
+    int32_t N = m->n_ranks;
+    if (k < n_pairs) {
+        int32_t i = 0, j, r = k;  // k-th pair (i < j) in lexicographic order
+        while (r >= m->n_grps - 1 - i) r -= m->n_grps - 1 - i, i++;
+        j = i + 1 + r;
+        for (int64_t u = 0; u < m->n_units; u++) {
+            int32_t g = m->grp_of[u];
+            free_u[u] = (uint8_t)(g == i || g == j);
+        }
+    } else if (k >= n_pairs + n_half) {
+        int32_t e = N / 8, w8 = k - n_pairs - n_half;  // [w8 e, (w8 + 2) e)
+        mark_window(m, s, w8 * e, w8 == 6 ? N : (w8 + 2) * e, 0, 0, free_u);
+    } else {
+        int32_t q = N / 4, w4 = k - n_pairs;
+        static const int32_t win[4][4] = {
+            {0, 2, 0, 0}, {1, 3, 0, 0}, {2, 4, 0, 0}, {0, 1, 3, 4}};  // in quarters
+        int32_t a = win[w4][0] * q, b = win[w4][1] == 4 ? N : win[w4][1] * q;
+        int32_t c = win[w4][2] * q, d = win[w4][3] == 4 ? N : win[w4][3] * q;
+        mark_window(m, s, a, b, c, d, free_u);
+    }
+}
+
+// Parallel workers (m->threads > 1): the next untried neighbourhoods are solved at once on the
+// same s, then taken in order exactly as the one-thread loop takes them (nodes counted, first
+// improvement applied, the rest of the batch dropped: they were solved on the old s). A batch
+// runs only while the budget left covers every member's full sub-search, so each member gets
+// the budget the one-thread loop would give it: the result and the node count are the same for
+// every thread count.
+#define ZEL_LNS_MAX_THREADS 64
+
 int64_t zel_lns_improve(const zel_model *m, zel_sol *s, int64_t max_nodes, int64_t sub_nodes) {
     int32_t N = m->n_ranks;
     if (m->n_units < 2 || N < 2 || s->T == INFINITY || max_nodes <= 0 || sub_nodes <= 0)
         return 0;
-    lns_ws w;
-    size_t nu = (size_t)m->n_units;
-    int ok = zel_sub_init(&w.sub, m);
-    w.cand.opt = malloc(sizeof(int32_t) * 2 * nu);  // second half: the column candidate
-    uint8_t *free_u = malloc(nu);
-    int64_t used = 0;
-    if (!ok || !w.cand.opt || !free_u) goto done;
-    // a neighbourhood that failed on the current solution is not tried again until it changes
     int32_t n_pairs = m->n_grps >= 3 ? m->n_grps * (m->n_grps - 1) / 2 : 0;
     int32_t n_half = N >= 4 ? 4 : 0, n_quarter = N >= 16 ? 7 : 0;
     int32_t n_nb = n_pairs + n_half + n_quarter;
+    int32_t P = m->threads < 1 ? 1 : m->threads > ZEL_LNS_MAX_THREADS ? ZEL_LNS_MAX_THREADS
+                                                                        : m->threads;
+    if (P > n_nb) P = n_nb > 0 ? n_nb : 1;
+    size_t nu = (size_t)m->n_units;
+    lns_ws *ws = calloc((size_t)P, sizeof *ws);
+    // a neighbourhood that failed on the current solution is not tried again until it changes
     int64_t *failed = malloc(sizeof(int64_t) * (size_t)(n_nb > 0 ? n_nb : 1));
-    if (!failed) goto done;
+    int32_t *keep = malloc(sizeof(int32_t) * nu), *bk = malloc(sizeof(int32_t) * (size_t)P);
+    uint8_t *fset = malloc(nu * (size_t)(n_nb > 0 ? n_nb : 1));  // failed free sets, this version
+    int32_t nf = 0;
+    int64_t used = 0, nf_ver = -1;
+    int ok = ws && failed && keep && bk && fset;
+    for (int32_t i = 0; ok && i < P; i++) {
+        ok = zel_sub_init(&ws[i].sub, m);
+        ws[i].cand.opt = malloc(sizeof(int32_t) * 2 * nu);  // second half: the column candidate
+        ws[i].free_u = malloc(nu);
+        ok = ok && ws[i].cand.opt && ws[i].free_u;
+    }
+    if (!ok) goto done;
     for (int32_t k = 0; k < n_nb; k++) failed[k] = -1;
     int64_t version = 0;
     for (int improved = 1; improved && used < max_nodes;) {
         improved = 0;
-        for (int32_t k = 0; k < n_nb && used < max_nodes; k++) {
-            if (failed[k] == version) continue;
-            if (k < n_pairs) {
-                int32_t i = 0, j, r = k;  // k-th pair (i < j) in lexicographic order
-                while (r >= m->n_grps - 1 - i) r -= m->n_grps - 1 - i, i++;
-                j = i + 1 + r;
-                for (int64_t u = 0; u < m->n_units; u++) {
-                    int32_t g = m->grp_of[u];
-                    free_u[u] = (uint8_t)(g == i || g == j);
-                }
-            } else if (k >= n_pairs + n_half) {
-                int32_t e = N / 8, w8 = k - n_pairs - n_half;  // [w8 e, (w8 + 2) e)
-                mark_window(m, s, w8 * e, w8 == 6 ? N : (w8 + 2) * e, 0, 0, free_u);
-            } else {
-                int32_t q = N / 4, w4 = k - n_pairs;
-                static const int32_t win[4][4] = {
-                    {0, 2, 0, 0}, {1, 3, 0, 0}, {2, 4, 0, 0}, {0, 1, 3, 4}};  // in quarters
-                int32_t a = win[w4][0] * q, b = win[w4][1] == 4 ? N : win[w4][1] * q;
-                int32_t c = win[w4][2] * q, d = win[w4][3] == 4 ? N : win[w4][3] * q;
-                mark_window(m, s, a, b, c, d, free_u);
+        for (int32_t k = 0; k < n_nb && used < max_nodes;) {
+            int32_t width = (max_nodes - used) / (sub_nodes + 1) >= P ? P : 1, nb = 0;
+            if (nf_ver != version) nf = 0, nf_ver = version;
+            for (int32_t k2 = k; k2 < n_nb && nb < width; k2++) {
+                if (failed[k2] == version) continue;
+                // the same units as a neighbourhood that failed on this solution (or as one
+                // before it in this batch) cannot do better: not solved again
+                mark_nb(m, s, k2, n_pairs, n_half, ws[nb].free_u);
+                int dup = 0;
+                for (int32_t q = 0; q < nf && !dup; q++)
+                    dup = !memcmp(fset + (size_t)q * nu, ws[nb].free_u, nu);
+                for (int32_t q = 0; q < nb && !dup; q++)
+                    dup = !memcmp(ws[q].free_u, ws[nb].free_u, nu);
+                if (dup) failed[k2] = version;
+                else bk[nb++] = k2;
             }
+            if (nb == 0) break;
             int64_t b = max_nodes - used < sub_nodes ? max_nodes - used : sub_nodes;
-            if (sub_solve(m, s, free_u, &w, b, &used)) {
-                improved = 1;
-                version++;
-            } else {
-                failed[k] = version;
+#ifdef ZG_HAVE_OPENMP
+#pragma omp parallel for num_threads(nb) schedule(static, 1) if (nb > 1)
+#endif
+            for (int32_t i = 0; i < nb; i++) sub_try(m, s, &ws[i], b);
+            for (int32_t i = 0; i < nb; i++) {
+                used += ws[i].nodes;
+                k = bk[i] + 1;
+                if (ws[i].better && sub_apply(m, s, &ws[i], keep)) {
+                    improved = 1;
+                    version++;
+                    break;
+                }
+                failed[bk[i]] = version;
+                memcpy(fset + (size_t)nf++ * nu, ws[i].free_u, nu);
+                if (used >= max_nodes) break;
             }
         }
     }
-    free(failed);
 done:
-    zel_sub_free(&w.sub);
-    free(w.cand.opt), free(free_u);
+    for (int32_t i = 0; ws && i < P; i++) {
+        zel_sub_free(&ws[i].sub);
+        free(ws[i].cand.opt), free(ws[i].free_u);
+    }
+    free(ws), free(failed), free(keep), free(bk), free(fset);
     return used;
 }

@@ -111,6 +111,7 @@ zg_status zel_model_build(const zg_problem *pr, const int32_t *grp_idx, int32_t 
     zg_arena_init(&m->arena, 1 << 16);
     int32_t N = pr->world_size;
     m->n_ranks = N;
+    m->threads = 1;
     m->mem_cap = pr->mem_cap;
     m->n_grps = n;
     m->grps = zg_arena_alloc(&m->arena, sizeof(zel_grp) * (size_t)(n > 0 ? n : 1));
