@@ -118,35 +118,46 @@ static void widths_at(col_ctx *c, int32_t p, double T) {
     }
 }
 
-// Sub-contents j <= k (j != 0) by an odometer over the groups; a content that fits nowhere
-// ends its digit's run (larger digits fit nowhere either).
-static void dp_state(col_ctx *c, int32_t p, int32_t k) {
-    size_t rowK = (size_t)p * (size_t)c->K;
-    double best = p + 1 <= c->N ? c->f[(size_t)(p + 1) * (size_t)c->K + (size_t)k] : INFINITY;
-    int32_t pick = -1;
-    int32_t dg[ZEL_COL_MAX_GROUPS] = {0}, kd[ZEL_COL_MAX_GROUPS];
-    for (int32_t g = 0; g < c->G; g++) kd[g] = c->dig[(size_t)k * (size_t)c->G + (size_t)g];
-    int32_t j = 0;
-    for (;;) {
-        // advance the odometer: lowest group first
-        int32_t g = 0;
-        for (; g < c->G; g++) {
-            if (dg[g] < kd[g]) {
-                int32_t nj = j + c->stride[g];
-                if (c->W[rowK + (size_t)nj] > 0) {
-                    dg[g]++, j = nj;
-                    break;
+// f(p, k) for k in [k0, k1), pushed from every content j that fits at p: for each j (ascending
+// index) and each rest r with r + j <= the counts, k = r + j (mixed-radix indices add) gets
+// A(p, j) + f(p + w(p, j), r) when that is strictly below its value so far (f(p + 1, k) first).
+// Every k sees its contents in ascending order and keeps the first strict minimum, so values
+// and picks are those of the pull form min_j over the sub-contents of k; the inner loop runs
+// over group 0's digit, contiguous in memory.
+static void dp_rank(col_ctx *c, int32_t p, int32_t k0, int32_t k1) {
+    int32_t K = c->K, G = c->G;
+    size_t row = (size_t)p * (size_t)K;
+    double *fp = c->f + row;
+    int32_t *pk = c->pick + row;
+    const double *f1 = fp + K;
+    for (int32_t k = k0; k < k1; k++) fp[k] = f1[k], pk[k] = -1;
+    for (int32_t j = 1; j < K; j++) {
+        int32_t w = c->W[row + (size_t)j];
+        if (!w) continue;
+        double a = c->A[row + (size_t)j];
+        const double *fw = c->f + (size_t)(p + w) * (size_t)K;
+        const int16_t *d = c->dig + (size_t)j * (size_t)G;
+        int32_t len = c->cnt[0] - d[0] + 1, rd[ZEL_COL_MAX_GROUPS] = {0}, base = 0;
+        for (;;) {  // rows of r: digits 1.. of r, odometer; base = index of r with digit 0 = 0
+            int32_t kb = base + j;
+            if (kb < k1 && kb + len > k0) {
+                int32_t lo = k0 > kb ? k0 - kb : 0, hi = k1 < kb + len ? k1 - kb : len;
+                for (int32_t r0 = lo; r0 < hi; r0++) {
+                    double v = a + fw[base + r0];
+                    if (v < fp[kb + r0]) fp[kb + r0] = v, pk[kb + r0] = j;
                 }
             }
-            j -= dg[g] * c->stride[g], dg[g] = 0;
+            int32_t g = 1;
+            for (; g < G; g++) {
+                if (rd[g] < c->cnt[g] - d[g]) {
+                    rd[g]++, base += c->stride[g];
+                    break;
+                }
+                base -= rd[g] * c->stride[g], rd[g] = 0;
+            }
+            if (g >= G) break;
         }
-        if (g == c->G) break;
-        int32_t w = c->W[rowK + (size_t)j];
-        double v = c->A[rowK + (size_t)j] + c->f[(size_t)(p + w) * (size_t)c->K + (size_t)(k - j)];
-        if (v < best) best = v, pick = j;
     }
-    c->f[rowK + (size_t)k] = best;
-    c->pick[rowK + (size_t)k] = pick;
 }
 
 // Least column area of all units at height T (INFINITY: no column structure fits).
@@ -160,7 +171,7 @@ static double dp_run(col_ctx *c, double T) {
     if (nt == 1) {
         for (int32_t p = N - 1; p >= 0; p--) {
             widths_at(c, p, T);
-            for (int32_t k = 0; k < K; k++) dp_state(c, p, k);
+            dp_rank(c, p, 0, K);
         }
         return c->f[K - 1];
     }
@@ -176,7 +187,8 @@ static double dp_run(col_ctx *c, double T) {
 #ifdef ZG_HAVE_OPENMP
 #pragma omp for schedule(static)
 #endif
-            for (int32_t k = 0; k < K; k++) dp_state(c, p, k);
+            for (int32_t t = 0; t < nt; t++)
+                dp_rank(c, p, (int32_t)((int64_t)K * t / nt), (int32_t)((int64_t)K * (t + 1) / nt));
         }
     }
     return c->f[K - 1];
