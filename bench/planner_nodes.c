@@ -104,7 +104,7 @@ int main(int argc, char **argv) {
                     zel_sol sol, opt;
                     zel_sol_alloc(&m, &sol, &err);
                     zel_sol_alloc(&m, &opt, &err);
-                    zel_limits lim = {budget, 0, ZEL_SEARCH_GAP, no_cover};
+                    zel_limits lim = {budget, 0, ZEL_SEARCH_GAP, no_cover, 0};
                     zel_stage1 st1;
                     double t0 = zg_time_now();
                     zg_status rc = zel_anchor_solve(&m, 1e-3, &lim, NULL, &sol, &st1, &err);

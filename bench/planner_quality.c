@@ -53,7 +53,7 @@ static int export_anchor_problems(const char *dir, int count) {
         zel_model_build(&pr, anc, na, NULL, NULL, &m, &err);
         zel_sol_alloc(&m, &s, &err);
         zel_heuristic(&m, zel_model_lower_bound(&m), &s);
-        zel_limits lim = {2000000, 0, 0, 0};
+        zel_limits lim = {2000000, 0, 0, 0, 0};
         zel_stats st;
         if (zel_solve_minmax(&m, &s, &lim, &st, &err) == ZG_OK && st.complete && m.n_units >= 2) {
             cJSON *j = cJSON_CreateObject();

@@ -57,7 +57,7 @@ static zg_status plan_joint(zg_planner *pl, const zg_batch *b, zg_plan *out, zg_
                 zel_sol_free(&ts);
             }
         }
-        zel_limits lim = {0, limit - (zg_time_now() - t0), 0, 0};
+        zel_limits lim = {0, limit - (zg_time_now() - t0), 0, 0, 0};
         if (lim.time_limit_s <= 0) lim.time_limit_s = 1e-3;
         if (sol.T <= lb * (1 + ZEL_REL_TOL)) {
             stats.complete = 1;

@@ -79,7 +79,7 @@ static zg_status minmax_caps(const zel_model *m, zel_sol *sol, const zel_limits 
     static const double steps[] = {5e-3, 2e-2};
     double gap = lim && lim->rel_gap > ZEL_REL_TOL ? lim->rel_gap : 0;
     int64_t budget = lim ? lim->max_nodes : 0, used = 0;
-    zel_limits l = {0, 0, 0, 0};
+    zel_limits l = {0, 0, 0, 0, 0};
     if (lim) l = *lim;
     zel_sol tmp;
     zg_status rc = zel_sol_alloc(m, &tmp, err);

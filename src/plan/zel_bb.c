@@ -33,6 +33,17 @@ typedef struct cand {
     int32_t o, cls;
 } cand;
 
+// A run of consecutive whole rank blocks of one degree (at most CHUNK options unless one block
+// has more): the children scan tests the run's least and largest area first, and most runs are
+// decided whole for skip_child (all skipped, or none).
+enum { CHUNK = 32 };
+typedef struct chunk {
+    int32_t b0, b1;   // blocks [b0, b1) of the group
+    int32_t j0, j1;   // options [j0, j1)
+    int32_t split, degree;  // (one degree)
+    double min_a, max_a;
+} chunk;
+
 typedef struct bb {
     const zel_model *m;
     int phase;     // 1 = min T, 2 = min K under tcap
@@ -53,13 +64,18 @@ typedef struct bb {
     double t0, time_limit;
     int stop, oom;
     double gap;     // phase 1 prunes subtrees whose bound is >= best / (1 + gap)
-    double **sfl;   // per group, per option: min over options j.. of its block of d*min(t, tau*m)
+    int fl_on;      // the fluid-loss terms below are set (memory-aware model with fluid area)
     double *gfl;    // per group: its least fluid loss over all options
     double fl_rest; // node_bound: remaining units' least fluid loss, excluding unit u
     zel_fluid_ctx fc;  // the children's fluid bound (fc_ok: allocated)
     int fc_ok;
     double **suf;   // per group, per option j: min over options >= j of area (suf[g]) and of
-                    // the fluid loss (suf[g] + n_opts); NULL: off
+                    // the fluid loss (suf[g] + n_opts); NULL: off. The fluid loss of option j
+                    // is the least d*min(t, tau*m) over options j.. of its block.
+    chunk **ck;     // per group: its options in runs of whole blocks of one degree
+    int32_t *n_ck;  // per group: chunks
+    int cs_own;     // cs was malloc'ed (else it lies in the call's buffer)
+    int32_t dlo, dhi;  // ranks [dlo, dhi) changed since the rl / rh tables were made
 } bb;
 
 static double cap_of(const bb *c) {
@@ -106,6 +122,12 @@ static void cand_sort(cand *a, size_t n, cand *tmp) {
     if (src != a) memcpy(a, src, sizeof *a * n);
 }
 
+// Ranks of o's block changed since the range-maximum tables were last brought up to date.
+static inline void mark_dirty(bb *c, const zel_opt *o) {
+    if (o->start < c->dlo) c->dlo = o->start;
+    if (o->start + o->degree > c->dhi) c->dhi = o->start + o->degree;
+}
+
 static void apply(bb *c, const zel_opt *o, double sign) {
     for (int32_t r = o->start; r < o->start + o->degree; r++) {
         c->L[r] += sign * o->time;
@@ -113,6 +135,7 @@ static void apply(bb *c, const zel_opt *o, double sign) {
     }
     c->sumL += sign * o->area;
     c->kcur += sign > 0 ? o->split : -o->split;
+    mark_dirty(c, o);
 }
 
 // 1 if the group's option multiset v[0..n) (sorted) is <= its image under symmetry y.
@@ -165,10 +188,10 @@ static int node_bound(bb *c, int64_t u, int32_t gi, int32_t lo) {
         int32_t o0 = g == gi ? lo : 0;
         double best_e = INFINITY, min_area = INFINITY, min_fl = INFINITY;
         int64_t wcap = 0;
-        if (c->gfl && g > gi && c->phase == 1) {
+        if (c->fl_on && g > gi && c->phase == 1) {
             // later groups: their static least area / fluid loss (a weaker, cheaper bound)
             area += (double)rem * G->min_area;
-            if (c->sfl) fl_rem += (double)rem * c->gfl[g];
+            fl_rem += (double)rem * c->gfl[g];
             continue;
         }
         if (c->suf && g == gi && c->phase == 1) {
@@ -208,7 +231,6 @@ static int node_bound(bb *c, int64_t u, int32_t gi, int32_t lo) {
             if (!fits(c, e, lim)) continue;
             if (e < best_e) best_e = e;
             if (o->area < min_area) min_area = o->area;
-            if (!quick && c->sfl && c->sfl[g][j] < min_fl) min_fl = c->sfl[g][j];
             if (c->phase == 2 && !o->split && wcap < rem) {
                 // units of this group that rank o->start can still take whole: at most the
                 // room over the block's least time and over its least memory
@@ -226,25 +248,23 @@ static int node_bound(bb *c, int64_t u, int32_t gi, int32_t lo) {
         }
         if (best_e == INFINITY) return 0;
         if (best_e > lb) lb = best_e;
-        area += (double)rem * min_area;
-        if (c->sfl) {
-            fl_rem += (double)rem * min_fl;
-            if (g == gi) fl_u = min_fl;
-        }
+        area += (double)rem * min_area;  // (no fluid-loss terms here: those need suf)
         if (c->phase == 2 && wcap < rem) klb += rem - wcap;
     }
     c->fl_rest = fl_rem - fl_u;
-    if (m->fill_mem > 0) {
-        double f0 = zel_fluid_T_more(m, c->L, c->H, fl_rem);
-        if (f0 > lb) lb = f0;
-    }
+    // The fluid bound last, and only when the other terms keep the node: the node is pruned
+    // iff any term reaches lim (exceeds it in the split phase), whatever their order.
     if (c->phase == 1) {
         if (area / N > lb) lb = area / N;
         if (lb >= lim) return 0;
-        return 1;
+    } else if (area > (double)N * lim || lb > lim || c->kcur + klb >= c->best->K) {
+        return 0;
     }
-    if (area > (double)N * lim || lb > lim) return 0;
-    return c->kcur + klb < c->best->K;
+    if (m->fill_mem > 0) {
+        double f0 = zel_fluid_T_more(m, c->L, c->H, fl_rem);
+        if (c->phase == 1 ? f0 >= lim : f0 > lim) return 0;
+    }
+    return 1;
 }
 
 // 1 if the child "unit u takes option j (o)" is an inner node that node_bound would prune on
@@ -272,7 +292,7 @@ typedef struct skipper {
 
 static void skip_prep(const bb *c, int64_t u, int32_t gi, skipper *sk) {
     const zel_model *m = c->m;
-    sk->on = c->suf && u + 1 < m->n_units && (c->phase == 2 || c->gfl);
+    sk->on = c->suf && u + 1 < m->n_units && (c->phase == 2 || c->fl_on);
     if (!sk->on) return;
     int32_t g1 = m->grp_of[u + 1];
     int64_t r1 = g1 == gi ? m->unit0[gi + 1] - (u + 1) : m->grps[g1].count;
@@ -287,13 +307,50 @@ static void skip_prep(const bb *c, int64_t u, int32_t gi, skipper *sk) {
     }
 }
 
+// skip_child's test for an option of area a and split flag `split` whose next unit's least
+// area is s. Non-decreasing in a and in s (each rounded operation is monotone), so a test on
+// the least (largest) a and s of a run of options holds for all (none) of them.
+static inline int skip_test(const bb *c, const skipper *sk, double a, double s, int32_t split,
+                            double lim) {
+    double area = c->sumL + a + c->m->extra_area + sk->r1 * s + sk->rest;
+    if (c->phase == 1) return area / c->m->n_ranks >= lim;
+    return area > (double)c->m->n_ranks * lim || sk->k + split >= c->best->K;
+}
+
 static inline int skip_child(const bb *c, const skipper *sk, int32_t j, const zel_opt *o,
                              double lim) {
     if (!sk->on) return 0;
-    double area = c->sumL + o->area + c->m->extra_area + sk->r1 * sk->suf[sk->same ? j : 0] +
-                  sk->rest;
-    if (c->phase == 1) return area / c->m->n_ranks >= lim;
-    return area > (double)c->m->n_ranks * lim || sk->k + o->split >= c->best->K;
+    return skip_test(c, sk, o->area, sk->suf[sk->same ? j : 0], o->split, lim);
+}
+
+// Brings the range-maximum tables of L and H up to date: a refresh of the entries over the
+// ranks changed since the last call (apply's blocks, one range) when that range covers at most
+// 3/4 of the ranks, else a full build. Maxima are exact: the same tables either way.
+static void maxima_build(bb *c) {
+    int32_t N = c->m->n_ranks;
+    if (c->dlo >= c->dhi) return;  // nothing changed
+    if (4 * (c->dhi - c->dlo) <= 3 * N) {
+        zel_rmq_update(&c->rl, c->L, c->dlo, c->dhi);
+        zel_rmq_update(&c->rh, c->H, c->dlo, c->dhi);
+    } else {
+        zel_rmq_build(&c->rl, c->L);
+        zel_rmq_build(&c->rh, c->H);
+    }
+    c->dlo = N, c->dhi = 0;
+}
+
+// The chunk of group gi holding option lo (lo < n_opts).
+static int32_t chunk_of(const bb *c, int32_t gi, int32_t lo) {
+    const chunk *ck = c->ck[gi];
+    int32_t a = 0, b = c->n_ck[gi] - 1;
+    while (a < b) {
+        int32_t mid = a + (b - a + 1) / 2;
+        if (ck[mid].j0 <= lo)
+            a = mid;
+        else
+            b = mid - 1;
+    }
+    return a;
 }
 
 static void node(bb *c, int64_t u) {
@@ -336,13 +393,11 @@ static void node(bb *c, int64_t u) {
     // for nodes the bound keeps.
     int late = c->phase == 1 && c->suf && c->gfl;
     if (!late) {
-        zel_rmq_build(&c->rl, c->L);
-        zel_rmq_build(&c->rh, c->H);
+        maxima_build(c);
     }
     if (!node_bound(c, u, gi, lo)) return;
     if (late) {
-        zel_rmq_build(&c->rl, c->L);
-        zel_rmq_build(&c->rh, c->H);
+        maxima_build(c);
     }
 
     // Children: options >= lo that fit, best first.
@@ -353,39 +408,88 @@ static void node(bb *c, int64_t u) {
     size_t base = c->cs_n;
     if (c->cs_cap - c->cs_n < (size_t)G->n_opts) {
         size_t nc = c->cs_cap * 2 + (size_t)G->n_opts;
-        cand *ns = realloc(c->cs, sizeof(cand) * nc);
+        cand *ns = c->cs_own ? realloc(c->cs, sizeof(cand) * nc) : malloc(sizeof(cand) * nc);
         if (!ns) {
             c->oom = c->stop = 1;
             return;
         }
-        c->cs = ns, c->cs_cap = nc;
+        if (!c->cs_own) memcpy(ns, c->cs, sizeof(cand) * c->cs_n);
+        c->cs = ns, c->cs_cap = nc, c->cs_own = 1;
     }
-    for (int32_t j = lo; j < G->n_opts; j++) {
-        const zel_opt *o = &G->opts[j];
-        if (skip_child(c, &sk, j, o, lim)) {  // its area term already reaches lim
-            c->skipped++;
-            continue;
-        }
-        if (zel_rmq_max(&c->rh, o->start, o->degree) + o->mem > m->mem_cap) continue;
-        double e = zel_rmq_max(&c->rl, o->start, o->degree) + o->time;
-        if (!fits(c, e, lim)) continue;
-        if (m->fill_mem > 0) {
-            // memory-aware order (and bound): the fluid T once this option is placed
-            double fl;
-            if (c->fc_ok) {
-                if (!fc_set) zel_fluid_ctx_set(&c->fc, m, c->L, c->H), fc_set = 1;
-                fl = zel_fluid_T_child(&c->fc, m, c->L, c->H, o, c->fl_rest);
-            } else {
-                for (int32_t r = o->start; r < o->start + o->degree; r++)
-                    c->L[r] += o->time, c->H[r] += o->mem;
-                fl = zel_fluid_T_more(m, c->L, c->H, c->fl_rest);
-                for (int32_t r = o->start; r < o->start + o->degree; r++)
-                    c->L[r] -= o->time, c->H[r] -= o->mem;
+    // By chunk (runs of whole blocks of one degree), then by block. Inside a block the options
+    // run time-ascending / memory-descending (zel_model.c's Pareto front), so area-ascending:
+    // the skipped children are a suffix of the block (skip_test grows with the area and with
+    // the least area over options >= j), the ones over the memory a prefix and the ones whose
+    // block maximum + time misses lim a suffix. A chunk whose least area is skipped is skipped
+    // whole; one whose largest area is not has no skipped option. Block maxima are read once
+    // per block (the loads first: the time test fails far more often than the memory one), and
+    // only the options left get a fluid key, which stops once it is above lim (the child is
+    // dropped either way): the same children, keys and skip count as testing every option in
+    // turn.
+    const chunk *ck = c->ck[gi];
+    for (int32_t q = lo > 0 ? chunk_of(c, gi, lo) : 0; q < c->n_ck[gi]; q++) {
+        const chunk *K = &ck[q];
+        int32_t jlo = K->j0 > lo ? K->j0 : lo;
+        int none = 1;  // no option of the chunk is skipped
+        if (sk.on) {
+            double s_lo = sk.suf[sk.same ? jlo : 0], s_hi = sk.suf[sk.same ? K->j1 - 1 : 0];
+            if (skip_test(c, &sk, K->min_a, s_lo, K->split, lim)) {
+                c->skipped += K->j1 - jlo;
+                continue;
             }
-            if (fl > e) e = fl;
-            if (!fits(c, e, lim)) continue;
+            none = !skip_test(c, &sk, K->max_a, s_hi, K->split, lim);
         }
-        c->cs[c->cs_n++] = (cand){e, o->area, j, c->phase == 2 ? o->split : 0};
+        for (int32_t bk = K->b0; bk < K->b1; bk++) {
+            int32_t j0 = G->blk[bk], j1 = G->blk[bk + 1];
+            if (j1 <= lo) continue;
+            if (j0 < lo) j0 = lo;
+            int32_t js = j1;  // first skipped option of the block
+            if (!none) {
+                if (skip_child(c, &sk, j0, &G->opts[j0], lim)) {
+                    c->skipped += j1 - j0;
+                    continue;
+                }
+                int32_t a = j0 + 1;
+                while (a < js) {
+                    int32_t mid = a + (js - a) / 2;
+                    if (skip_child(c, &sk, mid, &G->opts[mid], lim))
+                        js = mid;
+                    else
+                        a = mid + 1;
+                }
+                c->skipped += j1 - js;
+            }
+            const zel_opt *f = &G->opts[j0];
+            double lm = zel_rmq_max(&c->rl, f->start, f->degree);
+            if (!fits(c, lm + f->time, lim)) continue;  // the block's fastest option misses lim
+            double hm = zel_rmq_max(&c->rh, f->start, f->degree);
+            int32_t j = j0;
+            while (j < js && hm + G->opts[j].mem > m->mem_cap) j++;
+            for (; j < js; j++) {
+                const zel_opt *o = &G->opts[j];
+                double e = lm + o->time;
+                if (!fits(c, e, lim)) break;  // the rest of the block is slower
+                if (m->fill_mem > 0) {
+                    // memory-aware order (and bound): the fluid T once this option is placed
+                    double fl;
+                    if (c->fc_ok) {
+                        if (!fc_set) zel_fluid_ctx_set(&c->fc, m, c->L, c->H), fc_set = 1;
+                        // (a key above lim drops the child whatever its value)
+                        fl = zel_fluid_T_child_cut(&c->fc, m, c->L, c->H, o, c->fl_rest, lim);
+                    } else {
+                        for (int32_t r = o->start; r < o->start + o->degree; r++)
+                            c->L[r] += o->time, c->H[r] += o->mem;
+                        fl = zel_fluid_T_more(m, c->L, c->H, c->fl_rest);
+                        for (int32_t r = o->start; r < o->start + o->degree; r++)
+                            c->L[r] -= o->time, c->H[r] -= o->mem;
+                        mark_dirty(c, o);  // (the round trip may change the last bits)
+                    }
+                    if (fl > e) e = fl;
+                    if (!fits(c, e, lim)) continue;
+                }
+                c->cs[c->cs_n++] = (cand){e, o->area, j, c->phase == 2 ? o->split : 0};
+            }
+        }
     }
     size_t n = c->cs_n - base;
     cand_sort(c->cs + base, n, c->ctmp);
@@ -413,9 +517,60 @@ static void node(bb *c, int64_t u) {
     c->cs_n = base;
 }
 
+// Carves n bytes (16-aligned) off *p.
+static void *carve(char **p, size_t n) {
+    void *r = *p;
+    *p += (n + 15) & ~(size_t)15;
+    return r;
+}
+
+// Per group: the fluid loss and area suffix minima (suf, gfl; fl_on) and the chunks. One pass
+// backwards over the options: the fluid loss of option j is the least d*min(t, tau*m) over
+// options j.. of its block, suf[j] / suf[n + j] the least area / fluid loss over options >= j,
+// gfl the least fluid loss of the group (= suf[n], the same minimum).
+static void tables_build(bb *c, const zel_model *m) {
+    double tau = c->fl_on ? m->extra_area / m->fill_mem : 0;
+    for (int32_t i = 0; i < m->n_grps; i++) {
+        const zel_grp *G = &m->grps[i];
+        int32_t n = G->n_opts;
+        if (c->fl_on) {
+            double *p = c->suf[i];
+            for (int32_t bk = G->n_blocks - 1; bk >= 0; bk--) {
+                int32_t e = G->blk[bk + 1];
+                double fb = 0;  // the block's least fluid loss over options j + 1 ..
+                for (int32_t j = e - 1; j >= G->blk[bk]; j--) {
+                    const zel_opt *o = &G->opts[j];
+                    double v = o->degree * (o->time < tau * o->mem ? o->time : tau * o->mem);
+                    double f = j + 1 < e && fb < v ? fb : v;
+                    fb = f;
+                    double a = o->area;
+                    p[j] = j + 1 < n && p[j + 1] < a ? p[j + 1] : a;
+                    p[n + j] = j + 1 < n && p[n + j + 1] < f ? p[n + j + 1] : f;
+                }
+            }
+            c->gfl[i] = n > 0 ? p[n] : INFINITY;
+        }
+        // chunks: a block's first option has its least time and area, its last the largest area
+        chunk *ck = c->ck[i], *K = NULL;
+        int32_t nc = 0;
+        for (int32_t bk = 0; bk < G->n_blocks; bk++) {
+            int32_t j0 = G->blk[bk], j1 = G->blk[bk + 1];
+            const zel_opt *f = &G->opts[j0], *l = &G->opts[j1 - 1];
+            if (!K || K->degree != f->degree || j1 - K->j0 > CHUNK) {
+                K = &ck[nc++];
+                *K = (chunk){bk, bk, j0, j0, f->split, f->degree, f->area, l->area};
+            }
+            K->b1 = bk + 1, K->j1 = j1;
+            if (f->area < K->min_a) K->min_a = f->area;
+            if (l->area > K->max_a) K->max_a = l->area;
+        }
+        c->n_ck[i] = nc;
+    }
+}
+
 static zg_status run(const zel_model *m, int phase, double tcap, zel_sol *best,
                      const zel_limits *lim, zel_stats *st, zg_error *err) {
-    int32_t N = m->n_ranks;
+    int32_t N = m->n_ranks, ng = m->n_grps;
     bb c;
     memset(&c, 0, sizeof c);
     c.m = m, c.phase = phase, c.tcap = tcap, c.best = best;
@@ -423,24 +578,44 @@ static zg_status run(const zel_model *m, int phase, double tcap, zel_sol *best,
     c.time_limit = lim ? lim->time_limit_s : 0;
     c.gap = lim && lim->rel_gap > ZEL_REL_TOL ? lim->rel_gap : ZEL_REL_TOL;
     c.t0 = zg_time_now();
+    c.fl_on = m->fill_mem > 0 && m->extra_area > 0;
     int64_t maxc = 1;
-    for (int32_t i = 0; i < m->n_grps; i++)
-        if (m->grps[i].count > maxc) maxc = m->grps[i].count;
-    int32_t levels = zel_rmq_levels(N > 0 ? N : 1);
-    size_t tsz = (size_t)levels * (size_t)N;
-    double *buf = malloc(sizeof(double) * (2 * tsz + 4 * (size_t)N + 1));
-    int32_t *lg = malloc(sizeof(int32_t) * (size_t)(N + 1));
-    c.cur = malloc(sizeof(int32_t) * (size_t)(m->n_units + 1));
-    c.tmp = malloc(sizeof(int32_t) * (size_t)maxc);
-    c.inv = calloc((size_t)m->n_grps * (size_t)m->n_sym + 1, 1);
     int32_t maxo = 1;
-    for (int32_t i = 0; i < m->n_grps; i++)
-        if (m->grps[i].n_opts > maxo) maxo = m->grps[i].n_opts;
-    c.ctmp = malloc(sizeof(cand) * (size_t)maxo);
-    if (!buf || !lg || !c.cur || !c.tmp || !c.inv || !c.ctmp) {
-        free(buf), free(lg), free(c.cur), free(c.tmp), free(c.inv), free(c.ctmp);
-        return zg_error_set(err, ZG_ERR_NOMEM, "zellige: out of memory in the exact search");
+    size_t tot = 0, tot_blk = 0;
+    for (int32_t i = 0; i < ng; i++) {
+        const zel_grp *G = &m->grps[i];
+        if (G->count > maxc) maxc = G->count;
+        if (G->n_opts > maxo) maxo = G->n_opts;
+        tot += (size_t)G->n_opts;
+        tot_blk += (size_t)G->n_blocks;
     }
+    int32_t levels = zel_rmq_levels(N > 0 ? N : 1);
+    size_t tsz = (size_t)levels * (size_t)N, gp = (size_t)ng + 1;
+    size_t cs0 = 2 * (size_t)maxo + 16;  // the children's first stack (grows on the heap)
+    // One buffer for the call: rmq tables, L, H, scratch | suf, gfl | pointers | chunks |
+    // candidates | ints | bytes (each part 16-aligned).
+    size_t dbl = 2 * tsz + 4 * (size_t)N + 1 + (c.fl_on ? 2 * tot + 1 + gp : 0);
+    size_t sz = 0;
+    size_t parts[] = {sizeof(double) * dbl, 2 * sizeof(void *) * gp,
+                      sizeof(chunk) * (tot_blk + 1), sizeof(cand) * ((size_t)maxo + cs0),
+                      sizeof(int32_t) * ((size_t)N + 1), sizeof(int32_t) * ((size_t)m->n_units + 1),
+                      sizeof(int32_t) * (size_t)maxc, sizeof(int32_t) * gp,
+                      (size_t)ng * (size_t)m->n_sym + 1};
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) sz += (parts[i] + 15) & ~(size_t)15;
+    char *mem = malloc(sz), *p = mem;
+    if (!mem) return zg_error_set(err, ZG_ERR_NOMEM, "zellige: out of memory in the exact search");
+    double *buf = carve(&p, parts[0]);
+    void **ptrs = carve(&p, parts[1]);
+    chunk *cks = carve(&p, parts[2]);
+    cand *cands = carve(&p, parts[3]);
+    int32_t *lg = carve(&p, parts[4]);
+    c.cur = carve(&p, parts[5]);
+    c.tmp = carve(&p, parts[6]);
+    int32_t *ints = carve(&p, parts[7]);
+    c.inv = carve(&p, parts[8]);
+    memset(c.inv, 0, parts[8]);
+    c.ctmp = cands;
+    c.cs = cands + maxo, c.cs_cap = cs0;
     c.rl = (zel_rmq){N, levels, buf, lg};
     c.rh = (zel_rmq){N, levels, buf + tsz, lg};
     zel_rmq_init_log(&c.rl);
@@ -450,65 +625,28 @@ static zg_status run(const zel_model *m, int phase, double tcap, zel_sol *best,
     memcpy(c.L, m->base_load, sizeof(double) * (size_t)N);
     memcpy(c.H, m->base_mem, sizeof(double) * (size_t)N);
     for (int32_t r = 0; r < N; r++) c.sumL += m->base_load[r];
-    double *sfl_buf = NULL, *suf_buf = NULL;
-    size_t tot = 0;
-    if (m->fill_mem > 0 && m->extra_area > 0) {
-        for (int32_t i = 0; i < m->n_grps; i++) tot += (size_t)m->grps[i].n_opts;
-        c.sfl = malloc(sizeof(double *) * (size_t)(m->n_grps + 1));
-        sfl_buf = malloc(sizeof(double) * (tot + 1));
-        if (!c.sfl || !sfl_buf) {
-            free(c.sfl), free(sfl_buf);
-            c.sfl = NULL, sfl_buf = NULL;  // the bound is optional
-        } else {
-            double tau = m->extra_area / m->fill_mem;
-            double *p = sfl_buf;
-            for (int32_t i = 0; i < m->n_grps; i++) {
-                const zel_grp *G = &m->grps[i];
-                c.sfl[i] = p;
-                for (int32_t bk = 0; bk < G->n_blocks; bk++)
-                    for (int32_t j = G->blk[bk + 1] - 1; j >= G->blk[bk]; j--) {
-                        const zel_opt *o = &G->opts[j];
-                        double v = o->degree * (o->time < tau * o->mem ? o->time : tau * o->mem);
-                        p[j] = j + 1 < G->blk[bk + 1] && p[j + 1] < v ? p[j + 1] : v;
-                    }
-                p += G->n_opts;
-            }
-            c.gfl = malloc(sizeof(double) * (size_t)(m->n_grps + 1));
-            if (c.gfl)
-                for (int32_t i = 0; i < m->n_grps; i++) {
-                    c.gfl[i] = INFINITY;
-                    for (int32_t j = 0; j < m->grps[i].n_opts; j++)
-                        if (c.sfl[i][j] < c.gfl[i]) c.gfl[i] = c.sfl[i][j];
-                }
-            if (!c.gfl) free(c.sfl), free(sfl_buf), c.sfl = NULL, sfl_buf = NULL;
-        }
-        if (c.sfl) {
-            c.suf = malloc(sizeof(double *) * (size_t)(m->n_grps + 1));
-            suf_buf = malloc(sizeof(double) * (2 * tot + 1));
-            if (!c.suf || !suf_buf) {
-                free(c.suf), free(suf_buf);
-                c.suf = NULL, suf_buf = NULL;  // optional
-            } else {
-                double *p = suf_buf;
-                for (int32_t i = 0; i < m->n_grps; i++) {
-                    const zel_grp *G = &m->grps[i];
-                    int32_t n = G->n_opts;
-                    c.suf[i] = p;
-                    for (int32_t j = n - 1; j >= 0; j--) {
-                        double a = G->opts[j].area, f = c.sfl[i][j];
-                        p[j] = j + 1 < n && p[j + 1] < a ? p[j + 1] : a;
-                        p[n + j] = j + 1 < n && p[n + j + 1] < f ? p[n + j + 1] : f;
-                    }
-                    p += 2 * n;
-                }
-            }
-        }
+    c.ck = (chunk **)ptrs;
+    c.n_ck = ints;
+    for (int32_t i = 0; i < ng; i++) {
+        c.ck[i] = cks;
+        cks += m->grps[i].n_blocks;
     }
+    if (c.fl_on) {
+        double *sp = c.scr + 2 * (size_t)N + 1;
+        c.suf = (double **)(ptrs + gp);
+        for (int32_t i = 0; i < ng; i++) {
+            c.suf[i] = sp;
+            sp += 2 * (size_t)m->grps[i].n_opts;
+        }
+        c.gfl = sp + 1;
+    }
+    tables_build(&c, m);
+    c.dlo = 0, c.dhi = N;  // no tables yet
     if (m->fill_mem > 0) c.fc_ok = zel_fluid_ctx_init(&c.fc, m);  // else the direct pass
     node(&c, 0);
     if (c.fc_ok) zel_fluid_ctx_free(&c.fc);
-    free(c.sfl), free(sfl_buf), free(c.gfl), free(c.suf), free(suf_buf);
-    free(buf), free(lg), free(c.cur), free(c.tmp), free(c.inv), free(c.cs), free(c.ctmp);
+    if (c.cs_own) free(c.cs);
+    free(mem);
     if (c.oom) return zg_error_set(err, ZG_ERR_NOMEM, "zellige: out of memory in the search");
     if (st) {
         st->nodes = c.nodes;
@@ -522,14 +660,18 @@ zg_status zel_solve_minmax(const zel_model *m, zel_sol *best, const zel_limits *
                            zel_stats *st, zg_error *err) {
     zel_stats s = {0};
     zg_status rc = run(m, 1, 0, best, lim, &s, err);
-    if (rc) return rc;
+    if (rc || !st) return rc;  // (the root bound below only goes into *st)
+    if (lim && lim->no_lb) {
+        *st = s;
+        return ZG_OK;
+    }
     double root = zel_model_lower_bound(m);
     double gap = lim && lim->rel_gap > ZEL_REL_TOL ? lim->rel_gap : 0;
     s.lb = s.complete ? best->T / (1 + gap) : root;
     if (s.complete && root > s.lb) s.lb = root;
     if (s.complete && best->T == INFINITY) s.lb = INFINITY;  // proven infeasible
     if (s.lb > best->T) s.lb = best->T;
-    if (st) *st = s;
+    *st = s;
     return ZG_OK;
 }
 

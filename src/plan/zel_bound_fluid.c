@@ -107,31 +107,66 @@ void zel_fluid_ctx_set(zel_fluid_ctx *f, const zel_model *m, const double *L, co
     }
 }
 
-double zel_fluid_T_child(const zel_fluid_ctx *f, const zel_model *m, const double *L,
-                         const double *H, const zel_opt *o, double more) {
-    int32_t N = f->n, s = o->start, e = o->start + o->degree;
+// A child's block terms kept on the stack for the first BLK_TERMS ranks of its block (the rest,
+// on wider blocks, are recomputed in every Newton step).
+enum { BLK_TERMS = 64 };
+
+// One rank of the block in a Newton step at T: its parent term (breakpoint pb, capacity ptc,
+// load pl) out of h, its child term (capacity ct, load cl, breakpoint cb) in.
+static inline void swap_rank(double T, double pb, double ptc, double pl, double ct, double cl,
+                             double cb, double *h, int32_t *active, double *next) {
+    if (pb <= T) {
+        *h -= ptc;
+    } else {
+        *h -= T - pl;
+        --*active;
+    }
+    if (cb <= T) {
+        *h += ct;
+    } else {
+        *h += T - cl;
+        ++*active;
+        if (cb < *next) *next = cb;
+    }
+}
+
+// zel_fluid_T_child, leaving the iteration as soon as its iterate exceeds cut (then returning
+// that iterate: the result would be at least as large, every step goes up). cut = INFINITY:
+// the full result. Each rank's block terms (parent and child breakpoint, the child's capacity
+// and load) are computed once, not once per Newton step: the same values in the same order.
+double zel_fluid_T_child_cut(const zel_fluid_ctx *f, const zel_model *m, const double *L,
+                             const double *H, const zel_opt *o, double more, double cut) {
+    int32_t N = f->n, s = o->start, e = o->start + o->degree, d = o->degree;
     double A0 = m->extra_area, X = m->fill_mem;
     if (A0 <= 0 || X <= 0 || N <= 0) return 0;
     double tau = f->tau, A = A0 + (more > 0 ? more : 0);
     double tot = f->tot, maxL = f->maxL;
-    for (int32_t r = s; r < e; r++) {
+    // block terms by rank r = s + i: parent breakpoint, child capacity, load, breakpoint
+    double b0[BLK_TERMS], tc1[BLK_TERMS], l1[BLK_TERMS], b1[BLK_TERMS];
+    int32_t dk = d < BLK_TERMS ? d : BLK_TERMS;  // ranks s .. s + dk kept
+    for (int32_t i = 0; i < d; i++) {
+        int32_t r = s + i;
         double c = m->mem_cap - (H[r] + o->mem);
-        tot += (c > 0 ? tau * c : 0) - f->tc[r];
-        if (L[r] + o->time > maxL) maxL = L[r] + o->time;
+        double tc = c > 0 ? tau * c : 0, l = L[r] + o->time;
+        tot += tc - f->tc[r];
+        if (l > maxL) maxL = l;
+        if (i >= dk) continue;
+        b0[i] = L[r] + f->tc[r], tc1[i] = tc, l1[i] = l, b1[i] = l + tc;
     }
     if (tot < A * (1 - 1e-12)) return INFINITY;
     double T = maxL;
+    int32_t k = 0;
     for (int32_t it = 0; it <= N + 1; it++) {
-        // parent ranks: k = #breakpoints <= T
-        int32_t lo = 0, hi = N;
-        while (lo < hi) {
-            int32_t mid = (lo + hi) / 2;
+        if (T > cut) return T;
+        // parent ranks: k = #breakpoints <= T (T only grows: the search starts at the last k)
+        int32_t hi = N;
+        while (k < hi) {
+            int32_t mid = (k + hi) / 2;
             if (f->bs[mid] <= T)
-                lo = mid + 1;
+                k = mid + 1;
             else
                 hi = mid;
         }
-        int32_t k = lo;
         double h = f->pre_tc[k] + (double)(N - k) * T - (f->sumL - f->pre_L[k]);
         int32_t active = N - k;
         double next = INFINITY;
@@ -141,23 +176,12 @@ double zel_fluid_T_child(const zel_fluid_ctx *f, const zel_model *m, const doubl
                 break;
             }
         }
-        for (int32_t r = s; r < e; r++) {  // swap the block's parent terms for the child's
-            double b0 = L[r] + f->tc[r];
-            if (b0 <= T) {
-                h -= f->tc[r];
-            } else {
-                h -= T - L[r];
-                active--;
-            }
-            double c = m->mem_cap - (H[r] + o->mem);
-            double tc = c > 0 ? tau * c : 0, l1 = L[r] + o->time, b1 = l1 + tc;
-            if (b1 <= T) {
-                h += tc;
-            } else {
-                h += T - l1;
-                active++;
-                if (b1 < next) next = b1;
-            }
+        // swap the block's parent terms for the child's, rank by rank
+        for (int32_t i = 0; i < dk; i++)
+            swap_rank(T, b0[i], f->tc[s + i], L[s + i], tc1[i], l1[i], b1[i], &h, &active, &next);
+        for (int32_t r = s + dk; r < e; r++) {
+            double c = m->mem_cap - (H[r] + o->mem), ct = c > 0 ? tau * c : 0, cl = L[r] + o->time;
+            swap_rank(T, L[r] + f->tc[r], f->tc[r], L[r], ct, cl, cl + ct, &h, &active, &next);
         }
         if (h >= A || active == 0) return T;
         double t = T + (A - h) / active;
@@ -165,4 +189,9 @@ double zel_fluid_T_child(const zel_fluid_ctx *f, const zel_model *m, const doubl
         T = t;
     }
     return T;
+}
+
+double zel_fluid_T_child(const zel_fluid_ctx *f, const zel_model *m, const double *L,
+                         const double *H, const zel_opt *o, double more) {
+    return zel_fluid_T_child_cut(f, m, L, H, o, more, INFINITY);
 }

@@ -184,6 +184,8 @@ typedef struct zel_limits {
                           // complete means "no solution better than best / (1 + gap)"
     int32_t no_cover;     // 1: no cover bound on the lower bound reported when the budget
                           // ends (zel_anchor.c); the search no longer uses it per node
+    int32_t no_lb;        // 1: zel_solve_minmax leaves stats->lb at 0 (no root bound computed:
+                          // for callers that read only nodes / complete)
 } zel_limits;
 
 // Certified relative gap of the zellige anchor search (the joint reference uses 0: exact).
@@ -258,6 +260,10 @@ void zel_fluid_ctx_free(zel_fluid_ctx *f);
 void zel_fluid_ctx_set(zel_fluid_ctx *f, const zel_model *m, const double *L, const double *H);
 double zel_fluid_T_child(const zel_fluid_ctx *f, const zel_model *m, const double *L,
                          const double *H, const zel_opt *o, double more);
+// The same, stopping once its (rising) iterate exceeds cut and returning that iterate: the
+// search drops such a child whatever the exact value.
+double zel_fluid_T_child_cut(const zel_fluid_ctx *f, const zel_model *m, const double *L,
+                             const double *H, const zel_opt *o, double more, double cut);
 
 // ---- stages and decode (zel_anchor.c, zel_filler.c, zel_decode.c) -----------------------------
 

@@ -131,7 +131,7 @@ static void sub_try(const zel_model *m, const zel_sol *s, lns_ws *w, int64_t nod
         }
     }
     if (!col) {
-        zel_limits lim = {nodes, 0, ZEL_LNS_GAP, 0};
+        zel_limits lim = {nodes, 0, ZEL_LNS_GAP, 0, 1};  // only the nodes are read
         zel_stats st;
         zg_error err;
         if (zel_solve_minmax(q, &w->cand, &lim, &st, &err)) return;

@@ -251,7 +251,7 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
         int32_t *wv = warm_vector(warm, &m, pr);
         int64_t budget =
             ctx->opts.anchor_nodes > 0 ? ctx->opts.anchor_nodes : anchor_node_budget(N);
-        zel_limits lim = {budget, 0, ZEL_SEARCH_GAP, 0}, lim2 = lim;
+        zel_limits lim = {budget, 0, ZEL_SEARCH_GAP, 0, 0}, lim2 = lim;
         lim2.max_nodes = split_node_budget(N, budget);
         int64_t lns = ctx->opts.anchor_lns_nodes > 0   ? ctx->opts.anchor_lns_nodes
                       : ctx->opts.anchor_lns_nodes < 0 ? 0

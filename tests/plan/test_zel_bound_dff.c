@@ -111,7 +111,7 @@ ZG_TEST(dff_bound_hand_case) {
     zel_sol sol;
     CHECK_OK(zel_sol_alloc(&m, &sol, &err), &err);
     sol.T = INFINITY, sol.K = 0;
-    zel_limits lim = {0, 0, 0, 0};
+    zel_limits lim = {0, 0, 0, 0, 0};
     zel_stats st;
     CHECK_OK(zel_solve_minmax(&m, &sol, &lim, &st, &err), &err);
     CHECK(st.complete);
@@ -206,7 +206,7 @@ ZG_TEST(search_with_child_filter_exact) {
         zel_sol sol;
         CHECK_OK(zel_sol_alloc(&m, &sol, &err), &err);
         sol.T = INFINITY, sol.K = 0;
-        zel_limits lim = {0, 0, 0, 0};
+        zel_limits lim = {0, 0, 0, 0, 0};
         zel_stats st;
         CHECK_OK(zel_solve_minmax(&m, &sol, &lim, &st, &err), &err);
         CHECK(st.complete);

@@ -121,7 +121,7 @@ ZG_TEST(search_with_cover_bound_exact) {
             zel_sol sol;
             CHECK_OK(zel_sol_alloc(&m, &sol, &err), &err);
             sol.T = INFINITY, sol.K = 0;
-            zel_limits lim = {0, 0, 0, off};
+            zel_limits lim = {0, 0, 0, off, 0};
             zel_stats st;
             CHECK_OK(zel_solve_minmax(&m, &sol, &lim, &st, &err), &err);
             CHECK(st.complete);
@@ -222,7 +222,7 @@ ZG_TEST(lexicographic_fluid_exact_vs_brute_force) {
         zg_error err;
         zel_sol sol;
         CHECK_OK(zel_sol_alloc(&m, &sol, &err), &err);
-        zel_limits lim = {0, 0, 0, 0};
+        zel_limits lim = {0, 0, 0, 0, 0};
         zel_stage1 st;
         zg_status rc = zel_anchor_solve(&m, eps, &lim, NULL, &sol, &st, &err);
         if (best == INFINITY) {

@@ -86,7 +86,7 @@ ZG_TEST(anchor_solve_lns_exact_vs_brute_force) {
         zg_error err;
         CHECK_OK(zel_model_build(&pr, idx, ng, NULL, NULL, &m, &err), &err);
         CHECK_OK(zel_sol_alloc(&m, &sol, &err), &err);
-        zel_limits lim = {0, 0, 0, 0};
+        zel_limits lim = {0, 0, 0, 0, 0};
         zg_status rc = zel_anchor_solve_lns(&m, eps, &lim, NULL, 500, NULL, &sol, NULL, NULL, &st,
                                             &err);
         if (!feas) {
@@ -124,7 +124,7 @@ ZG_TEST(anchor_solve_lns_same_optimum_when_complete) {
         zel_stage1 st0, st1;
         CHECK_OK(zel_sol_alloc(&m, &s0, &err), &err);
         CHECK_OK(zel_sol_alloc(&m, &s1, &err), &err);
-        zel_limits lim = {200000, 0, 0, 0};
+        zel_limits lim = {200000, 0, 0, 0, 0};
         zg_status r0 = zel_anchor_solve_lns(&m, 1e-3, &lim, NULL, 0, NULL, &s0, NULL, NULL, &st0,
                                             &err);
         zg_status r1 = zel_anchor_solve_lns(&m, 1e-3, &lim, NULL, 1000, NULL, &s1, NULL, NULL,

@@ -33,7 +33,7 @@ ZG_TEST(stage1_same_result_for_every_thread_count) {
             m.fill_mem = m.extra_area > 0 ? zg_rng_range(&rng, 0.2, 0.5) * N * pr.mem_cap : 0;
         }
         int64_t lns = trial % 3 == 0 ? 300 : 3000;  // 300: the budget ends the search
-        zel_limits lim = {200, 0, ZEL_SEARCH_GAP, 0}, lim2 = {50, 0, ZEL_SEARCH_GAP, 0};
+        zel_limits lim = {200, 0, ZEL_SEARCH_GAP, 0, 0}, lim2 = {50, 0, ZEL_SEARCH_GAP, 0, 0};
         zel_sol s[3];
         zel_stage1 st[3];
         zg_status rc[3];

@@ -36,7 +36,7 @@ ZG_TEST(anchor_exact_vs_brute_force) {
         zg_error err;
         CHECK_OK(zel_model_build(&pr, idx, ng, NULL, NULL, &m, &err), &err);
         CHECK_OK(zel_sol_alloc(&m, &sol, &err), &err);
-        zel_limits lim = {0, 0, 0, 0};
+        zel_limits lim = {0, 0, 0, 0, 0};
         zg_status rc = zel_anchor_solve(&m, eps, &lim, NULL, &sol, &st, &err);
         if (!feas) {
             CHECK_EQ_INT(rc, ZG_ERR_INFEASIBLE);
@@ -119,7 +119,7 @@ ZG_TEST(joint_not_worse_than_two_stage) {
         zel_sol_alloc(&m, &sol, &err);
         double lb = zel_model_lower_bound(&m);
         CHECK(zel_heuristic(&m, lb, &sol));
-        zel_limits lim = {2000000, 0, 0, 0};
+        zel_limits lim = {2000000, 0, 0, 0, 0};
         zel_stats st;
         CHECK_OK(zel_solve_minmax(&m, &sol, &lim, &st, &err), &err);
         CHECK(lb <= sol.T * (1 + 1e-12));
@@ -152,7 +152,7 @@ ZG_TEST(lower_bound_valid_and_tight_when_balanced) {
     zel_sol sol;
     zel_sol_alloc(&m, &sol, &err);
     zel_stage1 st;
-    zel_limits lim = {0, 0, 0, 0};
+    zel_limits lim = {0, 0, 0, 0, 0};
     CHECK_OK(zel_anchor_solve(&m, 1e-3, &lim, NULL, &sol, &st, &err), &err);
     CHECK(st.optimal);
     CHECK_NEAR(st.T, 6.0, 1e-12, 0);
@@ -176,7 +176,7 @@ ZG_TEST(memory_forces_split) {
     zel_sol sol;
     zel_sol_alloc(&m, &sol, &err);
     zel_stage1 st;
-    zel_limits lim = {0, 0, 0, 0};
+    zel_limits lim = {0, 0, 0, 0, 0};
     CHECK_OK(zel_anchor_solve(&m, 0.0, &lim, NULL, &sol, &st, &err), &err);
     // degree 4: 1.0 * 1.3 = 1.3 ; degree 2: 2.0 * 1.1 = 2.2 -> optimum is degree 4
     CHECK_NEAR(st.T, 1.3, 1e-12, 1e-12);
@@ -198,7 +198,7 @@ ZG_TEST(memory_infeasible_reports) {
     zel_sol sol;
     zel_sol_alloc(&m, &sol, &err);
     zel_stage1 st;
-    zel_limits lim = {0, 0, 0, 0};
+    zel_limits lim = {0, 0, 0, 0, 0};
     CHECK_EQ_INT(zel_anchor_solve(&m, 1e-3, &lim, NULL, &sol, &st, &err), ZG_ERR_INFEASIBLE);
     CHECK(strstr(err.msg, "3 anchor sequences") != NULL);
     zel_sol_free(&sol);
@@ -221,7 +221,7 @@ ZG_TEST(split_minimisation_within_eps) {
         zel_sol sol;
         zel_sol_alloc(&m, &sol, &err);
         zel_stage1 st;
-        zel_limits lim = {0, 0, 0, 0};
+        zel_limits lim = {0, 0, 0, 0, 0};
         CHECK_OK(zel_anchor_solve(&m, eps, &lim, NULL, &sol, &st, &err), &err);
         CHECK(st.optimal);
         CHECK_NEAR(st.T, 6.5, 1e-12, 1e-12);
@@ -295,7 +295,7 @@ ZG_TEST(warm_start_keeps_optimum) {
     zel_sol_alloc(&m, &a, &err);
     zel_sol_alloc(&m, &b, &err);
     zel_stage1 sa, sb;
-    zel_limits lim = {0, 0, 0, 0};
+    zel_limits lim = {0, 0, 0, 0, 0};
     CHECK_OK(zel_anchor_solve(&m, 1e-3, &lim, NULL, &a, &sa, &err), &err);
     CHECK_OK(zel_anchor_solve(&m, 1e-3, &lim, a.opt, &b, &sb, &err), &err);
     CHECK_NEAR(sb.T, sa.T, 0, 1e-12);
@@ -354,7 +354,7 @@ ZG_TEST(fluid_objective_exact_vs_brute_force) {
         }
         for (int pass = 0; pass < 2; pass++) {
             double gap = pass ? 1e-2 : 0;
-            zel_limits lim = {0, 0, gap, 0};
+            zel_limits lim = {0, 0, gap, 0, 0};
             zel_stats st;
             sol.T = INFINITY, sol.K = 0;
             CHECK_OK(zel_solve_minmax(&m, &sol, &lim, &st, &err), &err);

@@ -261,7 +261,7 @@ static inline zg_status ref_two_stage(const zg_plan_ctx *ctx, const zg_problem *
     zel_sol sol, s0, s1;
     zel_sol_alloc(&m, &sol, &err), zel_sol_alloc(&m, &s0, &err), zel_sol_alloc(&m, &s1, &err);
     int64_t budget = ctx->opts.anchor_nodes;
-    zel_limits lim = {budget, 0, ZEL_SEARCH_GAP, 0}, lim2 = lim;
+    zel_limits lim = {budget, 0, ZEL_SEARCH_GAP, 0, 0}, lim2 = lim;
     lim2.max_nodes = N <= 8 ? budget : (budget / 4 > 50 ? budget / 4 : 50);
     int64_t lns = ctx->opts.anchor_lns_nodes > 0 ? ctx->opts.anchor_lns_nodes : 0;
     double eps = ctx->opts.eps >= 0 ? ctx->opts.eps : 1e-3;
