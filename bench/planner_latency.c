@@ -4,7 +4,7 @@
 //   build/bin/bench_planner_latency [--clusters 8xA800,16xA800,32xA6000,64xH100,256xH100,1024xH100]
 //       [--mixes V35,V40,V45,V50,V55,V60] [--loads high,low] [--steps N] [--steps-large N]
 //       [--family node|aligned|sliding] [--path auto|exact] [--compare] [--no-cache]
-//       [--anchor-nodes N] [--lns-nodes N] [--threads LIST]
+//       [--anchor-nodes N] [--lns-nodes N]
 // Loads: high, low (tokens per rank from zel_bench.h) and s4096: the tokens per rank scaled
 // from high load so that the step-0 batch has about 4096 sequences (the 1024-rank
 // target: tpr = high * 4096 / n(high batch), then the batch is drawn at that tpr).
@@ -20,10 +20,8 @@
 // JSON is step 0's total. --no-cache plans every step cold.
 // --anchor-nodes N: the exact stage 1's node budget per search phase (0 = the default rule).
 // --lns-nodes N: its neighbourhood-search budget (zel_lns.c; 0 = the default rule, -1 = off).
-// --threads LIST: stage-1 worker threads (zg_planner_opts.threads), e.g. 1,4: every batch is
-// planned once per count, one after the other, each with its own caches and warm start, and
-// each count gets its own row ("thr"). Plans are the same for every count: the JSON's
-// anchor_nodes_mean and makespan_mean (mean plan makespan, s) must match across counts.
+// makespan_mean in the JSON: the mean plan makespan (s), deterministic like anchor_nodes_mean
+// (a fingerprint of the plans when a change should keep them).
 // Times: build = zg_problem_build (enumerating and pricing options), solve = cut + anchor
 // stage + filler stage, decode = plan construction; total = all three, which is what
 // `--policy zellige` costs per step. --steps batches per (mix, load) up to 64 ranks,
@@ -36,7 +34,7 @@ static const char *usage =
     "usage: bench_planner_latency [--clusters LIST] [--mixes LIST] [--loads high,low]\n"
     "                             [--steps N] [--steps-large N] [--family F]\n"
     "                             [--path auto|exact] [--compare] [--no-cache]\n"
-    "                             [--anchor-nodes N] [--lns-nodes N] [--threads LIST]\n";
+    "                             [--anchor-nodes N] [--lns-nodes N]\n";
 
 // Tokens per rank for load name ld (see the header comment).
 static int64_t load_tpr(const zb_env *e, const char *ld, double share, zg_error *err) {
@@ -161,14 +159,14 @@ static int plan_one(zb_env *e, const zg_batch *b, int s, int fast, int compare, 
 }
 
 static void lat_acc_print(lat_acc *a, const char *cl, int ranks, const char *ld, const char *mx,
-                          int64_t tpr, int fast, int threads) {
+                          int64_t tpr, int fast) {
     int n_ok = a->n_ok, div = n_ok > 0 ? n_ok : 1;
     double bp50 = zb_quantile(a->tb, n_ok, 0.5), sp50 = zb_quantile(a->ts, n_ok, 0.5);
     double sp99 = zb_quantile(a->ts, n_ok, 0.99), tp50 = zb_quantile(a->tt, n_ok, 0.5);
     double tp99 = zb_quantile(a->tt, n_ok, 0.99), ap50 = zb_quantile(a->ta, n_ok, 0.5);
     int optimal = fast ? 0 : a->optimal;
-    printf("%-10s %5d %-4s %6s %3d %6.0f %7.1f %9.3f %9.3f %9.3f %9.3f %9.3f %6.1f%% %5.0f%% %5d\n",
-           cl, ranks, ld, mx, threads, a->seqs / div, a->anchors / div, bp50, sp50, sp99, tp50,
+    printf("%-10s %5d %-4s %6s %6.0f %7.1f %9.3f %9.3f %9.3f %9.3f %9.3f %6.1f%% %5.0f%% %5d\n",
+           cl, ranks, ld, mx, a->seqs / div, a->anchors / div, bp50, sp50, sp99, tp50,
            tp99, a->sum_t > 0 ? 100 * a->sum_a / a->sum_t : 0,
            fast ? a->gap_sum / div : 100.0 * optimal / div, a->infeasible);
     if (fast)
@@ -178,13 +176,13 @@ static void lat_acc_print(lat_acc *a, const char *cl, int ranks, const char *ld,
         printf(" vs_exact mean %.5f max %.5f (n=%d)\n", a->ratio_sum / a->n_cmp, a->ratio_max,
                a->n_cmp);
     printf("{\"bench\":\"planner_latency\",\"cluster\":\"%s\",\"ranks\":%d,\"load\":\"%s\","
-           "\"tokens_per_rank\":%lld,\"mix\":\"%s\",\"threads\":%d,\"steps\":%d,\"seqs\":%.1f,"
+           "\"tokens_per_rank\":%lld,\"mix\":\"%s\",\"steps\":%d,\"seqs\":%.1f,"
            "\"anchors\":%.1f,\"build_p50_ms\":%.4f,\"solve_p50_ms\":%.4f,"
            "\"solve_p99_ms\":%.4f,\"anchor_p50_ms\":%.4f,\"total_p50_ms\":%.4f,"
            "\"total_p99_ms\":%.4f,\"anchor_share\":%.4f,\"anchor_optimal\":%.3f,"
            "\"infeasible\":%d,\"anchor_nodes_mean\":%.1f,\"makespan_mean\":%.9g,"
            "\"cold_ms\":%.4f}\n",
-           cl, ranks, ld, (long long)tpr, mx, threads, n_ok, a->seqs / div, a->anchors / div,
+           cl, ranks, ld, (long long)tpr, mx, n_ok, a->seqs / div, a->anchors / div,
            bp50, sp50, sp99, ap50, tp50, tp99, a->sum_t > 0 ? a->sum_a / a->sum_t : 0,
            (double)optimal / div, a->infeasible, a->nodes / div, a->ms_sum / div, a->cold_ms);
     fflush(stdout);
@@ -195,7 +193,6 @@ int main(int argc, char **argv) {
                   "V35,V40,V45,V50,V55,V60", "high,low", "node", 10};
     int steps_large = 2, exact_only = 0, compare = 0, no_cache = 0;
     int64_t anchor_nodes = 0, lns_nodes = 0;
-    char threads_arg[64] = "1";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (zb_args_take(&ar, argc, argv, &i)) {
@@ -215,8 +212,6 @@ int main(int argc, char **argv) {
             anchor_nodes = atoll(v), i++;
         } else if (v && !strcmp(a, "--lns-nodes")) {
             lns_nodes = atoll(v), i++;
-        } else if (v && !strcmp(a, "--threads") && strlen(v) < sizeof threads_arg) {
-            snprintf(threads_arg, sizeof threads_arg, "%s", v), i++;
         } else {
             fprintf(stderr, "bench_planner_latency: bad argument '%s'\n%s", a, usage);
             return 1;
@@ -224,18 +219,8 @@ int main(int argc, char **argv) {
     }
     char *cl[16], *mx[16], *ld[4];
     int ncl = zb_split(ar.clusters, cl, 16), nmx = zb_split(ar.mixes, mx, 16), nld = zb_split(ar.loads, ld, 4);
-    char *th[8];
-    int threads[8], nth = zb_split(threads_arg, th, 8);
-    for (int t = 0; t < nth; t++) {
-        threads[t] = atoi(th[t]);
-        if (threads[t] < 1 || threads[t] > 256) {
-            fprintf(stderr, "bench_planner_latency: --threads: '%s' is not a thread count in "
-                            "1..256\n", th[t]);
-            return 1;
-        }
-    }
-    printf("%-10s %5s %-4s %6s %3s %6s %7s %9s %9s %9s %9s %9s %7s %6s %6s\n", "cluster", "ranks",
-           "load", "mix", "thr", "seqs", "anchors", "build_p50", "solve_p50", "solve_p99", "total_p50",
+    printf("%-10s %5s %-4s %6s %6s %7s %9s %9s %9s %9s %9s %7s %6s %6s\n", "cluster", "ranks",
+           "load", "mix", "seqs", "anchors", "build_p50", "solve_p50", "solve_p99", "total_p50",
            "total_p99", "anchor%", "opt%", "infeas");
     printf("(fast-path rows: path=fast, opt%% = mean certified gap to the memory-blind lower "
            "bound, in %%; vs_exact = fast/exact makespan with --compare)\n");
@@ -266,8 +251,8 @@ int main(int argc, char **argv) {
                     return 1;
                 }
                 int fast = !exact_only && e.cluster.world_size >= ZEL_FAST_MIN_RANKS;
-                lat_acc acc[8];
-                for (int t = 0; t < nth; t++) lat_acc_init(&acc[t], n_steps, no_cache);
+                lat_acc acc;
+                lat_acc_init(&acc, n_steps, no_cache);
                 for (int s = 0; s < n_steps; s++) {
                     zg_mix_spec spec = {share, tpr, e.video_seconds, e.cluster.world_size, 1};
                     zg_batch b;
@@ -276,20 +261,11 @@ int main(int argc, char **argv) {
                         fprintf(stderr, "bench_planner_latency: %s\n", err.msg);
                         return 1;
                     }
-                    // every thread count plans the same batch, one after the other (fair
-                    // ratios on a busy machine); each keeps its own caches and warm start
-                    for (int t = 0; t < nth; t++) {
-                        e.ctx.opts.threads = threads[t];
-                        if (plan_one(&e, &b, s, fast, compare, &acc[t], cl[c], mx[x], &err))
-                            return 1;
-                    }
+                    if (plan_one(&e, &b, s, fast, compare, &acc, cl[c], mx[x], &err)) return 1;
                     zg_batch_free(&b);
                 }
-                for (int t = 0; t < nth; t++) {
-                    lat_acc_print(&acc[t], cl[c], e.cluster.world_size, ld[l], mx[x], tpr, fast,
-                                  threads[t]);
-                    lat_acc_free(&acc[t]);
-                }
+                lat_acc_print(&acc, cl[c], e.cluster.world_size, ld[l], mx[x], tpr, fast);
+                lat_acc_free(&acc);
             }
         }
         zb_env_free(&e);

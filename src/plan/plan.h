@@ -62,10 +62,6 @@ typedef struct zg_planner_opts {
     int64_t anchor_lns_nodes;  // zellige stage 1: node budget of the large-neighbourhood
                                // improvement of the incumbent before the min-T search
                                // (zel_lns.c); 0 (default) = the built-in rule, < 0 = off
-    int32_t threads;           // zellige / joint stage 1: worker threads (OpenMP) for the
-                               // neighbourhood search, the column DP and the greedy ladder;
-                               // 0 or 1 (default) = one. Plans are identical for every value
-                               // (docs/planner-zellige.md, eleventh pass); without OpenMP: one
 } zg_planner_opts;
 void zg_planner_opts_default(zg_planner_opts *o);
 

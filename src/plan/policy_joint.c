@@ -22,7 +22,6 @@ static zg_status plan_joint(zg_planner *pl, const zg_batch *b, zg_plan *out, zg_
     if (!all) st = ZG_ERR_NOMEM;
     for (int32_t g = 0; !st && g < pr.n_groups; g++) all[g] = g;
     if (!st) st = zel_model_build(&pr, all, pr.n_groups, NULL, NULL, &m, err);
-    if (!st) m.threads = pl->ctx.opts.threads > 1 ? pl->ctx.opts.threads : 1;
     if (!st) st = zel_sol_alloc(&m, &sol, err);
     double limit = pl->ctx.opts.time_limit_s > 0 ? pl->ctx.opts.time_limit_s : 60.0;
     double t0 = zg_time_now();

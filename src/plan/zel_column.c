@@ -34,7 +34,6 @@
 #define ZEL_COL_MAX_GROUPS 8
 #define ZEL_COL_MAX_STATES 4096      // prod_g (count_g + 1)
 #define ZEL_COL_MAX_WORK 400000      // (N + 1) * sum_k prod_g (k_g + 1)
-#define ZEL_COL_PAR_WORK 20000       // workers only above this (fork/join costs ~ 1 us a rank)
 // Bisection on T: at most 5 steps, until hi <= lo (1 + 3e-3); the neighbourhood search refines
 // below (8 steps to 1e-3: the same quality on bench_planner_quality, 10-30 % slower plans).
 #define ZEL_COL_STEPS 5
@@ -50,7 +49,6 @@ typedef struct col_ctx {
     int16_t *dig;                    // [k][g] count of group g in vector k
     int32_t *wl;                     // [p][i] widths with an option of some group at p,
                                      // ascending, 0-terminated (N + 1 per rank)
-    int64_t work;                    // (N + 1) * sum_k prod_g (k_g + 1): transitions per height
     // per height T:
     int32_t *W;                      // [p][j] least width (0: none)
     uint8_t *lean_j;                 // [p][j] 1: the column uses the leanest options
@@ -118,19 +116,19 @@ static void widths_at(col_ctx *c, int32_t p, double T) {
     }
 }
 
-// f(p, k) for k in [k0, k1), pushed from every content j that fits at p: for each j (ascending
+// f(p, k) for every k, pushed from every content j that fits at p: for each j (ascending
 // index) and each rest r with r + j <= the counts, k = r + j (mixed-radix indices add) gets
 // A(p, j) + f(p + w(p, j), r) when that is strictly below its value so far (f(p + 1, k) first).
 // Every k sees its contents in ascending order and keeps the first strict minimum, so values
 // and picks are those of the pull form min_j over the sub-contents of k; the inner loop runs
 // over group 0's digit, contiguous in memory.
-static void dp_rank(col_ctx *c, int32_t p, int32_t k0, int32_t k1) {
+static void dp_rank(col_ctx *c, int32_t p) {
     int32_t K = c->K, G = c->G;
     size_t row = (size_t)p * (size_t)K;
     double *fp = c->f + row;
     int32_t *pk = c->pick + row;
     const double *f1 = fp + K;
-    for (int32_t k = k0; k < k1; k++) fp[k] = f1[k], pk[k] = -1;
+    for (int32_t k = 0; k < K; k++) fp[k] = f1[k], pk[k] = -1;
     for (int32_t j = 1; j < K; j++) {
         int32_t w = c->W[row + (size_t)j];
         if (!w) continue;
@@ -140,12 +138,9 @@ static void dp_rank(col_ctx *c, int32_t p, int32_t k0, int32_t k1) {
         int32_t len = c->cnt[0] - d[0] + 1, rd[ZEL_COL_MAX_GROUPS] = {0}, base = 0;
         for (;;) {  // rows of r: digits 1.. of r, odometer; base = index of r with digit 0 = 0
             int32_t kb = base + j;
-            if (kb < k1 && kb + len > k0) {
-                int32_t lo = k0 > kb ? k0 - kb : 0, hi = k1 < kb + len ? k1 - kb : len;
-                for (int32_t r0 = lo; r0 < hi; r0++) {
-                    double v = a + fw[base + r0];
-                    if (v < fp[kb + r0]) fp[kb + r0] = v, pk[kb + r0] = j;
-                }
+            for (int32_t r0 = 0; r0 < len; r0++) {
+                double v = a + fw[base + r0];
+                if (v < fp[kb + r0]) fp[kb + r0] = v, pk[kb + r0] = j;
             }
             int32_t g = 1;
             for (; g < G; g++) {
@@ -161,35 +156,12 @@ static void dp_rank(col_ctx *c, int32_t p, int32_t k0, int32_t k1) {
 }
 
 // Least column area of all units at height T (INFINITY: no column structure fits).
-// Workers (m->threads > 1, large DPs only): the widths of every rank are independent, and so
-// are the states of one rank (they read only ranks > p); each value is computed by the same
-// code as with one thread, so the result does not depend on the thread count.
 static double dp_run(col_ctx *c, double T) {
     int32_t N = c->N, K = c->K;
     for (int32_t k = 0; k < K; k++) c->f[(size_t)N * (size_t)K + (size_t)k] = k ? INFINITY : 0;
-    int nt = c->m->threads > 1 && c->work >= ZEL_COL_PAR_WORK ? c->m->threads : 1;
-    if (nt == 1) {
-        for (int32_t p = N - 1; p >= 0; p--) {
-            widths_at(c, p, T);
-            dp_rank(c, p, 0, K);
-        }
-        return c->f[K - 1];
-    }
-#ifdef ZG_HAVE_OPENMP
-#pragma omp parallel num_threads(nt)
-#endif
-    {
-#ifdef ZG_HAVE_OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-        for (int32_t p = 0; p < N; p++) widths_at(c, p, T);
-        for (int32_t p = N - 1; p >= 0; p--) {
-#ifdef ZG_HAVE_OPENMP
-#pragma omp for schedule(static)
-#endif
-            for (int32_t t = 0; t < nt; t++)
-                dp_rank(c, p, (int32_t)((int64_t)K * t / nt), (int32_t)((int64_t)K * (t + 1) / nt));
-        }
+    for (int32_t p = N - 1; p >= 0; p--) {
+        widths_at(c, p, T);
+        dp_rank(c, p);
     }
     return c->f[K - 1];
 }
@@ -238,7 +210,6 @@ static int col_init(col_ctx *c, const zel_model *m) {
         if (K > ZEL_COL_MAX_STATES || pairs * (c->N + 1) > ZEL_COL_MAX_WORK) return 0;
     }
     c->K = (int32_t)K;
-    c->work = pairs * (c->N + 1);
     size_t N = (size_t)c->N, nt = (size_t)c->G * N * (N + 1), nk = (N + 1) * (size_t)K;
     c->fast = malloc(sizeof(int32_t) * 2 * nt);
     c->maxL = malloc(sizeof(double) * 2 * N * (N + 1));

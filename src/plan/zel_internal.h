@@ -80,11 +80,6 @@ typedef struct zel_model {
     double fill_mem;
     int32_t n_sym;
     zel_sym *sym;
-    // Execution, not the problem: worker threads (OpenMP) for the neighbourhood search, the
-    // column DP and the greedy ladder; <= 1 = one. Every result is the same for every value
-    // (the parallel parts are speculative or split by state; see docs, eleventh pass).
-    // zel_model_build sets 1; sub-models (zel_sub) run with 1.
-    int32_t threads;
     zg_arena arena;
     // zel_lns.c builds sub-models as shallow copies of this struct (groups re-indexed, ledgers
     // replaced, symmetries dropped): a new per-group / per-unit / per-rank field must be

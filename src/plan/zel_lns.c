@@ -50,7 +50,6 @@ int zel_sub_init(zel_sub *q, const zel_model *m) {
     q->m = *m;
     q->m.n_sym = 0;  // tile swaps need not be symmetries of the fixed ledgers
     q->m.sym = NULL;
-    q->m.threads = 1;  // sub-models run inside the parent's workers
     memset(&q->m.arena, 0, sizeof q->m.arena);
     size_t nu = (size_t)(m->n_units > 0 ? m->n_units : 1), N = (size_t)m->n_ranks;
     q->m.grps = malloc(sizeof(zel_grp) * (size_t)(m->n_grps > 0 ? m->n_grps : 1));
@@ -192,14 +191,6 @@ static void mark_nb(const zel_model *m, const zel_sol *s, int32_t k, int32_t n_p
     }
 }
 
-// Parallel workers (m->threads > 1): the next untried neighbourhoods are solved at once on the
-// same s, then taken in order exactly as the one-thread loop takes them (nodes counted, first
-// improvement applied, the rest of the batch dropped: they were solved on the old s). A batch
-// runs only while the budget left covers every member's full sub-search, so each member gets
-// the budget the one-thread loop would give it: the result and the node count are the same for
-// every thread count.
-#define ZEL_LNS_MAX_THREADS 64
-
 int64_t zel_lns_improve(const zel_model *m, zel_sol *s, int64_t max_nodes, int64_t sub_nodes) {
     int32_t N = m->n_ranks;
     if (m->n_units < 2 || N < 2 || s->T == INFINITY || max_nodes <= 0 || sub_nodes <= 0)
@@ -207,70 +198,47 @@ int64_t zel_lns_improve(const zel_model *m, zel_sol *s, int64_t max_nodes, int64
     int32_t n_pairs = m->n_grps >= 3 ? m->n_grps * (m->n_grps - 1) / 2 : 0;
     int32_t n_half = N >= 4 ? 4 : 0, n_quarter = N >= 16 ? 7 : 0;
     int32_t n_nb = n_pairs + n_half + n_quarter;
-    int32_t P = m->threads < 1 ? 1 : m->threads > ZEL_LNS_MAX_THREADS ? ZEL_LNS_MAX_THREADS
-                                                                        : m->threads;
-    if (P > n_nb) P = n_nb > 0 ? n_nb : 1;
     size_t nu = (size_t)m->n_units;
-    lns_ws *ws = calloc((size_t)P, sizeof *ws);
-    // a neighbourhood that failed on the current solution is not tried again until it changes
+    lns_ws w;
+    int ok = zel_sub_init(&w.sub, m);
+    w.cand.opt = malloc(sizeof(int32_t) * 2 * nu);  // second half: the column candidate
+    w.free_u = malloc(nu);
+    // a neighbourhood that failed on the current solution is not tried again until it changes,
+    // and neither is one that frees the same units as one that failed on it (28 % of the
+    // sub-searches at 16 / 32 ranks, most of them cheap: 8 % fewer instructions)
     int64_t *failed = malloc(sizeof(int64_t) * (size_t)(n_nb > 0 ? n_nb : 1));
-    int32_t *keep = malloc(sizeof(int32_t) * nu), *bk = malloc(sizeof(int32_t) * (size_t)P);
+    int32_t *keep = malloc(sizeof(int32_t) * nu);
     uint8_t *fset = malloc(nu * (size_t)(n_nb > 0 ? n_nb : 1));  // failed free sets, this version
     int32_t nf = 0;
-    int64_t used = 0, nf_ver = -1;
-    int ok = ws && failed && keep && bk && fset;
-    for (int32_t i = 0; ok && i < P; i++) {
-        ok = zel_sub_init(&ws[i].sub, m);
-        ws[i].cand.opt = malloc(sizeof(int32_t) * 2 * nu);  // second half: the column candidate
-        ws[i].free_u = malloc(nu);
-        ok = ok && ws[i].cand.opt && ws[i].free_u;
-    }
-    if (!ok) goto done;
+    int64_t used = 0;
+    if (!ok || !w.cand.opt || !w.free_u || !failed || !keep || !fset) goto done;
     for (int32_t k = 0; k < n_nb; k++) failed[k] = -1;
     int64_t version = 0;
     for (int improved = 1; improved && used < max_nodes;) {
         improved = 0;
-        for (int32_t k = 0; k < n_nb && used < max_nodes;) {
-            int32_t width = (max_nodes - used) / (sub_nodes + 1) >= P ? P : 1, nb = 0;
-            if (nf_ver != version) nf = 0, nf_ver = version;
-            for (int32_t k2 = k; k2 < n_nb && nb < width; k2++) {
-                if (failed[k2] == version) continue;
-                // the same units as a neighbourhood that failed on this solution (or as one
-                // before it in this batch) cannot do better: not solved again
-                mark_nb(m, s, k2, n_pairs, n_half, ws[nb].free_u);
-                int dup = 0;
-                for (int32_t q = 0; q < nf && !dup; q++)
-                    dup = !memcmp(fset + (size_t)q * nu, ws[nb].free_u, nu);
-                for (int32_t q = 0; q < nb && !dup; q++)
-                    dup = !memcmp(ws[q].free_u, ws[nb].free_u, nu);
-                if (dup) failed[k2] = version;
-                else bk[nb++] = k2;
-            }
-            if (nb == 0) break;
-            int64_t b = max_nodes - used < sub_nodes ? max_nodes - used : sub_nodes;
-#ifdef ZG_HAVE_OPENMP
-#pragma omp parallel for num_threads(nb) schedule(static, 1) if (nb > 1)
-#endif
-            for (int32_t i = 0; i < nb; i++) sub_try(m, s, &ws[i], b);
-            for (int32_t i = 0; i < nb; i++) {
-                used += ws[i].nodes;
-                k = bk[i] + 1;
-                if (ws[i].better && sub_apply(m, s, &ws[i], keep)) {
+        for (int32_t k = 0; k < n_nb && used < max_nodes; k++) {
+            if (failed[k] == version) continue;
+            mark_nb(m, s, k, n_pairs, n_half, w.free_u);
+            int dup = 0;
+            for (int32_t q = 0; q < nf && !dup; q++)
+                dup = !memcmp(fset + (size_t)q * nu, w.free_u, nu);
+            if (!dup) {
+                int64_t b = max_nodes - used < sub_nodes ? max_nodes - used : sub_nodes;
+                sub_try(m, s, &w, b);
+                used += w.nodes;
+                if (w.better && sub_apply(m, s, &w, keep)) {
                     improved = 1;
                     version++;
-                    break;
+                    nf = 0;
+                    continue;
                 }
-                failed[bk[i]] = version;
-                memcpy(fset + (size_t)nf++ * nu, ws[i].free_u, nu);
-                if (used >= max_nodes) break;
+                memcpy(fset + (size_t)nf++ * nu, w.free_u, nu);
             }
+            failed[k] = version;
         }
     }
 done:
-    for (int32_t i = 0; ws && i < P; i++) {
-        zel_sub_free(&ws[i].sub);
-        free(ws[i].cand.opt), free(ws[i].free_u);
-    }
-    free(ws), free(failed), free(keep), free(bk), free(fset);
+    zel_sub_free(&w.sub);
+    free(w.cand.opt), free(w.free_u), free(failed), free(keep), free(fset);
     return used;
 }

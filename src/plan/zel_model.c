@@ -111,7 +111,6 @@ zg_status zel_model_build(const zg_problem *pr, const int32_t *grp_idx, int32_t 
     zg_arena_init(&m->arena, 1 << 16);
     int32_t N = pr->world_size;
     m->n_ranks = N;
-    m->threads = 1;
     m->mem_cap = pr->mem_cap;
     m->n_grps = n;
     m->grps = zg_arena_alloc(&m->arena, sizeof(zel_grp) * (size_t)(n > 0 ? n : 1));
@@ -744,49 +743,6 @@ void zel_local_improve(const zel_model *m, zel_sol *s, int32_t max_sweeps) {
     zel_sol_eval(m, s->opt, NULL, NULL, &s->T, &s->K);
 }
 
-// Workspace of one greedy pass: range-maximum tables, ledgers, choices.
-typedef struct ladder_ws {
-    zel_rmq rl, rh;
-    double *buf;  // 2 * levels * N + 2 * N: tables, then L, H
-    int32_t *lg, *opt;
-    double T;
-    int64_t K;
-    int ok;
-} ladder_ws;
-
-static int ladder_ws_init(ladder_ws *w, const zel_model *m) {
-    int32_t N = m->n_ranks;
-    w->rl = (zel_rmq){N, zel_rmq_levels(N), NULL, NULL};
-    w->rh = w->rl;
-    size_t tsz = (size_t)w->rl.levels * (size_t)N;
-    w->buf = malloc(sizeof(double) * (2 * tsz + 2 * (size_t)N));
-    w->lg = malloc(sizeof(int32_t) * (size_t)(N + 1));
-    w->opt = malloc(sizeof(int32_t) * (size_t)m->n_units);
-    if (!w->buf || !w->lg || !w->opt) return 0;
-    w->rl.t = w->buf, w->rh.t = w->buf + tsz, w->rl.log2 = w->rh.log2 = w->lg;
-    zel_rmq_init_log(&w->rl);
-    return 1;
-}
-
-static void ladder_ws_free(ladder_ws *w) { free(w->buf), free(w->lg), free(w->opt); }
-
-// Pass i of the ladder (i == n_steps: the objective-driven pass) into w; *above as greedy_pass.
-static void ladder_pass(const zel_model *m, double lb, const double *steps, size_t n_steps,
-                        size_t work, size_t i, ladder_ws *w, double *above) {
-    int32_t N = m->n_ranks;
-    double *L = w->rl.t + 2 * (size_t)w->rl.levels * (size_t)N, *H = L + N;
-    w->ok = 0;
-    *above = INFINITY;
-    if (i == n_steps) {
-        // memory-aware model only, and only where the work stays small
-        if (m->fill_mem <= 0 || work * (size_t)(N > 1 ? N : 1) > 2000000) return;
-        w->ok = greedy_objective(m, L, H, w->buf, w->opt, &w->T, &w->K);
-        return;
-    }
-    double tgt = steps[i] == INFINITY ? INFINITY : lb * (1 + steps[i]);
-    w->ok = greedy_pass(m, tgt, L, H, &w->rl, &w->rh, w->opt, &w->T, &w->K, above);
-}
-
 int zel_heuristic(const zel_model *m, double lb, zel_sol *out) {
     int32_t N = m->n_ranks;
     out->T = INFINITY;
@@ -795,6 +751,18 @@ int zel_heuristic(const zel_model *m, double lb, zel_sol *out) {
         zel_sol_eval(m, out->opt, NULL, NULL, &out->T, &out->K);
         return 1;
     }
+    zel_rmq rl = {N, zel_rmq_levels(N), NULL, NULL}, rh = rl;
+    size_t tsz = (size_t)rl.levels * (size_t)N;
+    double *buf = malloc(sizeof(double) * (2 * tsz + 2 * (size_t)N));
+    int32_t *lg = malloc(sizeof(int32_t) * (size_t)(N + 1));
+    int32_t *opt = malloc(sizeof(int32_t) * (size_t)m->n_units);
+    if (!buf || !lg || !opt) {
+        free(buf), free(lg), free(opt);
+        return 0;
+    }
+    rl.t = buf, rh.t = buf + tsz, rl.log2 = rh.log2 = lg;
+    zel_rmq_init_log(&rl);
+    double *L = buf + 2 * tsz, *H = L + N;
     static const double ladder[] = {0, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0, INFINITY};
     static const double short_ladder[] = {0, 3e-3, 3e-2, INFINITY};
     size_t work = 0;
@@ -803,44 +771,32 @@ int zel_heuristic(const zel_model *m, double lb, zel_sol *out) {
     const double *steps = work > 4000000 ? short_ladder : ladder;
     size_t n_steps = work > 4000000 ? sizeof short_ladder / sizeof *short_ladder
                                     : sizeof ladder / sizeof *ladder;
-    // Workers (m->threads > 1): every pass at once, each in its own workspace, then taken in
-    // ladder order below. A pass the one-thread loop skips (its target classes every option
-    // as the last pass run did) makes that pass's choices, which do not replace it (equal T
-    // and K), so the result is the same.
-    size_t n_ws = m->threads > 1 ? n_steps + 1 : 1;
-    ladder_ws *ws = calloc(n_ws, sizeof *ws);
-    int ok = ws != NULL;
-    for (size_t i = 0; ok && i < n_ws; i++) ok = ladder_ws_init(&ws[i], m);
     int found = 0;
-    if (ok && n_ws > 1) {
-        double above;
-#ifdef ZG_HAVE_OPENMP
-#pragma omp parallel for num_threads(m->threads) schedule(dynamic, 1) private(above)
-#endif
-        for (size_t i = 0; i < n_ws; i++) ladder_pass(m, lb, steps, n_steps, work, i, &ws[i], &above);
-    }
     double prev_tgt = INFINITY, prev_above = -INFINITY;  // the last pass run: none yet
-    for (size_t i = 0; ok && i <= n_steps; i++) {
-        ladder_ws *w = n_ws > 1 ? &ws[i] : &ws[0];
-        if (n_ws == 1) {
+    for (size_t i = 0; i <= n_steps; i++) {
+        double T;
+        int64_t K;
+        if (i == n_steps) {
+            // memory-aware model only, and only where the work stays small
+            if (m->fill_mem <= 0 || work * (size_t)(N > 1 ? N : 1) > 2000000) continue;
+            if (!greedy_objective(m, L, H, buf, opt, &T, &K)) continue;
+        } else {
+            double tgt = steps[i] == INFINITY ? INFINITY : lb * (1 + steps[i]);
             // the same choices as the last pass run (nothing it looked at lies in
             // (prev_tgt, tgt]): its result is already counted, and equal does not replace
-            double tgt = i == n_steps || steps[i] == INFINITY ? INFINITY : lb * (1 + steps[i]);
-            if (i < n_steps && tgt >= prev_tgt && (prev_above == INFINITY || tgt < prev_above))
-                continue;
-            ladder_pass(m, lb, steps, n_steps, work, i, w, &prev_above);
-            if (i < n_steps) prev_tgt = tgt;
+            if (tgt >= prev_tgt && (prev_above == INFINITY || tgt < prev_above)) continue;
+            int ok = greedy_pass(m, tgt, L, H, &rl, &rh, opt, &T, &K, &prev_above);
+            prev_tgt = tgt;
+            if (!ok) continue;
         }
-        if (!w->ok) continue;
-        if (!found || w->T < out->T || (w->T == out->T && w->K < out->K)) {
-            memcpy(out->opt, w->opt, sizeof(int32_t) * (size_t)m->n_units);
-            out->T = w->T;
-            out->K = w->K;
+        if (!found || T < out->T || (T == out->T && K < out->K)) {
+            memcpy(out->opt, opt, sizeof(int32_t) * (size_t)m->n_units);
+            out->T = T;
+            out->K = K;
             found = 1;
         }
     }
-    for (size_t i = 0; ws && i < n_ws; i++) ladder_ws_free(&ws[i]);
-    free(ws);
+    free(buf), free(lg), free(opt);
     if (found) {
         zel_sol_canon(m, out);
         if (out->T > lb * (1 + ZEL_REL_TOL) && m->fill_mem > 0 && m->n_units * N <= 1024)

@@ -230,7 +230,6 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
     st = zel_model_build(pr, anc, res->n_anchor_groups, NULL, NULL, &m, err);
     zel_sol sol = {0}, sal[2] = {{0}, {0}};
     if (!st) {
-        m.threads = ctx->opts.threads > 1 ? ctx->opts.threads : 1;
         // Fill-aware stage 1 (beyond the paper): the fillers' whole time is fluid work that
         // will top up the ranks, so the anchors minimise max(max load, (anchor area + filler
         // area) / N) instead of their bare max load; anchors then stay whole when the fillers
