@@ -5,7 +5,7 @@
 // (an upper bound on the true gap).
 //
 //   build/bin/bench_planner_quality [--settings 8xA800:high,8xA800:low,...] [--batches N]
-//       [--time-limit S] [--mixes V35,...]
+//       [--time-limit S] [--mixes V35,...] [--per-batch] [--explain K]
 //   build/bin/bench_planner_quality --export DIR [--export-count K]
 // --export writes K small anchor-stage problems (8xA800, low load, anchors only) with our
 // proven optimum to DIR/anchor_<i>.json, for tests/py/test_cpsat_crosscheck.py.
@@ -16,12 +16,16 @@
 static const char *usage =
     "usage: bench_planner_quality [--settings CLUSTER:LOAD,...] [--batches N] [--time-limit S]\n"
     "                             [--mixes LIST] [--anchor-nodes N] [--lns-nodes N]\n"
+    "                             [--ref-lns-nodes N] [--per-batch] [--explain K]\n"
     "                             | --export DIR\n"
     "                             [--export-count K]\n"
     "--anchor-nodes N: zellige's stage-1 node budget per search phase (0 = default rule);\n"
     "--lns-nodes N: zellige's stage-1 neighbourhood-search budget (0 = default rule, -1 = off);\n"
     "--ref-lns-nodes N: joint's (the reference's) neighbourhood-search budget (0 = default).\n"
     "--per-batch: one line per batch (index, mix, zellige and joint makespan, gap).\n"
+    "--explain K: for batch K of each setting, both plans' anchors (block and time per anchor,\n"
+    "by group) and their objective on zellige's stage-1 model (lower = the model prefers it;\n"
+    "joint's layout scoring lower means a stage-1 search failure, not a model error).\n"
     "joint keeps the default (its incumbent is the default two-stage plan, not warm-started).\n";
 
 static int export_anchor_problems(const char *dir, int count) {
@@ -97,9 +101,76 @@ static int export_anchor_problems(const char *dir, int count) {
     return written == count ? 0 : 1;
 }
 
+// Plan p's anchors as a solution of the stage-1 model m (each anchor's option: same block and
+// width, time no higher than the plan's). Returns 0 if an anchor has no such option.
+static int plan_to_sol(const zel_model *m, const zg_problem *pr, const zg_plan *p, zel_sol *s) {
+    for (int32_t g = 0; g < m->n_grps; g++) {
+        const zel_grp *G = &m->grps[g];
+        const zg_group *pg = &pr->groups[G->g];
+        for (int64_t q = 0; q < G->count; q++) {
+            const zg_placement *pl = &p->p[pg->members[q]];
+            int32_t lo = pl->ranks[0], k = -1;
+            for (int32_t r = 1; r < pl->n_ranks; r++)
+                if (pl->ranks[r] < lo) lo = pl->ranks[r];
+            for (int32_t t = 0; t < G->n_opts && k < 0; t++)
+                if (G->opts[t].start == lo && G->opts[t].degree == pl->n_ranks &&
+                    G->opts[t].time <= pl->time * (1 + 1e-12))
+                    k = t;
+            if (k < 0) return 0;
+            s->opt[m->unit0[g] + q] = k;
+        }
+    }
+    zel_sol_canon(m, s);
+    return zel_sol_eval(m, s->opt, NULL, NULL, &s->T, &s->K);
+}
+
+static void explain_plan(const zel_model *m, const zg_problem *pr, const zg_plan *p,
+                         const char *who) {
+    zel_sol s;
+    zg_error err;
+    if (zel_sol_alloc(m, &s, &err)) return;
+    if (!plan_to_sol(m, pr, p, &s)) {
+        printf("  %-7s makespan %.6f: an anchor's placement is not a stage-1 option\n", who,
+               p->makespan);
+        zel_sol_free(&s);
+        return;
+    }
+    printf("  %-7s makespan %.6f, stage-1 objective %.6f, %lld split anchors\n   ", who,
+           p->makespan, s.T, (long long)s.K);
+    for (int32_t g = 0; g < m->n_grps; g++) {
+        printf(" g%d:", g);
+        for (int64_t u = m->unit0[g]; u < m->unit0[g + 1]; u++) {
+            const zel_opt *o = &m->grps[g].opts[s.opt[u]];
+            printf(" [%d,%d) %.1f", o->start, o->start + o->degree, o->time);
+        }
+        printf(g + 1 < m->n_grps ? " |" : "\n");
+    }
+    zel_sol_free(&s);
+}
+
+// --explain: the two plans' anchor layouts on zellige's stage-1 model.
+static void explain_batch(const zb_env *e, const zg_batch *b, const zg_plan *z,
+                          const zg_plan *j) {
+    zg_problem pr;
+    zel_model m;
+    zg_error err;
+    if (zg_problem_build(&e->ctx, b, &pr, &err)) return;
+    if (!zel_stage1_model(&e->ctx, &pr, &m, &err)) {
+        printf("explain: %d ranks, %d anchor groups (", m.n_ranks, m.n_grps);
+        for (int32_t g = 0; g < m.n_grps; g++)
+            printf("%sg%d: %lld x %lld tokens", g ? ", " : "", g, (long long)m.grps[g].count,
+                   (long long)pr.groups[m.grps[g].g].tokens);
+        printf("), stage-1 root bound %.6f\n", zel_model_lower_bound(&m));
+        explain_plan(&m, &pr, z, "zellige");
+        explain_plan(&m, &pr, j, "joint");
+        zel_model_free(&m);
+    }
+    zg_problem_free(&pr);
+}
+
 int main(int argc, char **argv) {
     char settings[256] = "8xA800:high,8xA800:low", mixes[128] = "V35,V40,V45,V50,V55,V60";
-    int batches = 100, export_count = 5, per_batch = 0;
+    int batches = 100, export_count = 5, per_batch = 0, explain = -1;
     int64_t anchor_nodes = 0, lns_nodes = 0, ref_lns_nodes = 0;
     double limit = 0.2;
     const char *export_dir = NULL;
@@ -110,6 +181,8 @@ int main(int argc, char **argv) {
             return 0;
         } else if (!strcmp(a, "--per-batch")) {
             per_batch = 1;
+        } else if (v && !strcmp(a, "--explain")) {
+            explain = atoi(v), i++;
         } else if (v && !strcmp(a, "--settings")) {
             snprintf(settings, sizeof settings, "%s", v), i++;
         } else if (v && !strcmp(a, "--mixes")) {
@@ -188,6 +261,7 @@ int main(int argc, char **argv) {
                 if (per_batch)
                     printf("batch %d %s zellige %.9g joint %.9g gap %.4f%%\n", k, mx[k % nmx],
                            z.makespan, j.makespan, 100 * g);
+                if (k == explain) explain_batch(&e, &b, &z, &j);
                 if (g < 0) g = 0;  // joint starts from the two-stage plan: never above it
                 gsum += g, lsum += lg;
                 if (g > gmax) gmax = g;

@@ -336,6 +336,12 @@ typedef struct zel_result {
     int32_t uniform_degree;  // > 0: a disjoint-tile candidate of this degree beat the two stages
 } zel_result;
 
+// The stage-1 model zel_two_stage builds for pr (anchor groups by the cut, fillers as fluid work:
+// extra_area, fill_mem). For diagnosis (bench_planner_quality --explain). Free with
+// zel_model_free.
+zg_status zel_stage1_model(const zg_plan_ctx *ctx, const zg_problem *pr, zel_model *m,
+                           zg_error *err);
+
 // warm (may be NULL): the previous step's anchor choices, updated with this step's. res->choice
 // is malloc'ed (caller frees). b names sequences in errors.
 typedef struct zel_warm zel_warm;

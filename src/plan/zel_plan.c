@@ -203,6 +203,52 @@ static int uniform_may_win(const zg_problem *pr, double ms) {
     return may;
 }
 
+// Anchor groups (whole price above the cut, or no whole option) into anc, the others into fil
+// (n_groups entries each), in group order.
+static void split_groups(const zg_problem *pr, double cut, int32_t *anc, int32_t *n_anc,
+                         int32_t *fil, int32_t *n_fil) {
+    *n_anc = *n_fil = 0;
+    for (int32_t g = 0; g < pr->n_groups; g++) {
+        const zg_group *G = &pr->groups[g];
+        if (cut < 0 || G->whole_time > cut || !has_whole(G)) anc[(*n_anc)++] = g;
+        else fil[(*n_fil)++] = g;
+    }
+}
+
+// The stage-1 model: the anchor groups over empty ledgers, the fillers as fluid work.
+static zg_status stage1_build(const zg_problem *pr, const int32_t *anc, int32_t n_anc,
+                              const int32_t *fil, int32_t n_fil, zel_model *m, zg_error *err) {
+    zg_status st = zel_model_build(pr, anc, n_anc, NULL, NULL, m, err);
+    if (st) return st;
+    // Fill-aware stage 1 (beyond the paper): the fillers' whole time is fluid work that will
+    // top up the ranks, so the anchors minimise max(max load, (anchor area + filler area) / N)
+    // instead of their bare max load; anchors then stay whole when the fillers can even out the
+    // ranks, and split only when a rank would otherwise stick out. Memory-aware: the fillers
+    // can only go where memory is left, so their whole memory is part of the model too
+    // (zel_fluid_T); otherwise memory-tight batches leave anchor-free ranks full of images and
+    // short of time.
+    for (int32_t i = 0; i < n_fil; i++) {
+        const zg_group *G = &pr->groups[fil[i]];
+        m->extra_area += (double)G->count * G->whole_time;
+        m->fill_mem += (double)G->count * G->whole_mem;
+    }
+    return ZG_OK;
+}
+
+zg_status zel_stage1_model(const zg_plan_ctx *ctx, const zg_problem *pr, zel_model *m,
+                           zg_error *err) {
+    double cut;
+    zg_status st = zel_cut_threshold(ctx, pr, &cut, err);
+    if (st) return st;
+    int32_t *anc = zg_calloc(2 * ((size_t)pr->n_groups + 1), sizeof(int32_t), err);
+    if (!anc) return ZG_ERR_NOMEM;
+    int32_t *fil = anc + pr->n_groups + 1, na, nf;
+    split_groups(pr, cut, anc, &na, fil, &nf);
+    st = stage1_build(pr, anc, na, fil, nf, m, err);
+    free(anc);
+    return st;
+}
+
 zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_batch *b,
                         zel_warm *warm, zel_result *res, zg_error *err) {
     memset(res, 0, sizeof *res);
@@ -221,32 +267,13 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
         return ZG_ERR_NOMEM;
     }
     double *H = L + N;
-    for (int32_t g = 0; g < pr->n_groups; g++) {
-        const zg_group *G = &pr->groups[g];
-        if (cut < 0 || G->whole_time > cut || !has_whole(G)) {
-            anc[res->n_anchor_groups++] = g;
-            res->n_anchors += G->count;
-        } else {
-            fil[res->n_filler_groups++] = g;
-        }
-    }
+    split_groups(pr, cut, anc, &res->n_anchor_groups, fil, &res->n_filler_groups);
+    for (int32_t i = 0; i < res->n_anchor_groups; i++) res->n_anchors += pr->groups[anc[i]].count;
     double t0 = zg_time_now();
     zel_model m;
-    st = zel_model_build(pr, anc, res->n_anchor_groups, NULL, NULL, &m, err);
+    st = stage1_build(pr, anc, res->n_anchor_groups, fil, res->n_filler_groups, &m, err);
     zel_sol sol = {0}, sal[2] = {{0}, {0}};
     if (!st) {
-        // Fill-aware stage 1 (beyond the paper): the fillers' whole time is fluid work that
-        // will top up the ranks, so the anchors minimise max(max load, (anchor area + filler
-        // area) / N) instead of their bare max load; anchors then stay whole when the fillers
-        // can even out the ranks, and split only when a rank would otherwise stick out.
-        // Memory-aware: the fillers can only go where memory is left, so their whole memory is
-        // part of the model too (zel_fluid_T); otherwise memory-tight batches leave anchor-free
-        // ranks full of images and short of time.
-        for (int32_t i = 0; i < res->n_filler_groups; i++) {
-            const zg_group *G = &pr->groups[fil[i]];
-            m.extra_area += (double)G->count * G->whole_time;
-            m.fill_mem += (double)G->count * G->whole_mem;
-        }
         st = zel_sol_alloc(&m, &sol, err);
         if (!st) st = zel_sol_alloc(&m, &sal[0], err);
         if (!st) st = zel_sol_alloc(&m, &sal[1], err);
