@@ -555,29 +555,13 @@ static zg_status ref_solve_minsplit(const zel_model *m, double tcap, zel_sol *be
 // configs per degree (time and memory trade off, so a rank block keeps several Pareto options),
 // at times with quantised times (ties).
 static zg_problem bprob_make(zg_rng *rng, int32_t N, int32_t ng, double cap, int sliding) {
-    zg_problem pr;
-    memset(&pr, 0, sizeof pr);
-    pr.world_size = N;
-    pr.mem_cap = cap;
-    pr.n_groups = ng;
-    pr.groups = calloc((size_t)ng, sizeof(zg_group));
-    int64_t n = 0, cnt[8];
-    for (int32_t g = 0; g < ng; g++) n += cnt[g] = zg_rng_int(rng, 1, 4);
-    pr.n_seqs = n;
-    pr.group_of = calloc((size_t)n + 1, sizeof(int32_t));
-    int64_t at = 0;
+    int64_t cnt[8];
+    for (int32_t g = 0; g < ng; g++) cnt[g] = zg_rng_int(rng, 1, 4);
+    zg_problem pr = tprob_shell(N, cap, ng, cnt, 'q');
     int quant = (int)zg_rng_int(rng, 0, 2) == 0;
     int32_t maxd = N < 8 ? N : 8;
     for (int32_t g = 0; g < ng; g++) {
         zg_group *G = &pr.groups[g];
-        G->count = cnt[g];
-        G->members = calloc((size_t)G->count, sizeof(int64_t));
-        for (int64_t j = 0; j < G->count; j++) {
-            G->members[j] = at;
-            pr.group_of[at++] = g;
-        }
-        G->tokens = 1000 * (g + 1);
-        snprintf(G->bucket, sizeof G->bucket, "q%d", g);
         double w = quant ? (double)zg_rng_int(rng, 2, 12) : zg_rng_range(rng, 1.0, 10.0);
         double mw = zg_rng_range(rng, 0.2, 1.5) * cap;
         int32_t nk = (int32_t)zg_rng_int(rng, 1, 3);

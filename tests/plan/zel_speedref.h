@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "plan/zel_internal.h"
+#include "zel_testlib.h"
 
 // ---- random problems with several options per rank block ----------------------------------------
 
@@ -17,28 +18,11 @@
 // duplicates), some options off the world (start + degree > N) or over the memory cap. Every
 // group gets at least one whole option on rank 0 so that it can be placed. Free with tprob_free.
 static inline zg_problem rprob_make(zg_rng *rng, int32_t N, int32_t ng, double cap, int32_t maxo) {
-    zg_problem pr;
-    memset(&pr, 0, sizeof pr);
-    pr.world_size = N;
-    pr.mem_cap = cap;
-    pr.n_groups = ng;
-    pr.groups = calloc((size_t)ng, sizeof(zg_group));
-    int64_t n = 0;
     int64_t cnt[16];
-    for (int32_t g = 0; g < ng; g++) n += cnt[g] = zg_rng_int(rng, 1, 4);
-    pr.n_seqs = n;
-    pr.group_of = calloc((size_t)n + 1, sizeof(int32_t));
-    int64_t at = 0;
+    for (int32_t g = 0; g < ng; g++) cnt[g] = zg_rng_int(rng, 1, 4);
+    zg_problem pr = tprob_shell(N, cap, ng, cnt, 'r');
     for (int32_t g = 0; g < ng; g++) {
         zg_group *G = &pr.groups[g];
-        G->count = cnt[g];
-        G->members = calloc((size_t)G->count, sizeof(int64_t));
-        for (int64_t j = 0; j < G->count; j++) {
-            G->members[j] = at;
-            pr.group_of[at++] = g;
-        }
-        G->tokens = 1000 * (g + 1);
-        snprintf(G->bucket, sizeof G->bucket, "r%d", g);
         int32_t no = (int32_t)zg_rng_int(rng, 1, maxo);
         G->opts = calloc((size_t)no + 1, sizeof(zg_option));
         double w = (double)zg_rng_int(rng, 2, 20) * 0.5;

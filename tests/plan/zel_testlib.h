@@ -16,31 +16,43 @@ typedef struct tgroup {
     double mem;     // whole memory; mem(d) = mem/d
 } tgroup;
 
-// Builds a problem on N ranks: degrees 1..maxd, starts per family (0 aligned: start % d == 0;
-// 1 sliding: every start). Members are numbered group by group. Free with tprob_free.
-static inline zg_problem tprob_make(int32_t N, double cap, const tgroup *tg, int32_t ng, int32_t maxd,
-                             int sliding) {
+// A problem shell on N ranks: ng groups of cnt[g] members, numbered group by group, tokens
+// 1000 (g + 1), bucket "<tag><g>"; the caller adds each group's options and whole price. Free
+// with tprob_free.
+static inline zg_problem tprob_shell(int32_t N, double cap, int32_t ng, const int64_t *cnt,
+                                     char tag) {
     zg_problem pr;
     memset(&pr, 0, sizeof pr);
     pr.world_size = N;
     pr.mem_cap = cap;
     pr.n_groups = ng;
     pr.groups = calloc((size_t)(ng > 0 ? ng : 1), sizeof(zg_group));
-    int64_t n = 0;
-    for (int32_t g = 0; g < ng; g++) n += tg[g].count;
-    pr.n_seqs = n;
-    pr.group_of = calloc((size_t)n + 1, sizeof(int32_t));
+    for (int32_t g = 0; g < ng; g++) pr.n_seqs += cnt[g];
+    pr.group_of = calloc((size_t)pr.n_seqs + 1, sizeof(int32_t));
     int64_t at = 0;
     for (int32_t g = 0; g < ng; g++) {
         zg_group *G = &pr.groups[g];
-        G->count = tg[g].count;
+        G->count = cnt[g];
         G->members = calloc((size_t)G->count, sizeof(int64_t));
         for (int64_t j = 0; j < G->count; j++) {
             G->members[j] = at;
             pr.group_of[at++] = g;
         }
         G->tokens = 1000 * (g + 1);
-        snprintf(G->bucket, sizeof G->bucket, "b%d", g);
+        snprintf(G->bucket, sizeof G->bucket, "%c%d", tag, g);
+    }
+    return pr;
+}
+
+// Builds a problem on N ranks: degrees 1..maxd, starts per family (0 aligned: start % d == 0;
+// 1 sliding: every start). Members are numbered group by group. Free with tprob_free.
+static inline zg_problem tprob_make(int32_t N, double cap, const tgroup *tg, int32_t ng, int32_t maxd,
+                             int sliding) {
+    int64_t cnt[16];
+    for (int32_t g = 0; g < ng && g < 16; g++) cnt[g] = tg[g].count;
+    zg_problem pr = tprob_shell(N, cap, ng, cnt, 'b');
+    for (int32_t g = 0; g < ng; g++) {
+        zg_group *G = &pr.groups[g];
         G->opts = calloc((size_t)N * (size_t)maxd + 1, sizeof(zg_option));
         for (int32_t d = 1; d <= maxd && d <= N; d++) {
             for (int32_t s = 0; s + d <= N; s++) {
