@@ -43,12 +43,23 @@ typedef struct col_ctx {
     const zel_model *m;
     int32_t N, G, K;                 // ranks, groups, count vectors
     int32_t cnt[ZEL_COL_MAX_GROUPS], stride[ZEL_COL_MAX_GROUPS];
-    int32_t *fast, *lean;            // [g][p][w] option index (-1 none): fastest, leanest
-    double *maxL, *maxH;             // [p][w] ledger maxima over [p, p + w)
-    double *tf, *mf, *tl, *ml;       // [g][p][w] time, memory of fast / lean (INFINITY: none)
     int16_t *dig;                    // [k][g] count of group g in vector k
-    int32_t *wl;                     // [p][i] widths with an option of some group at p,
-                                     // ascending, 0-terminated (N + 1 per rank)
+    uint8_t *jmask, *jn;             // [k] bit g: group g in k; the number of such groups
+    uint8_t *jg;                     // [k][i] those groups, ascending (jn[k] of them)
+    double *jd;                      // [k][i] their counts
+    int32_t *jp;                     // [k][i] k - e_g of those groups g (parent contents)
+    uint8_t *jneed;                  // [k] how many of those are != 0
+    uint8_t *ok;                     // [k] scratch (widths_at)
+    int32_t *fit, nfit;              // the contents that fit at the rank last run, ascending
+    // Blocks: the (p, w) pairs where some group has an option, "records" in (p, w) order.
+    int32_t *first;                  // [p][x] (x = 0..N + 1) first record of rank p with width
+                                     // >= x; first[p][N + 1] = end of rank p's records
+    int32_t *rw;                     // [r] width
+    uint8_t *rav, *rdf;              // [r] bit g: group g has an option; its lean != its fast
+    double *rL, *rH;                 // [r] ledger maxima over [p, p + w)
+    double *rt;                      // [r][4][g] time, memory of fast, then time, memory of lean
+                                     // (INFINITY: none)
+    int32_t *ro;                     // [r][2][g] option index (-1 none): fastest, leanest
     // per height T:
     int32_t *W;                      // [p][j] least width (0: none)
     uint8_t *lean_j;                 // [p][j] 1: the column uses the leanest options
@@ -57,62 +68,65 @@ typedef struct col_ctx {
     int32_t *pick;                   // [p][k] chosen j, -1 skip
 } col_ctx;
 
-static size_t tab(const col_ctx *c, int32_t g, int32_t p, int32_t w) {
-    return ((size_t)g * (size_t)c->N + (size_t)p) * (size_t)(c->N + 1) + (size_t)w;
-}
-
-static int32_t digit(const col_ctx *c, int32_t k, int32_t g) {
-    return (k / c->stride[g]) % (c->cnt[g] + 1);
-}
-
-// Stack of content j on [p, p + w) with the fastest (lean = 0) or leanest options: 1 if it
-// exists and fits T and the memory cap; *area = added area.
-static int stack_fits(const col_ctx *c, int32_t p, int32_t w, int32_t j, int lean, double T,
-                      double *area) {
-    size_t pw = (size_t)p * (size_t)(c->N + 1) + (size_t)w, per = (size_t)c->N * (c->N + 1);
-    const double *tt = lean ? c->tl : c->tf, *mm = lean ? c->ml : c->mf;
-    const int16_t *d = c->dig + (size_t)j * (size_t)c->G;
-    double t = 0, mem = c->maxH[pw];
-    for (int32_t g = 0; g < c->G; g++) {
-        if (!d[g]) continue;
-        t += d[g] * tt[(size_t)g * per + pw];  // INFINITY: no option on this block
-        mem += d[g] * mm[(size_t)g * per + pw];
-    }
-    if (!(c->maxL[pw] + t <= T) || mem > c->m->mem_cap) return 0;
-    *area = t * w;
-    return 1;
-}
-
 // W, A, lean_j of every content j at rank p for height T. Contents in increasing index order:
-// j - e_g < j, so a parent's width is known (and bounds this one's from below).
+// j - e_g < j, so a parent's width is known (and bounds this one's from below). At each block
+// [p, p + w) (ascending w, from that bound), the stack of j on its groups' fastest options fits
+// when it stays under T on top of the ledgers and under the memory cap; else the leanest ones
+// are tried. A block where a group of j has no option fails both (its time is infinite), and
+// the leanest stack is the fastest one again when every group of j has lean == fast there: both
+// are skipped without summing (the same outcome). A content with a parent j - e_g != 0 that fits
+// nowhere fits nowhere (as before; counted: every content that fits adds 1 to its children's
+// ok[]), and the contents that fit are listed, ascending, for dp_rank.
 static void widths_at(col_ctx *c, int32_t p, double T) {
-    size_t row = (size_t)p * (size_t)c->K;
-    c->W[row] = 0;
-    for (int32_t j = 1; j < c->K; j++) {
-        int32_t w0 = 1, dead = 0;
-        const int16_t *d = c->dig + (size_t)j * (size_t)c->G;
-        for (int32_t g = 0; g < c->G && !dead; g++) {
-            if (!d[g]) continue;
-            int32_t pw = j - c->stride[g] ? c->W[row + (size_t)(j - c->stride[g])] : 1;
-            if (j - c->stride[g] && pw == 0) dead = 1;  // a smaller content fits nowhere
-            else if (pw > w0) w0 = pw;
-        }
-        c->W[row + (size_t)j] = 0;
-        if (dead) continue;
-        // only widths where some group has an option: at the others every content fails
-        const int32_t *wl = c->wl + (size_t)p * (size_t)(c->N + 1);
-        for (int32_t i = 0; wl[i] > 0 && !c->W[row + (size_t)j]; i++) {
-            int32_t w = wl[i];
-            if (w < w0) continue;
-            for (int lean = 0; lean < 2; lean++) {  // fastest options first, then leanest
-                double a;
-                if (stack_fits(c, p, w, j, lean, T, &a)) {
-                    c->W[row + (size_t)j] = w, c->A[row + (size_t)j] = a;
-                    c->lean_j[row + (size_t)j] = (uint8_t)lean;
-                    break;
-                }
+    int32_t K = c->K, G = c->G;
+    size_t row = (size_t)p * (size_t)K;
+    const int32_t *first = c->first + (size_t)p * (size_t)(c->N + 2);
+    int32_t rend = first[c->N + 1];
+    double cap = c->m->mem_cap;
+    int32_t *Wr = c->W + row;
+    uint8_t *ok = c->ok;
+    memset(Wr, 0, sizeof(int32_t) * (size_t)K);
+    memset(ok, 0, (size_t)K);
+    c->nfit = 0;
+    for (int32_t j = 1; j < K; j++) {
+        // ok[j]: the parents j - e_g != 0 that fit (pushed by them below); one that fits
+        // nowhere makes j fit nowhere
+        if (ok[j] != c->jneed[j]) continue;
+        int32_t w0 = 1, n = c->jn[j];
+        const int32_t *par = c->jp + (size_t)j * (size_t)G;
+        for (int32_t i = 0; i < n; i++)
+            if (par[i] && Wr[par[i]] > w0) w0 = Wr[par[i]];
+        uint32_t mask = c->jmask[j];
+        const uint8_t *gs = c->jg + (size_t)j * (size_t)G;
+        const double *ds = c->jd + (size_t)j * (size_t)G;
+        for (int32_t r = first[w0]; r < rend; r++) {
+            if (mask & ~(uint32_t)c->rav[r]) continue;
+            const double *t4 = c->rt + (size_t)r * 4 * (size_t)G;
+            double t = 0, mem = c->rH[r];
+            for (int32_t i = 0; i < n; i++) {
+                t += ds[i] * t4[gs[i]];
+                mem += ds[i] * t4[G + gs[i]];
             }
+            int lean = 0;
+            if (!(c->rL[r] + t <= T) || mem > cap) {
+                if (!(mask & c->rdf[r])) continue;
+                t = 0, mem = c->rH[r];
+                for (int32_t i = 0; i < n; i++) {
+                    t += ds[i] * t4[2 * G + gs[i]];
+                    mem += ds[i] * t4[3 * G + gs[i]];
+                }
+                if (!(c->rL[r] + t <= T) || mem > cap) continue;
+                lean = 1;
+            }
+            Wr[j] = c->rw[r], c->A[row + (size_t)j] = t * c->rw[r];
+            c->lean_j[row + (size_t)j] = (uint8_t)lean;
+            break;
         }
+        if (!Wr[j]) continue;
+        c->fit[c->nfit++] = j;
+        const int16_t *d = c->dig + (size_t)j * (size_t)G;
+        for (int32_t g = 0; g < G; g++)
+            if (d[g] < c->cnt[g]) ok[j + c->stride[g]]++;
     }
 }
 
@@ -120,29 +134,36 @@ static void widths_at(col_ctx *c, int32_t p, double T) {
 // index) and each rest r with r + j <= the counts, k = r + j (mixed-radix indices add) gets
 // A(p, j) + f(p + w(p, j), r) when that is strictly below its value so far (f(p + 1, k) first).
 // Every k sees its contents in ascending order and keeps the first strict minimum, so values
-// and picks are those of the pull form min_j over the sub-contents of k; the inner loop runs
-// over group 0's digit, contiguous in memory.
+// and picks are those of the pull form min_j over the sub-contents of k. For a given j the k
+// are distinct, so the order over r is free: with h the lowest group of j, the rests r whose
+// digits above h are fixed form one contiguous run of indices (the digits below h take every
+// value, h's from 0 to count_h - j_h), and the runs are visited by an odometer over the digits
+// above h.
 static void dp_rank(col_ctx *c, int32_t p) {
     int32_t K = c->K, G = c->G;
     size_t row = (size_t)p * (size_t)K;
     double *fp = c->f + row;
     int32_t *pk = c->pick + row;
     const double *f1 = fp + K;
-    for (int32_t k = 0; k < K; k++) fp[k] = f1[k], pk[k] = -1;
-    for (int32_t j = 1; j < K; j++) {
-        int32_t w = c->W[row + (size_t)j];
-        if (!w) continue;
+    memcpy(fp, f1, sizeof(double) * (size_t)K);
+    memset(pk, 0xff, sizeof(int32_t) * (size_t)K);  // -1
+    for (int32_t q = 0; q < c->nfit; q++) {  // the contents that fit at p, ascending
+        int32_t j = c->fit[q], w = c->W[row + (size_t)j];
         double a = c->A[row + (size_t)j];
         const double *fw = c->f + (size_t)(p + w) * (size_t)K;
         const int16_t *d = c->dig + (size_t)j * (size_t)G;
-        int32_t len = c->cnt[0] - d[0] + 1, rd[ZEL_COL_MAX_GROUPS] = {0}, base = 0;
-        for (;;) {  // rows of r: digits 1.. of r, odometer; base = index of r with digit 0 = 0
-            int32_t kb = base + j;
-            for (int32_t r0 = 0; r0 < len; r0++) {
-                double v = a + fw[base + r0];
-                if (v < fp[kb + r0]) fp[kb + r0] = v, pk[kb + r0] = j;
+        int32_t h = c->jg[(size_t)j * (size_t)G];  // lowest group of j
+        int32_t len = (c->cnt[h] - d[h] + 1) * c->stride[h];
+        int32_t rd[ZEL_COL_MAX_GROUPS] = {0}, base = 0;
+        for (;;) {  // runs of r: digits h + 1.. of r, odometer; base = index of the run's start
+            double *fk = fp + base + j;
+            int32_t *pkk = pk + base + j;
+            const double *fr = fw + base;
+            for (int32_t i = 0; i < len; i++) {
+                double v = a + fr[i];
+                if (v < fk[i]) fk[i] = v, pkk[i] = j;
             }
-            int32_t g = 1;
+            int32_t g = h + 1;
             for (; g < G; g++) {
                 if (rd[g] < c->cnt[g] - d[g]) {
                     rd[g]++, base += c->stride[g];
@@ -181,11 +202,11 @@ static int dp_decode(const col_ctx *c, zel_sol *out) {
         }
         size_t row = (size_t)p * (size_t)c->K + (size_t)j;
         int32_t w = c->W[row];
-        for (int32_t g = 0; g < c->G; g++) {
-            int32_t o = (c->lean_j[row] ? c->lean : c->fast)[tab(c, g, p, w)];
+        const int32_t *ro = c->ro + (size_t)c->first[(size_t)p * (size_t)(c->N + 2) + (size_t)w] *
+                                        2 * (size_t)c->G + (c->lean_j[row] ? (size_t)c->G : 0);
+        for (int32_t g = 0; g < c->G; g++)
             for (int32_t n = c->dig[(size_t)j * (size_t)c->G + (size_t)g]; n > 0; n--)
-                out->opt[next[g]++] = o;
-        }
+                out->opt[next[g]++] = ro[g];  // set: the stack of j fits on this block
         p += w, k -= j;
     }
     if (k != 0) return 0;
@@ -210,68 +231,107 @@ static int col_init(col_ctx *c, const zel_model *m) {
         if (K > ZEL_COL_MAX_STATES || pairs * (c->N + 1) > ZEL_COL_MAX_WORK) return 0;
     }
     c->K = (int32_t)K;
-    size_t N = (size_t)c->N, nt = (size_t)c->G * N * (N + 1), nk = (N + 1) * (size_t)K;
-    c->fast = malloc(sizeof(int32_t) * 2 * nt);
-    c->maxL = malloc(sizeof(double) * 2 * N * (N + 1));
+    int32_t N = c->N, G = c->G;
+    size_t nk = (size_t)(N + 1) * (size_t)K, nf = (size_t)N * (size_t)(N + 2);
     c->W = malloc(sizeof(int32_t) * nk);
     c->pick = malloc(sizeof(int32_t) * nk);
     c->lean_j = malloc(nk);
     c->A = malloc(sizeof(double) * nk);
     c->f = malloc(sizeof(double) * nk);
-    c->tf = malloc(sizeof(double) * 4 * nt);
-    c->dig = malloc(sizeof(int16_t) * (size_t)K * (size_t)c->G);
-    c->wl = malloc(sizeof(int32_t) * N * (N + 1));
-    if (!c->fast || !c->maxL || !c->W || !c->pick || !c->lean_j || !c->A || !c->f || !c->tf ||
-        !c->dig || !c->wl)
+    c->dig = malloc(sizeof(int16_t) * (size_t)K * (size_t)G);
+    c->jmask = malloc(2 * (size_t)K + (size_t)K * (size_t)G);
+    c->jd = malloc(sizeof(double) * (size_t)K * (size_t)G);
+    c->jp = malloc(sizeof(int32_t) * (size_t)K * (size_t)G);
+    c->jneed = malloc(2 * (size_t)K);
+    c->fit = malloc(sizeof(int32_t) * (size_t)K);
+    c->first = malloc(sizeof(int32_t) * nf);
+    if (!c->W || !c->pick || !c->lean_j || !c->A || !c->f || !c->dig || !c->jmask || !c->jd ||
+        !c->jp || !c->jneed || !c->fit || !c->first)
         return 0;
-    c->mf = c->tf + nt, c->tl = c->tf + 2 * nt, c->ml = c->tf + 3 * nt;
-    for (int32_t k = 0; k < c->K; k++)
-        for (int32_t g = 0; g < c->G; g++)
-            c->dig[(size_t)k * (size_t)c->G + (size_t)g] = (int16_t)digit(c, k, g);
-    c->lean = c->fast + nt;
-    c->maxH = c->maxL + N * (N + 1);
-    for (size_t i = 0; i < 2 * nt; i++) c->fast[i] = -1;
-    for (int32_t g = 0; g < c->G; g++) {
-        const zel_grp *G = &m->grps[g];
-        for (int32_t b = 0; b < G->n_blocks; b++) {
-            const zel_opt *o = &G->opts[G->blk[b]];
-            size_t t = tab(c, g, o->start, o->degree);
-            c->fast[t] = G->blk[b];             // time ascending inside a block
-            c->lean[t] = G->blk[b + 1] - 1;     // Pareto: memory descending
+    c->jn = c->jmask + K, c->jg = c->jn + K, c->ok = c->jneed + K;
+    int32_t dg[ZEL_COL_MAX_GROUPS] = {0};
+    for (int32_t k = 0; k < c->K; k++) {  // digits by an odometer (k ascending)
+        int16_t *d = c->dig + (size_t)k * (size_t)G;
+        uint8_t *gs = c->jg + (size_t)k * (size_t)G;
+        double *ds = c->jd + (size_t)k * (size_t)G;
+        int32_t *jp = c->jp + (size_t)k * (size_t)G;
+        uint32_t mask = 0;
+        int32_t n = 0;
+        for (int32_t g = 0; g < G; g++) {
+            d[g] = (int16_t)dg[g];
+            if (!dg[g]) continue;
+            mask |= 1u << g, gs[n] = (uint8_t)g, jp[n] = k - c->stride[g], ds[n++] = dg[g];
+        }
+        c->jmask[k] = (uint8_t)mask, c->jn[k] = (uint8_t)n;
+        c->jneed[k] = (uint8_t)(n - (n == 1 && jp[0] == 0));
+        for (int32_t g = 0; g < G; g++) {
+            if (dg[g] < c->cnt[g]) {
+                dg[g]++;
+                break;
+            }
+            dg[g] = 0;
         }
     }
-    for (size_t t = 0; t < nt; t++) {
-        const zel_opt *o = m->grps[t / (N * (N + 1))].opts;
-        c->tf[t] = c->fast[t] < 0 ? INFINITY : o[c->fast[t]].time;
-        c->mf[t] = c->fast[t] < 0 ? INFINITY : o[c->fast[t]].mem;
-        c->tl[t] = c->lean[t] < 0 ? INFINITY : o[c->lean[t]].time;
-        c->ml[t] = c->lean[t] < 0 ? INFINITY : o[c->lean[t]].mem;
-    }
-    for (int32_t p = 0; p < c->N; p++) {
-        int32_t *wl = c->wl + (size_t)p * (N + 1), n = 0;
-        for (int32_t w = 1; p + w <= c->N; w++) {
-            int any = 0;
-            for (int32_t g = 0; g < c->G && !any; g++) any = c->fast[tab(c, g, p, w)] >= 0;
-            if (any) wl[n++] = w;
+    // records: the blocks as bits (bit w - 1 of rank p), numbered in (p, w) order
+    uint64_t bits[ZEL_COL_MAX_RANKS] = {0};
+    for (int32_t g = 0; g < G; g++) {
+        const zel_grp *Gr = &m->grps[g];
+        for (int32_t b = 0; b < Gr->n_blocks; b++) {
+            const zel_opt *o = &Gr->opts[Gr->blk[b]];
+            if (o->start >= 0 && o->degree >= 1 && o->start + o->degree <= N)
+                bits[o->start] |= 1ull << (o->degree - 1);
         }
-        wl[n] = 0;
     }
-    for (int32_t p = 0; p < c->N; p++) {
+    int32_t R = 0;
+    for (int32_t p = 0; p < N; p++) R += __builtin_popcountll(bits[p]);
+    size_t nr = (size_t)(R > 0 ? R : 1);
+    c->rw = malloc(sizeof(int32_t) * nr);
+    c->rav = malloc(2 * nr);
+    c->rL = malloc(sizeof(double) * 2 * nr);
+    c->rt = malloc(sizeof(double) * 4 * (size_t)G * nr);
+    c->ro = malloc(sizeof(int32_t) * 2 * (size_t)G * nr);
+    if (!c->rw || !c->rav || !c->rL || !c->rt || !c->ro) return 0;
+    c->rdf = c->rav + nr, c->rH = c->rL + nr;
+    memset(c->rav, 0, 2 * nr);
+    int32_t at = 0;
+    for (int32_t p = 0; p < N; p++) {  // first[] and the ledger maxima
+        int32_t *fp = c->first + (size_t)p * (size_t)(N + 2);
         double l = -INFINITY, h = -INFINITY;
-        for (int32_t w = 1; p + w <= c->N; w++) {
+        fp[0] = at;
+        for (int32_t w = 1; p + w <= N; w++) {
             int32_t r = p + w - 1;
             if (m->base_load[r] > l) l = m->base_load[r];
             if (m->base_mem[r] > h) h = m->base_mem[r];
-            c->maxL[(size_t)p * (N + 1) + (size_t)w] = l;
-            c->maxH[(size_t)p * (N + 1) + (size_t)w] = h;
+            fp[w] = at;
+            if (bits[p] >> (w - 1) & 1) c->rw[at] = w, c->rL[at] = l, c->rH[at] = h, at++;
+        }
+        for (int32_t w = N - p + 1; w <= N + 1; w++) fp[w] = at;
+    }
+    // the options, on fields read only for the groups marked in rav (the others stay unset)
+    for (int32_t g = 0; g < G; g++) {
+        const zel_grp *Gr = &m->grps[g];
+        for (int32_t b = 0; b < Gr->n_blocks; b++) {
+            const zel_opt *o = &Gr->opts[Gr->blk[b]];
+            if (!(o->start >= 0 && o->degree >= 1 && o->start + o->degree <= N)) continue;
+            int32_t r = c->first[(size_t)o->start * (size_t)(N + 2) + (size_t)o->degree];
+            int32_t fo = Gr->blk[b], lo = Gr->blk[b + 1] - 1;  // time ascending; Pareto: memory
+            double *t4 = c->rt + (size_t)r * 4 * (size_t)G;     // descending inside a block
+            int32_t *o2 = c->ro + (size_t)r * 2 * (size_t)G;
+            o2[g] = fo, o2[G + g] = lo;
+            t4[g] = Gr->opts[fo].time, t4[G + g] = Gr->opts[fo].mem;
+            t4[2 * G + g] = Gr->opts[lo].time, t4[3 * G + g] = Gr->opts[lo].mem;
+            c->rav[r] |= (uint8_t)(1u << g);
+            if (lo != fo) c->rdf[r] |= (uint8_t)(1u << g);
         }
     }
     return 1;
 }
 
 static void col_free(col_ctx *c) {
-    free(c->fast), free(c->maxL), free(c->W), free(c->pick), free(c->lean_j), free(c->A);
-    free(c->f), free(c->tf), free(c->dig), free(c->wl);
+    free(c->W), free(c->pick), free(c->lean_j), free(c->A), free(c->f), free(c->dig);
+    free(c->jmask), free(c->jd), free(c->jp), free(c->jneed), free(c->fit), free(c->first);
+    free(c->rw), free(c->rav), free(c->rL);
+    free(c->rt), free(c->ro);
 }
 
 // One height: runs the DP and keeps its plan in *out when it is better on the exact objective

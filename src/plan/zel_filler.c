@@ -11,6 +11,9 @@
 
 #include "plan/zel_internal.h"
 
+// Groups with at least this many fillers pick their ranks from a tournament tree.
+#define ZEL_FILL_TREE_MIN 2
+
 typedef struct funit {
     int64_t seq;
     int32_t g;
@@ -97,6 +100,79 @@ static void repair(const zg_problem *pr, funit *u, int64_t n, double *L, double 
     free(on_hi), free(wt);
 }
 
+// The §5.3 score of whole option o on rank r (mode as in place): 1 and *s when the rank has
+// the memory and the score is above -infinity (the only ranks the rule can pick), else 0.
+static int rank_score(double F, double cap, const double *L, const double *H, int32_t r,
+                      const zg_option *o, int mode, double *s) {
+    if (cap - H[r] < o->mem) return 0;
+    double x = F - L[r] - o->time, y = cap - H[r] - o->mem;
+    double rc = x / F, rm = y / cap;
+    *s = mode ? rm : (rc < rm ? rc : rm);
+    return *s > -INFINITY;
+}
+
+// Tournament tree over the ranks (leaves P + r, P a power of two >= N): node v holds the best
+// leaf below it, ts[v] its score and ti[v] its rank (-1: none), the best being the highest
+// score and, among equal ones, the lowest rank — a total order, so the root is the rank the
+// sequential rule picks (first strictly higher score, from -infinity).
+static void tour_pull(double *ts, int32_t *ti, size_t v) {
+    size_t a = 2 * v, b = 2 * v + 1;
+    if (ti[b] >= 0 && (ti[a] < 0 || ts[b] > ts[a])) ts[v] = ts[b], ti[v] = ti[b];
+    else ts[v] = ts[a], ti[v] = ti[a];
+}
+
+static void tour_leaf(double *ts, int32_t *ti, size_t P, double F, double cap, const double *L,
+                      const double *H, const int32_t *wopt, const zg_group *G, int32_t r,
+                      int mode) {
+    double s = -INFINITY;
+    int ok = wopt[r] >= 0 && rank_score(F, cap, L, H, r, &G->opts[wopt[r]], mode, &s);
+    ts[P + (size_t)r] = s, ti[P + (size_t)r] = ok ? r : -1;
+}
+
+static void tour_build(double *ts, int32_t *ti, size_t P, int32_t N, double F, double cap,
+                       const double *L, const double *H, const int32_t *wopt,
+                       const zg_group *G, int mode) {
+    for (int32_t r = 0; r < N; r++) tour_leaf(ts, ti, P, F, cap, L, H, wopt, G, r, mode);
+    for (size_t v = P + (size_t)N; v < 2 * P; v++) ts[v] = -INFINITY, ti[v] = -1;
+    for (size_t v = P - 1; v >= 1; v--) tour_pull(ts, ti, v);
+}
+
+static void tour_update(double *ts, int32_t *ti, size_t P, double F, double cap,
+                        const double *L, const double *H, const int32_t *wopt,
+                        const zg_group *G, int32_t r, int mode) {
+    tour_leaf(ts, ti, P, F, cap, L, H, wopt, G, r, mode);
+    for (size_t v = (P + (size_t)r) / 2; v >= 1; v /= 2) tour_pull(ts, ti, v);
+}
+
+// The rank the rule picks for one filler of G by a scan (-1: no rank has the memory). The
+// scores divide by the positive constants F and cap, which keeps the order of the numerators
+// (rounding is monotone): a rank whose numerator of the term that binds the best score is no
+// larger cannot score above it, so its divisions are skipped (the same choice: only strictly
+// higher scores replace the best).
+static int32_t scan_best(double F, double cap, const double *L, const double *H,
+                         const int32_t *wopt, const zg_group *G, int32_t N, int mode) {
+    int32_t best = -1;
+    double bs = -INFINITY;
+    double bx = -INFINITY, by = -INFINITY;  // the best's binding numerator (rc or rm)
+    int prune = F > 0 && cap > 0;
+    for (int32_t r = 0; r < N; r++) {
+        if (wopt[r] < 0) continue;
+        const zg_option *o = &G->opts[wopt[r]];
+        if (cap - H[r] < o->mem) continue;
+        double x = F - L[r] - o->time, y = cap - H[r] - o->mem;
+        if (prune && best >= 0 && (x <= bx || y <= by)) continue;
+        double rc = x / F, rm = y / cap;
+        double s = mode ? rm : (rc < rm ? rc : rm);
+        if (s > bs) {
+            bs = s, best = r;
+            int rc_binds = !mode && rc < rm;
+            bx = rc_binds ? x : -INFINITY;
+            by = rc_binds ? -INFINITY : y;
+        }
+    }
+    return best;
+}
+
 // mode 0: the paper's rule; mode 1: memory first (the rank with the most memory left after
 // placement), used when mode 0 runs out of memory on a memory-tight batch.
 static zg_status place(const zg_problem *pr, const zg_batch *b, const int32_t *fill,
@@ -116,10 +192,14 @@ static zg_status place(const zg_problem *pr, const zg_batch *b, const int32_t *f
     for (int32_t i = 0; i < n_fill; i++) n_units += pr->groups[fill[i]].count;
     funit *u = st ? NULL : zg_calloc((size_t)(n_units > 0 ? n_units : 1), sizeof(funit), err);
     int32_t *wopt = st || !u ? NULL : zg_calloc((size_t)N, sizeof(int32_t), err);
-    if (st || !u || !wopt) {
-        free(order), free(u);
+    size_t P = 1;
+    while (P < (size_t)N) P *= 2;
+    double *ts = st || !wopt ? NULL : zg_calloc(2 * P, sizeof(double) + sizeof(int32_t), err);
+    if (st || !u || !wopt || !ts) {
+        free(order), free(u), free(wopt);
         return st ? st : ZG_ERR_NOMEM;
     }
+    int32_t *ti = (int32_t *)(ts + 2 * P);
     int64_t k = 0;
     for (int32_t i = 0; i < n_fill && !st; i++) {
         const zg_group *G = &pr->groups[order[i]];
@@ -130,31 +210,13 @@ static zg_status place(const zg_problem *pr, const zg_batch *b, const int32_t *f
                 wopt[o->start] < 0)
                 wopt[o->start] = j;
         }
+        // A group of several members keeps its ranks' scores in a tournament tree (only the
+        // ranks a member lands on change); a lone member scans the ranks.
+        int tree = G->count >= ZEL_FILL_TREE_MIN;
+        if (tree) tour_build(ts, ti, P, N, F, cap, L, H, wopt, G, mode);
         for (int64_t m = 0; m < G->count; m++) {
             int64_t seq = G->members[m];
-            int32_t best = -1;
-            double bs = -INFINITY;
-            // The scores divide by the positive constants F and cap, which keeps the order of
-            // the numerators (rounding is monotone): a rank whose numerator of the term that
-            // binds the best score is no larger cannot score above it, so its divisions are
-            // skipped (the same choice: only strictly higher scores replace the best).
-            double bx = -INFINITY, by = -INFINITY;  // the best's binding numerator (rc or rm)
-            int prune = F > 0 && cap > 0;
-            for (int32_t r = 0; r < N; r++) {
-                if (wopt[r] < 0) continue;
-                const zg_option *o = &G->opts[wopt[r]];
-                if (cap - H[r] < o->mem) continue;
-                double x = F - L[r] - o->time, y = cap - H[r] - o->mem;
-                if (prune && best >= 0 && (x <= bx || y <= by)) continue;
-                double rc = x / F, rm = y / cap;
-                double s = mode ? rm : (rc < rm ? rc : rm);
-                if (s > bs) {
-                    bs = s, best = r;
-                    int rc_binds = !mode && rc < rm;
-                    bx = rc_binds ? x : -INFINITY;
-                    by = rc_binds ? -INFINITY : y;
-                }
-            }
+            int32_t best = tree ? ti[1] : scan_best(F, cap, L, H, wopt, G, N, mode);
             funit *fu = &u[k++];
             fu->seq = seq, fu->g = order[i];
             if (best >= 0) {
@@ -162,6 +224,7 @@ static zg_status place(const zg_problem *pr, const zg_batch *b, const int32_t *f
                 L[best] += o->time, H[best] += o->mem;
                 fu->rank = best, fu->time = o->time, fu->mem = o->mem;
                 choice[seq] = wopt[best];
+                if (tree) tour_update(ts, ti, P, F, cap, L, H, wopt, G, best, mode);
                 continue;
             }
             // no whole rank has the memory: the best-fitting split option
@@ -189,14 +252,16 @@ static zg_status place(const zg_problem *pr, const zg_batch *b, const int32_t *f
                 break;
             }
             const zg_option *o = &G->opts[bj];
-            for (int32_t r = o->start; r < o->start + zg_option_degree(o); r++)
+            for (int32_t r = o->start; r < o->start + zg_option_degree(o); r++) {
                 L[r] += o->time, H[r] += o->mem;
+                if (tree && r >= 0 && r < N) tour_update(ts, ti, P, F, cap, L, H, wopt, G, r, mode);
+            }
             fu->rank = -1;
             choice[seq] = bj;
         }
     }
     if (!st) repair(pr, u, k, L, H, choice);
-    free(order), free(u), free(wopt);
+    free(order), free(u), free(wopt), free(ts);
     return st;
 }
 
