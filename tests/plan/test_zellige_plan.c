@@ -36,6 +36,56 @@ static void small_batch(zg_batch *b, uint64_t seed) {
     }
 }
 
+// zel_stage1_model (bench_planner_quality --explain) builds the model zel_two_stage solves: the
+// anchor groups by the cut, the other groups' whole time and memory as fluid work, and the
+// plan's anchors are options of it. (zg_failed_: the calling case's flag, for the CHECKs.)
+static void check_stage1_model(int *zg_failed_, const env *e, const zg_problem *pr,
+                               const zel_result *res, uint64_t seed) {
+    zg_error err;
+    zel_model m;
+    CHECK_OK(zel_stage1_model(&e->ctx, pr, &m, &err), &err);
+    CHECK_EQ_INT(m.n_grps, res->n_anchor_groups);
+    CHECK_EQ_INT(m.n_units, res->n_anchors);
+    double area = 0, mem = 0;
+    int64_t fillers = 0;
+    for (int32_t g = 0; g < pr->n_groups; g++) {
+        const zg_group *G = &pr->groups[g];
+        int anchor = 0;
+        for (int32_t i = 0; i < m.n_grps; i++) anchor |= m.grps[i].g == g;
+        int whole = 0;
+        for (int32_t j = 0; j < G->n_opts; j++) whole |= zg_config_is_whole(G->opts[j].config);
+        if (anchor) {
+            CHECK(res->cut < 0 || G->whole_time > res->cut || !whole);
+            continue;
+        }
+        CHECK(G->whole_time <= res->cut);
+        area += (double)G->count * G->whole_time, mem += (double)G->count * G->whole_mem;
+        fillers += G->count;
+    }
+    CHECK_EQ_INT(fillers + m.n_units, pr->n_seqs);
+    CHECK_NEAR(m.extra_area, area, 0, 1e-12);
+    CHECK_NEAR(m.fill_mem, mem, 0, 1e-12);
+    zel_sol s;
+    CHECK_OK(zel_sol_alloc(&m, &s, &err), &err);
+    int all = 1;
+    for (int32_t i = 0; i < m.n_grps; i++) {
+        const zel_grp *G = &m.grps[i];
+        for (int64_t q = 0; q < G->count; q++) {
+            int32_t src = res->choice[pr->groups[G->g].members[q]], k = -1;
+            for (int32_t j = 0; j < G->n_opts && k < 0; j++)
+                if (G->opts[j].src == src) k = j;
+            all &= k >= 0;
+            s.opt[m.unit0[i] + q] = k < 0 ? 0 : k;
+        }
+    }
+    CHECK_MSG(all, "seed %llu: an anchor's option is not in the stage-1 model",
+              (unsigned long long)seed);
+    CHECK(zel_sol_eval(&m, s.opt, NULL, NULL, &s.T, &s.K));
+    CHECK(s.T >= zel_model_lower_bound(&m) * (1 - 1e-12));
+    zel_sol_free(&s);
+    zel_model_free(&m);
+}
+
 ZG_TEST(zellige_plan_legal_and_loads_match_counts) {
     env e;
     zg_error err;
@@ -59,73 +109,12 @@ ZG_TEST(zellige_plan_legal_and_loads_match_counts) {
         CHECK_NEAR(p.makespan, T, 0, 1e-9);
         for (int r = 0; r < 8; r++) CHECK_NEAR(p.ranks[r].time, L[r], 1e-12, 1e-9);
         CHECK(res.n_anchors >= 1);
+        check_stage1_model(zg_failed_, &e, &pr, &res, seed);
+        if (*zg_failed_) return;
         free(res.choice);
         zg_problem_free(&pr);
         zg_plan_free(&p);
         zg_planner_free(&pl);
-        zg_batch_free(&b);
-    }
-    zg_pricer_free(&e.pricer);
-}
-
-// zel_stage1_model (bench_planner_quality --explain) builds the model zel_two_stage solves: the
-// anchor groups by the cut, the other groups' whole time and memory as fluid work, and the
-// plan's anchors are options of it.
-ZG_TEST(stage1_model_is_the_two_stage_model) {
-    env e;
-    zg_error err;
-    CHECK_OK(env_init(&e, "8xA800", &err), &err);
-    for (uint64_t seed = 1; seed <= 4; seed++) {
-        zg_batch b;
-        small_batch(&b, seed);
-        zg_problem pr;
-        CHECK_OK(zg_problem_build(&e.ctx, &b, &pr, &err), &err);
-        zel_result res;
-        CHECK_OK(zel_two_stage(&e.ctx, &pr, &b, NULL, &res, &err), &err);
-        zel_model m;
-        CHECK_OK(zel_stage1_model(&e.ctx, &pr, &m, &err), &err);
-        CHECK_EQ_INT(m.n_grps, res.n_anchor_groups);
-        CHECK_EQ_INT(m.n_units, res.n_anchors);
-        double area = 0, mem = 0;
-        int64_t fillers = 0;
-        for (int32_t g = 0; g < pr.n_groups; g++) {
-            const zg_group *G = &pr.groups[g];
-            int anchor = 0;
-            for (int32_t i = 0; i < m.n_grps; i++) anchor |= m.grps[i].g == g;
-            int whole = 0;
-            for (int32_t j = 0; j < G->n_opts; j++) whole |= zg_config_is_whole(G->opts[j].config);
-            if (anchor) {
-                CHECK(res.cut < 0 || G->whole_time > res.cut || !whole);
-                continue;
-            }
-            CHECK(G->whole_time <= res.cut);
-            area += (double)G->count * G->whole_time, mem += (double)G->count * G->whole_mem;
-            fillers += G->count;
-        }
-        CHECK_EQ_INT(fillers + m.n_units, pr.n_seqs);
-        CHECK_NEAR(m.extra_area, area, 0, 1e-12);
-        CHECK_NEAR(m.fill_mem, mem, 0, 1e-12);
-        zel_sol s;
-        CHECK_OK(zel_sol_alloc(&m, &s, &err), &err);
-        int all = 1;
-        for (int32_t i = 0; i < m.n_grps; i++) {
-            const zel_grp *G = &m.grps[i];
-            for (int64_t q = 0; q < G->count; q++) {
-                int32_t src = res.choice[pr.groups[G->g].members[q]], k = -1;
-                for (int32_t j = 0; j < G->n_opts && k < 0; j++)
-                    if (G->opts[j].src == src) k = j;
-                all &= k >= 0;
-                s.opt[m.unit0[i] + q] = k < 0 ? 0 : k;
-            }
-        }
-        CHECK_MSG(all, "seed %llu: an anchor's option is not in the stage-1 model",
-                  (unsigned long long)seed);
-        CHECK(zel_sol_eval(&m, s.opt, NULL, NULL, &s.T, &s.K));
-        CHECK(s.T >= zel_model_lower_bound(&m) * (1 - 1e-12));
-        zel_sol_free(&s);
-        zel_model_free(&m);
-        free(res.choice);
-        zg_problem_free(&pr);
         zg_batch_free(&b);
     }
     zg_pricer_free(&e.pricer);
