@@ -112,6 +112,32 @@ def test_good_plan_covers_every_token_once(tmp_path):
     assert max(r["time"] for r in plan["ranks"]) == pytest.approx(plan["makespan"])
 
 
+def test_plan_search_budgets(tmp_path):
+    # --lns-nodes / --anchor-nodes reach the zellige planner: every budget gives a legal plan
+    # (the search only ever improves an incumbent), and a bad budget is named with no output
+    batch = write(tmp_path, "b.json", json.dumps({"sequences": [
+        {"tokens": 497760}, {"tokens": 219600}, {"tokens": 219600}, {"tokens": 95160},
+        *[{"tokens": 1560} for _ in range(60)]]}))
+    nodes = {}
+    for args in (["--lns-nodes", "0"], ["--lns-nodes", "1250"], ["--lns-nodes", "-1"],
+                 ["--anchor-nodes", "1", "--lns-nodes", "-1"]):
+        out = tmp_path / "p.json"
+        r = run("plan", "--cluster", "32xA6000", "--batch", batch, "--json", str(out), "--quiet",
+                *args)
+        assert r.returncode == 0, r.stderr
+        summary = json.loads(out.read_text())["summary"]  # "... (T*=..., ..., N nodes)"
+        nodes[" ".join(args)] = int(summary.split(" nodes)")[0].split()[-1])
+    # one node per min-T phase and the split phase's floor of 50: the budgets were applied (the
+    # default spends 272 nodes on this batch)
+    assert nodes["--anchor-nodes 1 --lns-nodes -1"] <= 60, nodes
+    for args, needle in ((["--lns-nodes", "-2"], "--lns-nodes -2"),
+                         (["--anchor-nodes", "-5"], "--anchor-nodes -5")):
+        out = tmp_path / "bad.json"
+        r = run("plan", "--cluster", "32xA6000", "--batch", batch, "--json", str(out), *args)
+        assert r.returncode != 0 and needle in r.stderr, r.stderr
+        assert not out.exists()
+
+
 def test_simulate_writes_report_and_json(tmp_path):
     rep = tmp_path / "r.html"
     r = run("simulate", "--cluster", "8xA800", "--video-seconds", "10", "--load", "125K",
