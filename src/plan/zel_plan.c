@@ -119,14 +119,14 @@ static int has_whole(const zg_group *g) {
 // within (1 + eps) T*) gets a quarter of it: it rarely completes there, and on the quality
 // bench its last three quarters cost time without making plans better (docs, eighth pass).
 // Beyond 8 ranks the min-T search rarely proves either; what its budget bought was a better
-// incumbent, which the neighbourhood search (zel_lns.c, min(5 000, 160 000 / N) nodes) now
+// incumbent, which the neighbourhood search (zel_lns.c, min(2 500, 80 000 / N) nodes) now
 // finds for fewer nodes: the frontier in docs/planner-zellige.md (eighth, ninth and eleventh
 // passes).
 #define ZEL_ANCHOR_MAX_NODES 50000
 #define ZEL_ANCHOR_WIDE_NODES 10000
 #define ZEL_SPLIT_DIV 4
-#define ZEL_LNS_NODES 160000
-#define ZEL_LNS_MAX_NODES 5000
+#define ZEL_LNS_NODES 80000
+#define ZEL_LNS_MAX_NODES 2500
 static int64_t anchor_node_budget(int32_t N) {
     if (N <= 8) return ZEL_ANCHOR_MAX_NODES;
     int64_t b = ZEL_ANCHOR_WIDE_NODES / N;
@@ -139,10 +139,11 @@ static int64_t split_node_budget(int32_t N, int64_t budget) {
 
 // Node budget of the large-neighbourhood improvement of the stage-1 incumbent (zel_lns.c)
 // before the min-T search: beyond 8 ranks only, where the search ends on its budget and the
-// start is what it keeps (docs, ninth pass); at most 8 ranks the search proves. 5 000 at 16
-// and 32 ranks (was 40 000 / N: 2 500 and 1 250): the eleventh pass made stage 1 ~35 % cheaper
-// and spent part of that here (bench_planner_quality gap means at 16 / 32 ranks high load
-// 0.045 / 0.126 % -> 0.034 / 0.040 % against the best plan known per batch).
+// start is what it keeps (docs, ninth pass); at most 8 ranks the search proves. 2 500 at 16
+// and 32 ranks (was 40 000 / N: 2 500 and 1 250); with the sub-search gap of 7e-4 (zel_lns.c)
+// better plans than before at 16 / 32 ranks for fewer instructions (docs, eleventh pass: gap
+// means against the best plan known 0.085 / 0.198 % -> 0.058 / 0.091 % at high load).
+// `zellige plan --lns-nodes 5000`: 0.034 / 0.066 % for ~35 % more.
 static int64_t lns_node_budget(int32_t N) {
     if (N <= 8) return 0;
     return ZEL_LNS_NODES / N < ZEL_LNS_MAX_NODES ? ZEL_LNS_NODES / N : ZEL_LNS_MAX_NODES;
