@@ -128,7 +128,7 @@ def test_plan_search_budgets(tmp_path):
         summary = json.loads(out.read_text())["summary"]  # "... (T*=..., ..., N nodes)"
         nodes[" ".join(args)] = int(summary.split(" nodes)")[0].split()[-1])
     # one node per min-T phase and the split phase's floor of 50: the budgets were applied (the
-    # default spends 272 nodes on this batch)
+    # default spends 212 nodes on this batch)
     assert nodes["--anchor-nodes 1 --lns-nodes -1"] <= 60, nodes
     for args, needle in ((["--lns-nodes", "-2"], "--lns-nodes -2"),
                          (["--anchor-nodes", "-5"], "--anchor-nodes -5")):
