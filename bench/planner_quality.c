@@ -6,6 +6,7 @@
 //
 //   build/bin/bench_planner_quality [--settings 8xA800:high,8xA800:low,...] [--batches N]
 //       [--time-limit S] [--mixes V35,...] [--per-batch] [--explain K]
+//       [--best bench/data/planner_best.json [--best-update]]
 //   build/bin/bench_planner_quality --export DIR [--export-count K]
 // --export writes K small anchor-stage problems (8xA800, low load, anchors only) with our
 // proven optimum to DIR/anchor_<i>.json, for tests/py/test_cpsat_crosscheck.py.
@@ -17,12 +18,17 @@ static const char *usage =
     "usage: bench_planner_quality [--settings CLUSTER:LOAD,...] [--batches N] [--time-limit S]\n"
     "                             [--mixes LIST] [--anchor-nodes N] [--lns-nodes N]\n"
     "                             [--ref-lns-nodes N] [--per-batch] [--explain K]\n"
+    "                             [--best FILE [--best-update]]\n"
     "                             | --export DIR\n"
     "                             [--export-count K]\n"
     "--anchor-nodes N: zellige's stage-1 node budget per search phase (0 = default rule);\n"
     "--lns-nodes N: zellige's stage-1 neighbourhood-search budget (0 = default rule, -1 = off);\n"
     "--ref-lns-nodes N: joint's (the reference's) neighbourhood-search budget (0 = default).\n"
     "--per-batch: one line per batch (index, mix, zellige and joint makespan, gap).\n"
+    "--best FILE: also report the gap to the best plan known per batch (bestgap: against\n"
+    "min(FILE's makespan, joint, zellige)); FILE (bench/data/planner_best.json) holds, per\n"
+    "setting, the best makespan any run has recorded for each batch index (same --mixes).\n"
+    "--best-update: write the new minima back into FILE (atomic; creates it).\n"
     "--explain K: for batch K of each setting, both plans' anchors (block and time per anchor,\n"
     "by group) and their objective on zellige's stage-1 model (lower = the model prefers it;\n"
     "joint's layout scoring lower means a stage-1 search failure, not a model error).\n"
@@ -168,9 +174,60 @@ static void explain_batch(const zb_env *e, const zg_batch *b, const zg_plan *z,
     zg_problem_free(&pr);
 }
 
+// --best FILE: {"mixes": "V35,...", "settings": {"16xA800:high": [makespan per batch], ...}}.
+// Opens it (a missing file is an empty one when it will be written); NULL (printed) on error.
+static cJSON *best_open(const char *path, const char *mixes, int update) {
+    if (!path) return NULL;
+    zg_error err;
+    cJSON *j = NULL;
+    FILE *f = fopen(path, "r");
+    if (f) {
+        fclose(f);
+        if (zg_json_read_file(path, &j, &err)) {
+            fprintf(stderr, "bench_planner_quality: --best: %s\n", err.msg);
+            return NULL;
+        }
+        const cJSON *m = cJSON_GetObjectItem(j, "mixes");
+        if (!cJSON_IsString(m) || strcmp(m->valuestring, mixes) ||
+            !cJSON_IsObject(cJSON_GetObjectItem(j, "settings"))) {
+            fprintf(stderr, "bench_planner_quality: --best: %s holds batches of mixes '%s', "
+                            "this run draws '%s' (use --mixes %s, or another file)\n",
+                    path, cJSON_IsString(m) ? m->valuestring : "?", mixes,
+                    cJSON_IsString(m) ? m->valuestring : "...");
+            cJSON_Delete(j);
+            return NULL;
+        }
+        return j;
+    }
+    if (!update) {
+        fprintf(stderr, "bench_planner_quality: --best: cannot open %s (add --best-update to "
+                        "create it)\n", path);
+        return NULL;
+    }
+    j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "mixes", mixes);
+    cJSON_AddStringToObject(j, "note", "best plan makespan (s) recorded per batch index by "
+                                       "bench_planner_quality --best-update");
+    cJSON_AddItemToObject(j, "settings", cJSON_CreateObject());
+    return j;
+}
+
+// The row of setting `name` (CLUSTER:LOAD), padded to n entries (0 = none recorded yet).
+static cJSON *best_row(cJSON *best, const char *name, int n) {
+    cJSON *set = cJSON_GetObjectItem(best, "settings");
+    cJSON *row = cJSON_GetObjectItem(set, name);
+    if (!cJSON_IsArray(row)) {
+        cJSON_DeleteItemFromObject(set, name);
+        row = cJSON_AddArrayToObject(set, name);
+    }
+    while (cJSON_GetArraySize(row) < n) cJSON_AddItemToArray(row, cJSON_CreateNumber(0));
+    return row;
+}
+
 int main(int argc, char **argv) {
     char settings[256] = "8xA800:high,8xA800:low", mixes[128] = "V35,V40,V45,V50,V55,V60";
-    int batches = 100, export_count = 5, per_batch = 0, explain = -1;
+    int batches = 100, export_count = 5, per_batch = 0, explain = -1, best_update = 0;
+    const char *best_path = NULL;
     int64_t anchor_nodes = 0, lns_nodes = 0, ref_lns_nodes = 0;
     double limit = 0.2;
     const char *export_dir = NULL;
@@ -183,6 +240,10 @@ int main(int argc, char **argv) {
             per_batch = 1;
         } else if (v && !strcmp(a, "--explain")) {
             explain = atoi(v), i++;
+        } else if (v && !strcmp(a, "--best")) {
+            best_path = v, i++;
+        } else if (!strcmp(a, "--best-update")) {
+            best_update = 1;
         } else if (v && !strcmp(a, "--settings")) {
             snprintf(settings, sizeof settings, "%s", v), i++;
         } else if (v && !strcmp(a, "--mixes")) {
@@ -207,6 +268,12 @@ int main(int argc, char **argv) {
         }
     }
     if (export_dir) return export_anchor_problems(export_dir, export_count);
+    if (best_update && !best_path) {
+        fprintf(stderr, "bench_planner_quality: --best-update needs --best FILE\n");
+        return 1;
+    }
+    cJSON *best = best_open(best_path, mixes, best_update);
+    if (best_path && !best) return 1;
     char *st[16], *mx[16];
     int nst = zb_split(settings, st, 16), nmx = zb_split(mixes, mx, 16);
     printf("%-10s %-4s %7s %7s %9s %9s %9s %9s %9s %8s\n", "cluster", "load", "batches",
@@ -225,7 +292,8 @@ int main(int argc, char **argv) {
         }
         e.ctx.opts.time_limit_s = limit;
         int64_t tpr = !strcmp(load, "low") ? e.low : e.high;
-        double gsum = 0, gmax = 0, lsum = 0, lmax = 0;
+        double gsum = 0, gmax = 0, lsum = 0, lmax = 0, bsum = 0, bmax = 0;
+        cJSON *brow = best ? best_row(best, st[s], batches) : NULL;
         int n = 0, proven = 0, infeasible = 0;
         double *zt = calloc((size_t)batches + 1, sizeof(double));
         zg_planner zp, jp;
@@ -258,9 +326,21 @@ int main(int argc, char **argv) {
                 return 1;
             } else {
                 double g = z.makespan / j.makespan - 1, lg = z.makespan / j.lower_bound - 1;
+                double bk = z.makespan < j.makespan ? z.makespan : j.makespan;
+                if (brow) {
+                    cJSON *it = cJSON_GetArrayItem(brow, k);
+                    if (cJSON_IsNumber(it) && it->valuedouble > 0 && it->valuedouble < bk)
+                        bk = it->valuedouble;
+                    if (best_update) cJSON_ReplaceItemInArray(brow, k, cJSON_CreateNumber(bk));
+                    double bg = z.makespan / bk - 1;
+                    bsum += bg;
+                    if (bg > bmax) bmax = bg;
+                }
                 if (per_batch)
-                    printf("batch %d %s zellige %.9g joint %.9g gap %.4f%%\n", k, mx[k % nmx],
-                           z.makespan, j.makespan, 100 * g);
+                    printf("batch %d %s zellige %.9g joint %.9g gap %.4f%%%s", k, mx[k % nmx],
+                           z.makespan, j.makespan, 100 * g, brow ? "" : "\n");
+                if (per_batch && brow)
+                    printf(" best %.9g bestgap %.4f%%\n", bk, 100 * (z.makespan / bk - 1));
                 if (k == explain) explain_batch(&e, &b, &z, &j);
                 if (g < 0) g = 0;  // joint starts from the two-stage plan: never above it
                 gsum += g, lsum += lg;
@@ -277,17 +357,31 @@ int main(int argc, char **argv) {
         double p50 = zb_quantile(zt, n, 0.5);
         printf("%-10s %-4s %7d %7d %9.4f %9.4f %9.4f %9.4f %9.3f %8d\n", name, load, n, proven,
                100 * gsum / d, 100 * gmax, 100 * lsum / d, 100 * lmax, p50, infeasible);
+        if (brow)
+            printf("  best known (%s): bestgap mean %.4f%% max %.4f%%\n", best_path,
+                   100 * bsum / d, 100 * bmax);
         printf("{\"bench\":\"planner_quality\",\"cluster\":\"%s\",\"load\":\"%s\","
                "\"tokens_per_rank\":%lld,\"batches\":%d,\"joint_proven\":%d,"
                "\"gap_mean\":%.6g,\"gap_max\":%.6g,\"gap_lb_mean\":%.6g,\"gap_lb_max\":%.6g,"
-               "\"zellige_p50_ms\":%.4f,\"joint_time_limit_s\":%g,\"infeasible\":%d}\n",
+               "\"zellige_p50_ms\":%.4f,\"joint_time_limit_s\":%g,\"infeasible\":%d",
                name, load, (long long)tpr, n, proven, gsum / d, gmax, lsum / d, lmax, p50, limit,
                infeasible);
+        if (brow) printf(",\"best_gap_mean\":%.6g,\"best_gap_max\":%.6g", bsum / d, bmax);
+        printf("}\n");
         fflush(stdout);
         free(zt);
         zg_planner_free(&zp);
         zg_planner_free(&jp);
         zb_env_free(&e);
     }
-    return 0;
+    int rc = 0;
+    if (best && best_update) {
+        zg_error werr;
+        if (zg_json_write_file(best_path, best, 1, &werr)) {
+            fprintf(stderr, "bench_planner_quality: --best-update: %s\n", werr.msg);
+            rc = 1;
+        }
+    }
+    cJSON_Delete(best);
+    return rc;
 }
