@@ -27,11 +27,11 @@
 #include "plan/zel_internal.h"
 
 // Certified gap of a sub-search: it only looks for completions at least 0.07 % better than the
-// current T. Measured per batch against the best plan known (bench_planner_quality, 16xA800
-// high / 32xA6000 high / low, 5 000-node budget, docs eleventh pass): 2e-3 gave gap means
-// 0.074 / 0.109 / 0.023 %, 7e-4 0.029 / 0.045 / 0.008 % for +20 % (32 ranks) / +36 % (16
-// ranks) instructions; 4e-4 and 1e-3 were no better; 5e-3 worse; 1e-4 (ninth pass) spent the
-// budget on small steps. Incumbents only: the exact search is unaffected.
+// current T. Measured per batch against bench/data/planner_best.json (bench_planner_quality
+// --best, 16xA800 high / 32xA6000 high / low, 5 000-node budget, docs eleventh pass): 2e-3 gave
+// gap means 0.082 / 0.131 / 0.032 %, 7e-4 0.037 / 0.067 / 0.017 % for +20 % (32 ranks) / +36 %
+// (16 ranks) instructions; 4e-4 and 1e-3 were no better; 5e-3 worse; 1e-4 (ninth pass) spent
+// the budget on small steps. Incumbents only: the exact search is unaffected.
 #define ZEL_LNS_GAP 7e-4
 
 // Sub-models with at most this many count vectors (prod over groups of count + 1) try the column
@@ -41,10 +41,9 @@
 #define ZEL_LNS_COL_STATES 32
 
 // The eighth-width windows free the fewest anchors; their sub-searches get this many times the
-// sub-budget (measured, bench_planner_quality per batch at 5 000 nodes: 32xA6000 low max gap
-// 0.24 -> 0.135 %, 32 high mean 0.040 -> 0.037 %, 16 ranks unchanged, +10 % instructions at
-// 32xA6000; 2x: 32 high mean 0.046 %; every neighbourhood 4x: better maxima at 16 / 32 high
-// (0.44 / 0.60 %) for +44 %).
+// sub-budget (docs, eleventh pass: it reaches re-packings of a few anchors that a plain
+// sub-search misses, for +10 % instructions at 32xA6000; 2x gained less, 4x for every
+// neighbourhood cost +44 %).
 #define ZEL_LNS_EIGHTH_MUL 4
 
 typedef struct lns_ws {

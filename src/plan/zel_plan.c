@@ -142,8 +142,8 @@ static int64_t split_node_budget(int32_t N, int64_t budget) {
 // start is what it keeps (docs, ninth pass); at most 8 ranks the search proves. 2 500 at 16
 // and 32 ranks (was 40 000 / N: 2 500 and 1 250); with the sub-search gap of 7e-4 (zel_lns.c)
 // better plans than before at 16 / 32 ranks for fewer instructions (docs, eleventh pass: gap
-// means against the best plan known 0.085 / 0.198 % -> 0.058 / 0.091 % at high load).
-// `zellige plan --lns-nodes 5000`: 0.034 / 0.066 % for ~35 % more.
+// means against bench/data/planner_best.json 0.093 / 0.221 % -> 0.061 / 0.091 % at high load).
+// `zellige plan --lns-nodes 5000`: 0.037 / 0.067 % for ~35 % more.
 static int64_t lns_node_budget(int32_t N) {
     if (N <= 8) return 0;
     return ZEL_LNS_NODES / N < ZEL_LNS_MAX_NODES ? ZEL_LNS_NODES / N : ZEL_LNS_MAX_NODES;

@@ -32,7 +32,7 @@ static const char *usage_text =
     "  --lns-nodes N         zellige stage 1 above 8 ranks: neighbourhood-search budget\n"
     "                        (default 0: min(2500, 80000/N); -1: off). Larger is slower\n"
     "                        and better: 5000 at 16-32 ranks, ~35 % more planner time for\n"
-    "                        plans ~0.03 % faster (docs/planner-zellige.md, eleventh pass)\n"
+    "                        plans ~0.02 % faster (docs/planner-zellige.md, eleventh pass)\n"
     "  --catalog C           default | none: bucket catalog for the anchor cut (default: the\n"
     "                        model's default catalog when every bucket of the batch is in it)\n"
     "  --seed N              seed for randomised tie-breaks (default 0)\n"
