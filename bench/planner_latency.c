@@ -4,7 +4,7 @@
 //   build/bin/bench_planner_latency [--clusters 8xA800,16xA800,32xA6000,64xH100,256xH100,1024xH100]
 //       [--mixes V35,V40,V45,V50,V55,V60] [--loads high,low] [--steps N] [--steps-large N]
 //       [--family node|aligned|sliding] [--path auto|exact] [--compare] [--no-cache]
-//       [--anchor-nodes N] [--lns-nodes N]
+//       [--anchor-nodes N] [--lns-nodes N] [--no-memory]
 // Loads: high, low (tokens per rank from zel_bench.h) and s4096: the tokens per rank scaled
 // from high load so that the step-0 batch has about 4096 sequences (the 1024-rank
 // target: tpr = high * 4096 / n(high batch), then the batch is drawn at that tpr).
@@ -20,6 +20,11 @@
 // JSON is step 0's total. --no-cache plans every step cold.
 // --anchor-nodes N: the exact stage 1's node budget per search phase (0 = the default rule).
 // --lns-nodes N: its neighbourhood-search budget (zel_lns.c; 0 = the default rule, -1 = off).
+// --no-memory: no stage-1 layouts remembered across steps (zel_library.c; anchor_memory = -1).
+// The planner state (warm start, layouts, caches) lives per (cluster, mix, load) across its
+// steps, as in a training run; `replayed` in the JSON is the share of steps whose stage 1
+// replayed a remembered layout instead of searching (it grows with --steps: the anchor
+// multisets recur).
 // makespan_mean in the JSON: the mean plan makespan (s), deterministic like anchor_nodes_mean
 // (a fingerprint of the plans when a change should keep them).
 // Times: build = zg_problem_build (enumerating and pricing options), solve = cut + anchor
@@ -34,7 +39,7 @@ static const char *usage =
     "usage: bench_planner_latency [--clusters LIST] [--mixes LIST] [--loads high,low]\n"
     "                             [--steps N] [--steps-large N] [--family F]\n"
     "                             [--path auto|exact] [--compare] [--no-cache]\n"
-    "                             [--anchor-nodes N] [--lns-nodes N]\n";
+    "                             [--anchor-nodes N] [--lns-nodes N] [--no-memory]\n";
 
 // Tokens per rank for load name ld (see the header comment).
 static int64_t load_tpr(const zb_env *e, const char *ld, double share, zg_error *err) {
@@ -53,7 +58,7 @@ static int64_t load_tpr(const zb_env *e, const char *ld, double share, zg_error 
 typedef struct lat_acc {
     double *tb, *ts, *tt, *ta;  // per step: build, solve, total, anchor stage (ms)
     double seqs, anchors, sum_a, sum_t, nodes, ms_sum, gap_sum, ratio_max, ratio_sum, cold_ms;
-    int optimal, infeasible, n_ok, n_cmp;
+    int optimal, infeasible, n_ok, n_cmp, replayed;
     zel_warm *warm;
     zel_cache *cache;
     zel_pcache *pcache;
@@ -150,6 +155,7 @@ static int plan_one(zb_env *e, const zg_batch *b, int s, int fast, int compare, 
     a->sum_a += res.anchor_ms, a->sum_t += a->tt[k];
     a->seqs += (double)b->n, a->anchors += (double)res.n_anchors;
     a->optimal += res.st1.optimal;
+    a->replayed += res.st1.replayed;
     a->nodes += (double)res.st1.nodes;
     a->ms_sum += res.makespan;
     free(res.choice);
@@ -181,17 +187,18 @@ static void lat_acc_print(lat_acc *a, const char *cl, int ranks, const char *ld,
            "\"solve_p99_ms\":%.4f,\"anchor_p50_ms\":%.4f,\"total_p50_ms\":%.4f,"
            "\"total_p99_ms\":%.4f,\"anchor_share\":%.4f,\"anchor_optimal\":%.3f,"
            "\"infeasible\":%d,\"anchor_nodes_mean\":%.1f,\"makespan_mean\":%.9g,"
-           "\"cold_ms\":%.4f}\n",
+           "\"cold_ms\":%.4f,\"replayed\":%.3f}\n",
            cl, ranks, ld, (long long)tpr, mx, n_ok, a->seqs / div, a->anchors / div,
            bp50, sp50, sp99, ap50, tp50, tp99, a->sum_t > 0 ? a->sum_a / a->sum_t : 0,
-           (double)optimal / div, a->infeasible, a->nodes / div, a->ms_sum / div, a->cold_ms);
+           (double)optimal / div, a->infeasible, a->nodes / div, a->ms_sum / div, a->cold_ms,
+           (double)a->replayed / div);
     fflush(stdout);
 }
 
 int main(int argc, char **argv) {
     zb_args ar = {"8xA800,16xA800,32xA6000,64xH100,256xH100,1024xH100",
                   "V35,V40,V45,V50,V55,V60", "high,low", "node", 10};
-    int steps_large = 2, exact_only = 0, compare = 0, no_cache = 0;
+    int steps_large = 2, exact_only = 0, compare = 0, no_cache = 0, no_memory = 0;
     int64_t anchor_nodes = 0, lns_nodes = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -208,6 +215,8 @@ int main(int argc, char **argv) {
             compare = 1;
         } else if (!strcmp(a, "--no-cache")) {
             no_cache = 1;
+        } else if (!strcmp(a, "--no-memory")) {
+            no_memory = 1;
         } else if (v && !strcmp(a, "--anchor-nodes")) {
             anchor_nodes = atoll(v), i++;
         } else if (v && !strcmp(a, "--lns-nodes")) {
@@ -237,6 +246,7 @@ int main(int argc, char **argv) {
         }
         e.ctx.opts.anchor_nodes = anchor_nodes;
         e.ctx.opts.anchor_lns_nodes = lns_nodes;
+        e.ctx.opts.anchor_memory = no_memory ? -1 : 0;
         int n_steps = e.cluster.world_size > 64 ? steps_large : ar.steps;
         for (int l = 0; l < nld; l++) {
             for (int x = 0; x < nmx; x++) {

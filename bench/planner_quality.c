@@ -18,12 +18,14 @@ static const char *usage =
     "usage: bench_planner_quality [--settings CLUSTER:LOAD,...] [--batches N] [--time-limit S]\n"
     "                             [--mixes LIST] [--anchor-nodes N] [--lns-nodes N]\n"
     "                             [--ref-lns-nodes N] [--per-batch] [--explain K]\n"
-    "                             [--best FILE [--best-update]]\n"
+    "                             [--best FILE [--best-update]] [--no-memory]\n"
     "                             | --export DIR\n"
     "                             [--export-count K]\n"
     "--anchor-nodes N: zellige's stage-1 node budget per search phase (0 = default rule);\n"
     "--lns-nodes N: zellige's stage-1 neighbourhood-search budget (0 = default rule, -1 = off);\n"
     "--ref-lns-nodes N: joint's (the reference's) neighbourhood-search budget (0 = default).\n"
+    "--no-memory: zellige remembers no stage-1 layouts across batches (anchor_memory = -1;\n"
+    "by default one planner plans a setting's batches in order, as in a training run).\n"
     "--per-batch: one line per batch (index, mix, zellige and joint makespan, gap).\n"
     "--best FILE: also report the gap to the best plan known per batch (bestgap: against\n"
     "min(FILE's makespan, joint, zellige)); FILE (bench/data/planner_best.json) holds, per\n"
@@ -229,6 +231,7 @@ int main(int argc, char **argv) {
     int batches = 100, export_count = 5, per_batch = 0, explain = -1, best_update = 0;
     const char *best_path = NULL;
     int64_t anchor_nodes = 0, lns_nodes = 0, ref_lns_nodes = 0;
+    int no_memory = 0;
     double limit = 0.2;
     const char *export_dir = NULL;
     for (int i = 1; i < argc; i++) {
@@ -244,6 +247,8 @@ int main(int argc, char **argv) {
             best_path = v, i++;
         } else if (!strcmp(a, "--best-update")) {
             best_update = 1;
+        } else if (!strcmp(a, "--no-memory")) {
+            no_memory = 1;
         } else if (v && !strcmp(a, "--settings")) {
             snprintf(settings, sizeof settings, "%s", v), i++;
         } else if (v && !strcmp(a, "--mixes")) {
@@ -304,6 +309,7 @@ int main(int argc, char **argv) {
         }
         zp.ctx.opts.anchor_nodes = anchor_nodes;
         zp.ctx.opts.anchor_lns_nodes = lns_nodes;
+        zp.ctx.opts.anchor_memory = no_memory ? -1 : 0;
         jp.ctx.opts.anchor_lns_nodes = ref_lns_nodes;
         for (int k = 0; k < batches; k++) {
             zg_mix_spec spec = {zg_mix_share_from_name(mx[k % nmx]), tpr, e.video_seconds,

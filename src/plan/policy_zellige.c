@@ -60,7 +60,10 @@ static zg_status plan_zellige(zg_planner *pl, const zg_batch *b, zg_plan *out, z
                  "cut %.4g s: %lld anchors in %d groups, %lld split; anchor stage %s "
                  "(T*=%.6g s, lower bound %.6g s, %lld nodes)%s",
                  res.cut, (long long)res.n_anchors, res.n_anchor_groups, (long long)res.st1.K,
-                 res.st1.optimal ? "optimal" : "node limit", res.st1.T, res.st1.lb,
+                 res.st1.optimal    ? "optimal"
+                 : res.st1.replayed ? "replayed a layout remembered from an earlier step"
+                                    : "node limit",
+                 res.st1.T, res.st1.lb,
                  (long long)res.st1.nodes,
                  res.uniform_degree ? "; a disjoint-tile plan was better and is used" : "");
     }

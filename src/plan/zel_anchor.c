@@ -221,3 +221,19 @@ zg_status zel_anchor_solve_lns(const zel_model *m, double eps, const zel_limits 
     st->seconds = zg_time_now() - t0;
     return ZG_OK;
 }
+
+void zel_anchor_replay(const zel_model *m, double lb, const zel_sol *from, zel_sol *sol,
+                       zel_sol *alt0, zel_sol *alt1, zel_stage1 *st) {
+    double t0 = zg_time_now();
+    memset(st, 0, sizeof *st);
+    zel_sol_copy(m, sol, from);
+    if (alt0) zel_sol_copy(m, alt0, from);
+    zel_local_improve(m, sol, 1);
+    if (alt1) zel_sol_copy(m, alt1, sol);
+    st->T = sol->T;
+    st->K = sol->K;
+    st->lb = lb;
+    st->optimal = 0;  // nothing proven (K not minimised here)
+    st->replayed = 1;
+    st->seconds = zg_time_now() - t0;
+}

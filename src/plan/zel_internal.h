@@ -269,6 +269,7 @@ typedef struct zel_stage1 {
     int64_t K;           // split anchors
     int64_t nodes;
     double seconds;
+    int32_t replayed;    // 1: a layout remembered from an earlier step (zel_anchor_replay)
 } zel_stage1;
 
 // Lexicographic stage 1 on model m: min T, then min K within (1 + eps) T. warm (may be NULL)
@@ -295,6 +296,13 @@ zg_status zel_anchor_solve_lns(const zel_model *m, double eps, const zel_limits 
                                const zel_limits *lim_split, int64_t lns_nodes,
                                const int32_t *warm, zel_sol *sol, zel_sol *alt0, zel_sol *alt1,
                                zel_stage1 *st, zg_error *err);
+
+// Stage 1 without a search: layout `from` (a feasible solution of m, e.g. remembered by
+// zel_library.c) improved by one sweep of 1-opt moves (zel_local_improve) into *sol; alt0 =
+// `from`, alt1 = *sol (as zel_anchor_solve_lns). st->lb = lb (the root bound), st->optimal = 0,
+// st->replayed = 1.
+void zel_anchor_replay(const zel_model *m, double lb, const zel_sol *from, zel_sol *sol,
+                       zel_sol *alt0, zel_sol *alt1, zel_stage1 *st);
 
 // Per-sequence choice: the option (index into its zg_group.opts) of every batch index.
 // Stage 2: whole fillers on top of ledgers L/H (n_ranks, updated in place), §5.3 rule, then a
@@ -352,5 +360,21 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
 // options chosen at the previous step and proposes it as an incumbent for the next step.
 zel_warm *zel_warm_new(void);
 void zel_warm_free(zel_warm *w);
+
+// Stage-1 layouts remembered across steps per anchor multiset (zel_library.c; zel_warm holds
+// one). Both calls clear the library first when ctx differs from the one it was filled under.
+typedef struct zel_library zel_library;
+zel_library *zel_library_new(void);
+void zel_library_free(zel_library *lib);
+// The best layout stored for m's anchor multiset under m's objective into *out (allocated;
+// canonical, T and K set) and its objective / root-bound ratio when stored into *ratio; 0 if
+// there is none (or none maps onto m's options). *refresh = 1 on every ZEL_LIB_REFRESH-th
+// lookup of the multiset: the caller should then search in full.
+int zel_library_best(zel_library *lib, const zg_plan_ctx *ctx, const zel_model *m,
+                     const zg_problem *pr, zel_sol *out, double *ratio, int *refresh);
+// Remembers solution s of m with its objective / root-bound ratio (the oldest of the multiset's
+// layouts makes room; a layout already held is not stored again).
+void zel_library_store(zel_library *lib, const zg_plan_ctx *ctx, const zel_model *m,
+                       const zg_problem *pr, const zel_sol *s, double ratio);
 
 #endif

@@ -19,9 +19,17 @@ typedef struct warm_ent {
 struct zel_warm {
     int32_t n;
     warm_ent *e;
+    zel_library *lib;  // stage-1 layouts per anchor multiset (zel_library.c)
 };
 
-zel_warm *zel_warm_new(void) { return calloc(1, sizeof(zel_warm)); }
+zel_warm *zel_warm_new(void) {
+    zel_warm *w = calloc(1, sizeof(zel_warm));
+    if (w && !(w->lib = zel_library_new())) {
+        free(w);
+        return NULL;
+    }
+    return w;
+}
 
 static void warm_clear(zel_warm *w) {
     for (int32_t i = 0; i < w->n; i++) free(w->e[i].cfg), free(w->e[i].start);
@@ -33,6 +41,7 @@ static void warm_clear(zel_warm *w) {
 void zel_warm_free(zel_warm *w) {
     if (!w) return;
     warm_clear(w);
+    zel_library_free(w->lib);
     free(w);
 }
 
@@ -204,6 +213,22 @@ static int uniform_may_win(const zg_problem *pr, double ms) {
     return may;
 }
 
+// Replay (zel_anchor_replay) the layout `lay` remembered for these anchors instead of searching?
+// Only above 8 ranks (at most 8 the search usually proves its optimum, and the latency target is
+// met anyway), with the built-in budgets (an explicit budget asks for that much search), not on
+// the library's periodic refresh, and only when the layout is as close to this step's root bound
+// lb as it was to its own step's when stored (ratio), within ZEL_LIB_TRUST: a layout that the
+// fillers' work of this step makes relatively worse is searched past instead. The threshold and
+// the refresh period were chosen on the bench (docs/planner-zellige.md, twelfth pass).
+#define ZEL_LIB_TRUST 2e-5
+static int replay_trusted(const zg_plan_ctx *ctx, int32_t N, double lb, const zel_sol *lay,
+                          double ratio, int refresh) {
+    if (N <= 8 || refresh || ctx->opts.anchor_nodes != 0 || ctx->opts.anchor_lns_nodes != 0)
+        return 0;
+    if (!(lay->T < INFINITY) || !(lb > 0) || !(ratio < INFINITY)) return 0;
+    return lay->T / lb <= ratio * (1 + ZEL_LIB_TRUST);
+}
+
 // Anchor groups (whole price above the cut, or no whole option) into anc, the others into fil
 // (n_groups entries each), in group order.
 static void split_groups(const zg_problem *pr, double cut, int32_t *anc, int32_t *n_anc,
@@ -273,13 +298,21 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
     double t0 = zg_time_now();
     zel_model m;
     st = stage1_build(pr, anc, res->n_anchor_groups, fil, res->n_filler_groups, &m, err);
-    zel_sol sol = {0}, sal[2] = {{0}, {0}};
+    // sol: stage 1's result; sal[0], sal[1]: its start and its min-T solution (alt0, alt1);
+    // sal[2]: the best layout remembered for these anchors (zel_library.c)
+    zel_sol sol = {0}, sal[3] = {{0}, {0}, {0}};
+    for (int32_t i = 0; i < 4 && !st; i++) st = zel_sol_alloc(&m, i ? &sal[i - 1] : &sol, err);
+    zel_library *lib = warm && ctx->opts.anchor_memory >= 0 ? warm->lib : NULL;
+    double lb0 = 0, lib_ratio = INFINITY;
+    int refresh = 0;
     if (!st) {
-        st = zel_sol_alloc(&m, &sol, err);
-        if (!st) st = zel_sol_alloc(&m, &sal[0], err);
-        if (!st) st = zel_sol_alloc(&m, &sal[1], err);
+        lb0 = zel_model_lower_bound(&m);
+        if (!zel_library_best(lib, ctx, &m, pr, &sal[2], &lib_ratio, &refresh))
+            sal[2].T = INFINITY;
     }
-    if (!st) {
+    if (!st && replay_trusted(ctx, N, lb0, &sal[2], lib_ratio, refresh)) {
+        zel_anchor_replay(&m, lb0, &sal[2], &sol, &sal[0], &sal[1], &res->st1);
+    } else if (!st) {
         int32_t *wv = warm_vector(warm, &m, pr);
         int64_t budget =
             ctx->opts.anchor_nodes > 0 ? ctx->opts.anchor_nodes : anchor_node_budget(N);
@@ -305,10 +338,10 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
     res->anchor_ms = (t1 - t0) * 1e3;
     if (!st) {
         // Stage 2 on the stage-1 solution, then on the min-T solution before the split
-        // minimisation and on the search's starting incumbent; the fastest full plan wins
-        // (ties: the earlier candidate). Stage 1 models the fillers as a fluid, so candidates
+        // minimisation, on the search's starting incumbent and on the best layout remembered
+        // for these anchors; the fastest full plan wins (ties: the earlier candidate). Stage 1 models the fillers as a fluid, so candidates
         // that tie there can end a few tenths of a percent apart once the fillers are real.
-        const zel_sol *cand[3] = {&sol, &sal[1], &sal[0]};
+        const zel_sol *cand[4] = {&sol, &sal[1], &sal[0], &sal[2]};
         int32_t *tmp = malloc(sizeof(int32_t) * (size_t)(pr->n_seqs + 1));
         double *L2 = malloc(sizeof(double) * 2 * (size_t)N);
         int32_t chosen = -1;
@@ -323,7 +356,7 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
             }
             if (a < INFINITY) fill_area += (double)G->count * a;
         }
-        for (int32_t k = 0; k < 3; k++) {
+        for (int32_t k = 0; k < 4; k++) {
             const zel_sol *c = cand[k];
             if (c->T == INFINITY || (k > 0 && (!tmp || !L2))) continue;
             int dup = 0;
@@ -357,10 +390,11 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
         } else {
             if (st0) zg_error_clear(err);
             if (warm) warm_store(warm, &m, pr, cand[chosen]);
+            if (lb0 > 0) zel_library_store(lib, ctx, &m, pr, cand[chosen], cand[chosen]->T / lb0);
         }
         free(tmp), free(L2);
     }
-    zel_sol_free(&sol), zel_sol_free(&sal[0]), zel_sol_free(&sal[1]);
+    zel_sol_free(&sol), zel_sol_free(&sal[0]), zel_sol_free(&sal[1]), zel_sol_free(&sal[2]);
     zel_model_free(&m);
     res->filler_ms = (zg_time_now() - t1) * 1e3;
     if (!st || st == ZG_ERR_INFEASIBLE) {
