@@ -221,6 +221,11 @@ static int uniform_may_win(const zg_problem *pr, double ms) {
 // fillers' work of this step makes relatively worse is searched past instead. The threshold and
 // the refresh period were chosen on the bench (docs/planner-zellige.md, twelfth pass).
 #define ZEL_LIB_TRUST 2e-5
+// The first time an anchor multiset is planned (nothing remembered for it), the neighbourhood
+// search gets this many times its budget: the layouts it finds are replayed on the multiset's
+// later steps, so the deeper search is paid once (bench: gap means at 32 ranks high load
+// 0.089 -> 0.035 % against bench/data/planner_best.json; docs, twelfth pass).
+#define ZEL_LNS_FIRST_MUL 8
 static int replay_trusted(const zg_plan_ctx *ctx, int32_t N, double lb, const zel_sol *lay,
                           double ratio, int refresh) {
     if (N <= 8 || refresh || ctx->opts.anchor_nodes != 0 || ctx->opts.anchor_lns_nodes != 0)
@@ -321,6 +326,8 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
         int64_t lns = ctx->opts.anchor_lns_nodes > 0   ? ctx->opts.anchor_lns_nodes
                       : ctx->opts.anchor_lns_nodes < 0 ? 0
                                                        : lns_node_budget(N);
+        if (lib && ctx->opts.anchor_lns_nodes == 0 && !(sal[2].T < INFINITY))
+            lns *= ZEL_LNS_FIRST_MUL;  // nothing remembered for these anchors: search deeper
         double eps = ctx->opts.eps >= 0 ? ctx->opts.eps : 1e-3;
         st = zel_anchor_solve_lns(&m, eps, &lim, &lim2, lns, wv, &sol, &sal[0], &sal[1],
                                   &res->st1, err);
