@@ -368,8 +368,8 @@ zel_library *zel_library_new(void);
 void zel_library_free(zel_library *lib);
 // The best layout stored for m's anchor multiset under m's objective into *out (allocated;
 // canonical, T and K set) and its objective / root-bound ratio when stored into *ratio; 0 if
-// there is none (or none maps onto m's options). *refresh = 1 on every ZEL_LIB_REFRESH-th
-// lookup of the multiset: the caller should then search in full.
+// there is none (or none maps onto m's options). *refresh = 1 on the multiset's first lookup
+// and every ZEL_LIB_REFRESH-th: the caller should then search in full.
 int zel_library_best(zel_library *lib, const zg_plan_ctx *ctx, const zel_model *m,
                      const zg_problem *pr, zel_sol *out, double *ratio, int *refresh);
 // Remembers solution s of m with its objective / root-bound ratio (the oldest of the multiset's

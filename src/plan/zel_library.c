@@ -23,9 +23,10 @@
 
 #define ZEL_LIB_LAYOUTS 4
 #define ZEL_LIB_ENTRIES 256
-// Every ZEL_LIB_REFRESH-th lookup of an entry asks for a full search (zel_plan.c), so the
-// remembered layouts keep improving for the fillers' work of later steps.
-#define ZEL_LIB_REFRESH 4
+// The first lookup of an entry and every ZEL_LIB_REFRESH-th ask for a full search (zel_plan.c):
+// a multiset's first search can fail where a search under another step's fillers does not, and
+// the remembered layouts keep improving for the fillers of later steps.
+#define ZEL_LIB_REFRESH 8
 
 typedef struct lib_grp {
     int64_t tokens;
@@ -130,7 +131,8 @@ int zel_library_best(zel_library *lib, const zg_plan_ctx *ctx, const zel_model *
     lib_ent *e = ent_find(lib, m, pr);
     if (!e) return 0;
     e->used = ++lib->clock;
-    *refresh = ++e->hits % ZEL_LIB_REFRESH == 0;
+    ++e->hits;
+    *refresh = e->hits == 1 || e->hits % ZEL_LIB_REFRESH == 0;
     int32_t *v = malloc(sizeof(int32_t) * (size_t)m->n_units);
     if (!v) return 0;
     zel_sol s = {v, INFINITY, 0};

@@ -216,11 +216,11 @@ static int uniform_may_win(const zg_problem *pr, double ms) {
 // Replay (zel_anchor_replay) the layout `lay` remembered for these anchors instead of searching?
 // Only above 8 ranks (at most 8 the search usually proves its optimum, and the latency target is
 // met anyway), with the built-in budgets (an explicit budget asks for that much search), not on
-// the library's periodic refresh, and only when the layout is as close to this step's root bound
-// lb as it was to its own step's when stored (ratio), within ZEL_LIB_TRUST: a layout that the
-// fillers' work of this step makes relatively worse is searched past instead. The threshold and
-// the refresh period were chosen on the bench (docs/planner-zellige.md, twelfth pass).
-#define ZEL_LIB_TRUST 2e-5
+// the library's refreshes (a multiset's first revisit and every 8th), and only when the layout
+// is as close to this step's root bound lb as it was to its own step's when stored (ratio),
+// within a factor 1 + ZEL_LIB_TRUST: a layout that this step's fillers make relatively worse is
+// searched past instead. Both were chosen on the bench (docs/planner-zellige.md, twelfth pass).
+#define ZEL_LIB_TRUST 3e-4
 // The first time an anchor multiset is planned (nothing remembered for it), the neighbourhood
 // search gets this many times its budget: the layouts it finds are replayed on the multiset's
 // later steps, so the deeper search is paid once (bench: gap means at 32 ranks high load
