@@ -63,9 +63,9 @@ typedef struct zg_planner_opts {
                                // improvement of the incumbent before the min-T search
                                // (zel_lns.c); 0 (default) = the built-in rule, < 0 = off
     int32_t anchor_memory;     // zellige: 0 (default) = remember stage-1 layouts across steps per
-                               // anchor multiset, use them as candidates and (above 8 ranks,
-                               // default budgets) replay a trusted one instead of searching
-                               // (zel_library.c); < 0 = off: every step searches from scratch
+                               // anchor multiset, use them as candidates and (default budgets)
+                               // replay a trusted one instead of searching (zel_library.c);
+                               // < 0 = off: every step searches as without it
 } zg_planner_opts;
 void zg_planner_opts_default(zg_planner_opts *o);
 

@@ -214,8 +214,7 @@ static int uniform_may_win(const zg_problem *pr, double ms) {
 }
 
 // Replay (zel_anchor_replay) the layout `lay` remembered for these anchors instead of searching?
-// Only above 8 ranks (at most 8 the search usually proves its optimum, and the latency target is
-// met anyway), with the built-in budgets (an explicit budget asks for that much search), not on
+// Only with the built-in budgets (an explicit budget asks for that much search), not on
 // the library's refreshes (a multiset's first revisit and every 8th), and only when the layout
 // is as close to this step's root bound lb as it was to its own step's when stored (ratio),
 // within a factor 1 + ZEL_LIB_TRUST: a layout that this step's fillers make relatively worse is
@@ -226,10 +225,9 @@ static int uniform_may_win(const zg_problem *pr, double ms) {
 // later steps, so the deeper search is paid once (bench: gap means at 32 ranks high load
 // 0.089 -> 0.035 % against bench/data/planner_best.json; docs, twelfth pass).
 #define ZEL_LNS_FIRST_MUL 8
-static int replay_trusted(const zg_plan_ctx *ctx, int32_t N, double lb, const zel_sol *lay,
-                          double ratio, int refresh) {
-    if (N <= 8 || refresh || ctx->opts.anchor_nodes != 0 || ctx->opts.anchor_lns_nodes != 0)
-        return 0;
+static int replay_trusted(const zg_plan_ctx *ctx, double lb, const zel_sol *lay, double ratio,
+                          int refresh) {
+    if (refresh || ctx->opts.anchor_nodes != 0 || ctx->opts.anchor_lns_nodes != 0) return 0;
     if (!(lay->T < INFINITY) || !(lb > 0) || !(ratio < INFINITY)) return 0;
     return lay->T / lb <= ratio * (1 + ZEL_LIB_TRUST);
 }
@@ -315,7 +313,7 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
         if (!zel_library_best(lib, ctx, &m, pr, &sal[2], &lib_ratio, &refresh))
             sal[2].T = INFINITY;
     }
-    if (!st && replay_trusted(ctx, N, lb0, &sal[2], lib_ratio, refresh)) {
+    if (!st && replay_trusted(ctx, lb0, &sal[2], lib_ratio, refresh)) {
         zel_anchor_replay(&m, lb0, &sal[2], &sol, &sal[0], &sal[1], &res->st1);
     } else if (!st) {
         int32_t *wv = warm_vector(warm, &m, pr);
