@@ -350,8 +350,9 @@ typedef struct zel_result {
 zg_status zel_stage1_model(const zg_plan_ctx *ctx, const zg_problem *pr, zel_model *m,
                            zg_error *err);
 
-// warm (may be NULL): the previous step's anchor choices, updated with this step's. res->choice
-// is malloc'ed (caller frees). b names sequences in errors.
+// warm (may be NULL): the planner's state across steps — the previous step's anchor choices and
+// the layout memory (zel_library.c; off with ctx->opts.anchor_memory < 0) — updated with this
+// step's. res->choice is malloc'ed (caller frees). b names sequences in errors.
 typedef struct zel_warm zel_warm;
 zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_batch *b,
                         zel_warm *warm, zel_result *res, zg_error *err);
