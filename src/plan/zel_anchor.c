@@ -65,6 +65,12 @@ static int complete_warm(const zel_model *m, const int32_t *warm, zel_sol *out) 
 
 // Least node budget of one large-neighbourhood sub-search (zel_lns.c).
 #define ZEL_LNS_SUB_MIN 100
+// Neighbourhood budgets from this size on (a multiset's first visit in zel_plan.c: 20 000 nodes
+// at 16 and 32 ranks; or a user's --lns-nodes) also run zel_column_leftover after the search:
+// on bench_planner_quality it lowered 32-rank batches by up to 0.9 % and made none worse
+// (docs/planner-zellige.md, twelfth pass); after the search, not before, because a better
+// start sent the search elsewhere (4 of 100 32-high batches ended 0.1-0.2 % worse).
+#define ZEL_LNS_DEEP 10000
 
 // Phase 1 by rising caps. From the greedy incumbent the search spends most of its nodes before
 // it meets the optimum (measured: from the optimum it needs 2-25x fewer on 8xA800 high load).
@@ -187,6 +193,10 @@ zg_status zel_anchor_solve_lns(const zel_model *m, double eps, const zel_limits 
         // a better incumbent first (zel_lns.c): several groups re-solved exactly at once
         int64_t sub = lns_nodes / 8 > ZEL_LNS_SUB_MIN ? lns_nodes / 8 : ZEL_LNS_SUB_MIN;
         lns_used = zel_lns_improve(m, sol, lns_nodes, sub);
+        // a deep search also tries the leftover layouts (zel_column.c) on what it ended on, and
+        // polishes an improvement with an eighth of its budget
+        if (lns_nodes >= ZEL_LNS_DEEP && zel_column_leftover(m, lb, sol))
+            lns_used += zel_lns_improve(m, sol, lns_nodes / 8, sub);
     }
     if (warm) zel_sol_free(&w);
     if (sol->T <= lb * (1 + ZEL_REL_TOL) && sol->T < INFINITY) {

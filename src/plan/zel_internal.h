@@ -144,6 +144,12 @@ int zel_column_incumbent(const zel_model *m, double lb, double ub, zel_sol *out)
 // loads (a zel_sub); keeps strictly better T (s: feasible; stays canonical). Returns 1 if s
 // improved. Deterministic.
 int zel_column_improve(const zel_model *m, double lb, zel_sol *s);
+// Leftovers: for every group g with a whole option and every r in 1..count_g - 1, r units of g
+// are set aside as fluid work (the fastest whole option's time and memory join the fillers'),
+// the other units are packed by the column DP, and the r are laid over those columns by the DP
+// as a layer; keeps a strictly better T (s: feasible; stays canonical). Returns 1 if s improved.
+// Deterministic.
+int zel_column_leftover(const zel_model *m, double lb, zel_sol *s);
 
 // 1-opt descent on a feasible solution: moves one unit to another option of its group while
 // that lowers (T, then K); at most max_sweeps moves. Deterministic.

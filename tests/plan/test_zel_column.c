@@ -1,7 +1,8 @@
 // test_zel_column.c — the column-structured incumbents of stage 1 (zel_column.c): the DP's plan
 // is within its bisection tolerance of the best column structure (brute force over every column
 // structure, ledgers included), legal, evaluated, canonical and deterministic; the layer moves
-// never make a plan worse and improve some; out-of-range models are declined.
+// never make a plan worse and improve some, and so do the leftover layouts; out-of-range models
+// are declined.
 #include "zgtest.h"
 #include "zel_testlib.h"
 
@@ -181,6 +182,58 @@ ZG_TEST(column_incumbent_and_layers_legal_deterministic) {
     CHECK(runs >= 40);
     CHECK_MSG(dp_better > 0 && layers_better > 0, "dp better on %d, layers on %d of %d", dp_better,
               layers_better, runs);
+}
+
+// Leftovers (zel_column_leftover): deterministic, never worse, legal and canonical, improves
+// some plans — also some that the per-group layers left as they were.
+ZG_TEST(column_leftovers_legal_deterministic_and_useful) {
+    zg_rng rng;
+    zg_rng_init(&rng, 11);
+    int runs = 0, better = 0, better_after_layers = 0;
+    for (int trial = 0; trial < 80; trial++) {
+        int32_t N = (int32_t)zg_rng_int(&rng, 6, 24);
+        int32_t ng = (int32_t)zg_rng_int(&rng, 2, 3);
+        int32_t idx[8];
+        zg_problem pr = trand_problem(&rng, N, ng, 6, idx);
+        zel_model m;
+        zg_error err;
+        CHECK_OK(zel_model_build(&pr, idx, ng, NULL, NULL, &m, &err), &err);
+        if (trial % 2) {
+            m.extra_area = zg_rng_range(&rng, 0.0, 4.0 * N);
+            m.fill_mem = m.extra_area > 0 ? zg_rng_range(&rng, 0.2, 0.5) * N * pr.mem_cap : 0;
+        }
+        zel_sol g0, a, b;
+        CHECK_OK(zel_sol_alloc(&m, &g0, &err), &err);
+        CHECK_OK(zel_sol_alloc(&m, &a, &err), &err);
+        CHECK_OK(zel_sol_alloc(&m, &b, &err), &err);
+        double lb = zel_model_lower_bound(&m);
+        if (zel_heuristic(&m, lb, &g0)) {
+            runs++;
+            for (int after_layers = 0; after_layers < 2; after_layers++) {
+                zel_sol_copy(&m, &a, &g0);
+                if (after_layers) zel_column_improve(&m, lb, &a);
+                zel_sol_copy(&m, &b, &a);
+                double t0 = a.T;
+                int ia = zel_column_leftover(&m, lb, &a);
+                int ib = zel_column_leftover(&m, lb, &b);
+                CHECK_EQ_INT(ia, ib);
+                CHECK(a.T == b.T && !memcmp(a.opt, b.opt, sizeof(int32_t) * (size_t)m.n_units));
+                CHECK_MSG(a.T <= t0, "trial %d: leftovers %.12g > start %.12g", trial, a.T, t0);
+                CHECK(ia == (a.T < t0));
+                CHECK(legal(&m, &a));
+                CHECK(tsol_canonical(&m, &a));
+                CHECK(a.T >= lb * (1 - 1e-12));
+                if (after_layers) better_after_layers += ia;
+                else better += ia;
+            }
+        }
+        zel_sol_free(&g0), zel_sol_free(&a), zel_sol_free(&b);
+        zel_model_free(&m);
+        tprob_free(&pr);
+    }
+    CHECK(runs >= 50);
+    CHECK_MSG(better > 0 && better_after_layers > 0, "better on %d, after layers on %d of %d",
+              better, better_after_layers, runs);
 }
 
 // Models outside the DP's limits are declined, not approximated: more than 64 ranks, more than
