@@ -368,6 +368,11 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
 zel_warm *zel_warm_new(void);
 void zel_warm_free(zel_warm *w);
 
+// The option of model group G (built from problem group pg) on the block of problem option
+// (c, start): the same block with the same or a dominating price; -1 if pg has no such option
+// or G none on that block (zel_library.c; also maps the warm start).
+int32_t zel_opt_map(const zel_grp *G, const zg_group *pg, zg_config c, int32_t start);
+
 // Stage-1 layouts remembered across steps per anchor multiset (zel_library.c; zel_warm holds
 // one). Both calls clear the library first when ctx differs from the one it was filled under.
 typedef struct zel_library zel_library;

@@ -100,9 +100,7 @@ static lib_ent *ent_find(zel_library *lib, const zel_model *m, const zg_problem 
     return NULL;
 }
 
-// Model option of group G for problem option (c, start): the same block with the same or a
-// dominating price; -1 if none.
-static int32_t map_opt(const zel_grp *G, const zg_group *pg, zg_config c, int32_t start) {
+int32_t zel_opt_map(const zel_grp *G, const zg_group *pg, zg_config c, int32_t start) {
     for (int32_t j = 0; j < pg->n_opts; j++) {
         const zg_option *o = &pg->opts[j];
         if (o->start != start || !zg_config_eq(o->config, c)) continue;
@@ -144,7 +142,7 @@ int zel_library_best(zel_library *lib, const zg_plan_ctx *ctx, const zel_model *
             const lib_grp *q = ent_grp(e, G, pr);
             for (int64_t j = 0; j < G->count && ok; j++) {
                 size_t at = (size_t)l * (size_t)e->n_units + (size_t)(q->unit0 + j);
-                int32_t k = map_opt(G, &pr->groups[G->g], e->cfg[at], e->start[at]);
+                int32_t k = zel_opt_map(G, &pr->groups[G->g], e->cfg[at], e->start[at]);
                 v[m->unit0[g] + j] = k;
                 ok = k >= 0;
             }

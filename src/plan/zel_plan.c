@@ -51,20 +51,6 @@ static const warm_ent *warm_find(const zel_warm *w, const zg_group *g) {
     return NULL;
 }
 
-// Model option of group G equal to (or dominating, on the same block) problem option `o`.
-static int32_t warm_map(const zel_grp *G, const zg_group *pg, zg_config c, int32_t start) {
-    for (int32_t j = 0; j < pg->n_opts; j++) {
-        const zg_option *o = &pg->opts[j];
-        if (o->start != start || !zg_config_eq(o->config, c)) continue;
-        int32_t d = zg_option_degree(o);
-        for (int32_t k = 0; k < G->n_opts; k++)
-            if (G->opts[k].start == start && G->opts[k].degree == d && G->opts[k].time <= o->time &&
-                G->opts[k].mem <= o->mem)
-                return k;
-    }
-    return -1;
-}
-
 static int32_t *warm_vector(const zel_warm *w, const zel_model *m, const zg_problem *pr) {
     if (!w || w->n == 0 || m->n_units == 0) return NULL;
     int32_t *v = malloc(sizeof(int32_t) * (size_t)m->n_units);
@@ -75,7 +61,7 @@ static int32_t *warm_vector(const zel_warm *w, const zel_model *m, const zg_prob
         const warm_ent *e = warm_find(w, pg);
         for (int64_t j = 0; j < m->grps[i].count; j++) {
             int32_t k = -1;
-            if (e && j < e->n) k = warm_map(&m->grps[i], pg, e->cfg[j], e->start[j]);
+            if (e && j < e->n) k = zel_opt_map(&m->grps[i], pg, e->cfg[j], e->start[j]);
             v[m->unit0[i] + j] = k;
             any |= k >= 0;
         }

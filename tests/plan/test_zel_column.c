@@ -128,6 +128,22 @@ ZG_TEST(column_dp_vs_brute_force_over_columns) {
     CHECK_MSG(checked >= 90, "checked %d", checked);
 }
 
+// A random model on 6..24 ranks with 2..max_groups groups of up to max_count units; odd trials
+// add the memory-aware fluid (extra_area, fill_mem). Free with zel_model_free and tprob_free.
+static zg_status rand_model(zg_rng *rng, int trial, int32_t max_groups, int64_t max_count,
+                            zg_problem *pr, zel_model *m, zg_error *err) {
+    int32_t N = (int32_t)zg_rng_int(rng, 6, 24);
+    int32_t ng = (int32_t)zg_rng_int(rng, 2, max_groups);
+    int32_t idx[8];
+    *pr = trand_problem(rng, N, ng, max_count, idx);
+    zg_status st = zel_model_build(pr, idx, ng, NULL, NULL, m, err);
+    if (!st && trial % 2) {
+        m->extra_area = zg_rng_range(rng, 0.0, 4.0 * N);
+        m->fill_mem = m->extra_area > 0 ? zg_rng_range(rng, 0.2, 0.5) * N * pr->mem_cap : 0;
+    }
+    return st;
+}
+
 // Memory-aware fluid (fill_mem > 0), larger models: legal, evaluated, canonical, deterministic,
 // never above the incumbent it was given when it returns a plan; the layer moves never worse.
 ZG_TEST(column_incumbent_and_layers_legal_deterministic) {
@@ -135,17 +151,10 @@ ZG_TEST(column_incumbent_and_layers_legal_deterministic) {
     zg_rng_init(&rng, 9);
     int runs = 0, dp_better = 0, layers_better = 0;
     for (int trial = 0; trial < 60; trial++) {
-        int32_t N = (int32_t)zg_rng_int(&rng, 6, 24);
-        int32_t ng = (int32_t)zg_rng_int(&rng, 2, 4);
-        int32_t idx[8];
-        zg_problem pr = trand_problem(&rng, N, ng, 5, idx);
+        zg_problem pr;
         zel_model m;
         zg_error err;
-        CHECK_OK(zel_model_build(&pr, idx, ng, NULL, NULL, &m, &err), &err);
-        if (trial % 2) {
-            m.extra_area = zg_rng_range(&rng, 0.0, 4.0 * N);
-            m.fill_mem = m.extra_area > 0 ? zg_rng_range(&rng, 0.2, 0.5) * N * pr.mem_cap : 0;
-        }
+        CHECK_OK(rand_model(&rng, trial, 4, 5, &pr, &m, &err), &err);
         zel_sol g0, a, b;
         CHECK_OK(zel_sol_alloc(&m, &g0, &err), &err);
         CHECK_OK(zel_sol_alloc(&m, &a, &err), &err);
@@ -191,17 +200,10 @@ ZG_TEST(column_leftovers_legal_deterministic_and_useful) {
     zg_rng_init(&rng, 11);
     int runs = 0, better = 0, better_after_layers = 0;
     for (int trial = 0; trial < 80; trial++) {
-        int32_t N = (int32_t)zg_rng_int(&rng, 6, 24);
-        int32_t ng = (int32_t)zg_rng_int(&rng, 2, 3);
-        int32_t idx[8];
-        zg_problem pr = trand_problem(&rng, N, ng, 6, idx);
+        zg_problem pr;
         zel_model m;
         zg_error err;
-        CHECK_OK(zel_model_build(&pr, idx, ng, NULL, NULL, &m, &err), &err);
-        if (trial % 2) {
-            m.extra_area = zg_rng_range(&rng, 0.0, 4.0 * N);
-            m.fill_mem = m.extra_area > 0 ? zg_rng_range(&rng, 0.2, 0.5) * N * pr.mem_cap : 0;
-        }
+        CHECK_OK(rand_model(&rng, trial, 3, 6, &pr, &m, &err), &err);
         zel_sol g0, a, b;
         CHECK_OK(zel_sol_alloc(&m, &g0, &err), &err);
         CHECK_OK(zel_sol_alloc(&m, &a, &err), &err);
