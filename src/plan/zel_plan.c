@@ -330,8 +330,9 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
     if (!st) {
         // Stage 2 on the stage-1 solution, then on the min-T solution before the split
         // minimisation, on the search's starting incumbent and on the best layout remembered
-        // for these anchors; the fastest full plan wins (ties: the earlier candidate). Stage 1 models the fillers as a fluid, so candidates
-        // that tie there can end a few tenths of a percent apart once the fillers are real.
+        // for these anchors; the fastest full plan wins (ties: the earlier candidate). Stage 1
+        // models the fillers as a fluid, so candidates that tie there can end a few tenths of a
+        // percent apart once the fillers are real.
         const zel_sol *cand[4] = {&sol, &sal[1], &sal[0], &sal[2]};
         int32_t *tmp = malloc(sizeof(int32_t) * (size_t)(pr->n_seqs + 1));
         double *L2 = malloc(sizeof(double) * 2 * (size_t)N);
