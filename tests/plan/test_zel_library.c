@@ -1,10 +1,10 @@
 // test_zel_library.c — stage-1 layouts remembered across steps (zel_library.c) and their
 // replay by the two-stage planner: a stored layout comes back option for option with its ratio;
-// the first lookup and every 8th ask for a refresh; duplicates are not stored twice, so they do not push the
-// oldest layout out; another multiset or another context finds nothing. End to end: planning
-// the same batch again replays the remembered layout (never a slower plan), the refresh step
-// searches, anchor_memory < 0 turns it off, and two planners fed the same steps agree byte for
-// byte.
+// the first lookup and every 8th ask for a refresh; duplicates are not stored twice, so they do
+// not push the oldest layout out; another multiset or another context finds nothing. End to
+// end: planning the same batch again replays the remembered layout (never a slower plan), the
+// refresh steps search, anchor_memory < 0 turns it off, and two planners fed the same steps
+// agree byte for byte.
 #include "zgtest.h"
 #include "zel_env.h"
 #include "zel_testlib.h"
