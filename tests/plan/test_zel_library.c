@@ -1,7 +1,8 @@
 // test_zel_library.c — stage-1 layouts remembered across steps (zel_library.c) and their
 // replay by the two-stage planner: a stored layout comes back option for option with its ratio;
 // the first lookup and every 8th ask for a refresh; duplicates are not stored twice, so they do
-// not push the oldest layout out; another multiset or another context finds nothing. End to
+// not push the oldest layout out; another multiset or another context finds nothing; the
+// least recently used multiset makes room for a new one. End to
 // end: planning the same batch again replays the remembered layout (never a slower plan), the
 // refresh steps search, anchor_memory < 0 turns it off, and two planners fed the same steps
 // agree byte for byte.
@@ -124,6 +125,47 @@ ZG_TEST(library_stores_refreshes_dedups_and_clears) {
     CHECK(tried >= 6);
     zg_pricer_free(&e.pricer);
     zg_pricer_free(&other.pricer);
+}
+
+// The library holds 256 multisets: the 257th pushes out the least recently used one (a lookup
+// counts as a use), not the oldest stored.
+ZG_TEST(library_drops_the_least_recently_used_multiset) {
+    env e;
+    zg_error err;
+    CHECK_OK(env_init(&e, "16xA800", &err), &err);
+    zel_library *lib = zel_library_new();
+    CHECK(lib != NULL);
+    enum { M = 257 };
+    zg_problem pr[M];
+    zel_model m[M];
+    zel_sol s[M];
+    for (int i = 0; i < M; i++) {  // multiset i: two units of whole price 1 + i / 100
+        tgroup tg = {2, 1.0 + 0.01 * i, 0.1, 1.0};
+        pr[i] = tprob_make(4, 4.0, &tg, 1, 4, 0);
+        int32_t idx = 0;
+        CHECK_OK(zel_model_build(&pr[i], &idx, 1, NULL, NULL, &m[i], &err), &err);
+        CHECK_OK(zel_sol_alloc(&m[i], &s[i], &err), &err);
+        CHECK(zel_heuristic(&m[i], zel_model_lower_bound(&m[i]), &s[i]));
+    }
+    double ratio;
+    int refresh;
+    for (int i = 0; i < M - 1; i++) zel_library_store(lib, &e.ctx, &m[i], &pr[i], &s[i], 1.0);
+    for (int i = 0; i < M - 1; i++)  // every one is held (s[M - 1]: room for 2 units)
+        CHECK(zel_library_best(lib, &e.ctx, &m[i], &pr[i], &s[M - 1], &ratio, &refresh));
+    // use 0 again and store the 257th: 1 is the least recently used
+    CHECK(zel_library_best(lib, &e.ctx, &m[0], &pr[0], &s[M - 1], &ratio, &refresh));
+    CHECK(zel_heuristic(&m[M - 1], zel_model_lower_bound(&m[M - 1]), &s[M - 1]));
+    zel_library_store(lib, &e.ctx, &m[M - 1], &pr[M - 1], &s[M - 1], 1.0);
+    zel_sol t;
+    CHECK_OK(zel_sol_alloc(&m[0], &t, &err), &err);
+    CHECK(zel_library_best(lib, &e.ctx, &m[0], &pr[0], &t, &ratio, &refresh));
+    CHECK(!zel_library_best(lib, &e.ctx, &m[1], &pr[1], &t, &ratio, &refresh));
+    CHECK(zel_library_best(lib, &e.ctx, &m[2], &pr[2], &t, &ratio, &refresh));
+    CHECK(zel_library_best(lib, &e.ctx, &m[M - 1], &pr[M - 1], &t, &ratio, &refresh));
+    zel_sol_free(&t);
+    for (int i = 0; i < M; i++) zel_sol_free(&s[i]), zel_model_free(&m[i]), tprob_free(&pr[i]);
+    zel_library_free(lib);
+    zg_pricer_free(&e.pricer);
 }
 
 // A 16-rank batch of the bench's V35 mix at high load (anchors and fillers).
