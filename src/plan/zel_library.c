@@ -1,8 +1,9 @@
 // zel_library.c — stage-1 layouts remembered across training steps, per anchor multiset.
 //
 // A training run draws its batches from one data distribution, so the anchor multiset of a step
-// (which sequence shapes are anchors, how many of each) recurs: on the bench's 32-rank mixes
-// 75-85 % of 100 steps repeat an earlier step's multiset. The stage-1 model of a multiset differs
+// (which sequence shapes are anchors, how many of each) recurs: over 200 steps of the bench's
+// 32-rank mixes 58-85 % of the steps replay one (bench_planner_latency's `replayed`). The
+// stage-1 model of a multiset differs
 // between steps only in the fillers' fluid work (extra_area, fill_mem), so the layouts stage 1
 // ended on for it before are strong candidates now, and the search's effort accumulates across
 // steps. zel_plan.c decides what to do with them (docs/planner-zellige.md, twelfth pass).
