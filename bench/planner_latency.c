@@ -4,7 +4,7 @@
 //   build/bin/bench_planner_latency [--clusters 8xA800,16xA800,32xA6000,64xH100,256xH100,1024xH100]
 //       [--mixes V35,V40,V45,V50,V55,V60] [--loads high,low] [--steps N] [--steps-large N]
 //       [--family node|aligned|sliding] [--path auto|exact] [--compare] [--no-cache]
-//       [--anchor-nodes N] [--lns-nodes N] [--no-memory]
+//       [--anchor-nodes N] [--lns-nodes N] [--first-nodes N] [--no-memory]
 // Loads: high, low (tokens per rank from zel_bench.h) and s4096: the tokens per rank scaled
 // from high load so that the step-0 batch has about 4096 sequences (the 1024-rank
 // target: tpr = high * 4096 / n(high batch), then the batch is drawn at that tpr).
@@ -20,6 +20,8 @@
 // JSON is step 0's total. --no-cache plans every step cold.
 // --anchor-nodes N: the exact stage 1's node budget per search phase (0 = the default rule).
 // --lns-nodes N: its neighbourhood-search budget (zel_lns.c; 0 = the default rule, -1 = off).
+// --first-nodes N: the min-T search's budget on an anchor multiset's first step (0 = the default
+// rule, -1 = the ordinary budget; anchor_first_nodes).
 // --no-memory: no stage-1 layouts remembered across steps (zel_library.c; anchor_memory = -1).
 // The planner state (warm start, layouts, caches) lives per (cluster, mix, load) across its
 // steps, as in a training run; `replayed` in the JSON is the share of steps whose stage 1
@@ -39,7 +41,8 @@ static const char *usage =
     "usage: bench_planner_latency [--clusters LIST] [--mixes LIST] [--loads high,low]\n"
     "                             [--steps N] [--steps-large N] [--family F]\n"
     "                             [--path auto|exact] [--compare] [--no-cache]\n"
-    "                             [--anchor-nodes N] [--lns-nodes N] [--no-memory]\n";
+    "                             [--anchor-nodes N] [--lns-nodes N] [--first-nodes N]\n"
+    "                             [--no-memory]\n";
 
 // Tokens per rank for load name ld (see the header comment).
 static int64_t load_tpr(const zb_env *e, const char *ld, double share, zg_error *err) {
@@ -199,7 +202,7 @@ int main(int argc, char **argv) {
     zb_args ar = {"8xA800,16xA800,32xA6000,64xH100,256xH100,1024xH100",
                   "V35,V40,V45,V50,V55,V60", "high,low", "node", 10};
     int steps_large = 2, exact_only = 0, compare = 0, no_cache = 0, no_memory = 0;
-    int64_t anchor_nodes = 0, lns_nodes = 0;
+    int64_t anchor_nodes = 0, lns_nodes = 0, first_nodes = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (zb_args_take(&ar, argc, argv, &i)) {
@@ -221,6 +224,8 @@ int main(int argc, char **argv) {
             anchor_nodes = atoll(v), i++;
         } else if (v && !strcmp(a, "--lns-nodes")) {
             lns_nodes = atoll(v), i++;
+        } else if (v && !strcmp(a, "--first-nodes")) {
+            first_nodes = atoll(v), i++;
         } else {
             fprintf(stderr, "bench_planner_latency: bad argument '%s'\n%s", a, usage);
             return 1;
@@ -246,6 +251,7 @@ int main(int argc, char **argv) {
         }
         e.ctx.opts.anchor_nodes = anchor_nodes;
         e.ctx.opts.anchor_lns_nodes = lns_nodes;
+        e.ctx.opts.anchor_first_nodes = first_nodes;
         e.ctx.opts.anchor_memory = no_memory ? -1 : 0;
         int n_steps = e.cluster.world_size > 64 ? steps_large : ar.steps;
         for (int l = 0; l < nld; l++) {

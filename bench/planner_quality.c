@@ -19,10 +19,13 @@ static const char *usage =
     "                             [--mixes LIST] [--anchor-nodes N] [--lns-nodes N]\n"
     "                             [--ref-lns-nodes N] [--per-batch] [--explain K]\n"
     "                             [--best FILE [--best-update]] [--no-memory]\n"
+    "                             [--first-nodes N]\n"
     "                             | --export DIR\n"
     "                             [--export-count K]\n"
     "--anchor-nodes N: zellige's stage-1 node budget per search phase (0 = default rule);\n"
     "--lns-nodes N: zellige's stage-1 neighbourhood-search budget (0 = default rule, -1 = off);\n"
+    "--first-nodes N: zellige's min-T search budget on an anchor multiset's first batch\n"
+    "(0 = default rule, -1 = the ordinary budget).\n"
     "--ref-lns-nodes N: joint's (the reference's) neighbourhood-search budget (0 = default).\n"
     "--no-memory: zellige remembers no stage-1 layouts across batches (anchor_memory = -1;\n"
     "by default one planner plans a setting's batches in order, as in a training run).\n"
@@ -230,7 +233,7 @@ int main(int argc, char **argv) {
     char settings[256] = "8xA800:high,8xA800:low", mixes[128] = "V35,V40,V45,V50,V55,V60";
     int batches = 100, export_count = 5, per_batch = 0, explain = -1, best_update = 0;
     const char *best_path = NULL;
-    int64_t anchor_nodes = 0, lns_nodes = 0, ref_lns_nodes = 0;
+    int64_t anchor_nodes = 0, lns_nodes = 0, ref_lns_nodes = 0, first_nodes = 0;
     int no_memory = 0;
     double limit = 0.2;
     const char *export_dir = NULL;
@@ -261,6 +264,8 @@ int main(int argc, char **argv) {
             anchor_nodes = atoll(v), i++;
         } else if (v && !strcmp(a, "--lns-nodes")) {
             lns_nodes = atoll(v), i++;
+        } else if (v && !strcmp(a, "--first-nodes")) {
+            first_nodes = atoll(v), i++;
         } else if (v && !strcmp(a, "--ref-lns-nodes")) {
             ref_lns_nodes = atoll(v), i++;
         } else if (v && !strcmp(a, "--export")) {
@@ -309,6 +314,7 @@ int main(int argc, char **argv) {
         }
         zp.ctx.opts.anchor_nodes = anchor_nodes;
         zp.ctx.opts.anchor_lns_nodes = lns_nodes;
+        zp.ctx.opts.anchor_first_nodes = first_nodes;
         zp.ctx.opts.anchor_memory = no_memory ? -1 : 0;
         jp.ctx.opts.anchor_lns_nodes = ref_lns_nodes;
         for (int k = 0; k < batches; k++) {

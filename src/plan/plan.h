@@ -66,6 +66,10 @@ typedef struct zg_planner_opts {
                                // anchor multiset, use them as candidates and (default budgets)
                                // replay a trusted one instead of searching (zel_library.c);
                                // < 0 = off: every step searches as without it
+    int64_t anchor_first_nodes; // zellige with the memory on: node budget of the min-T search
+                               // the first time an anchor multiset is planned (its layouts are
+                               // then replayed); 0 (default) = 200 000 beyond 8 ranks, < 0 = the
+                               // ordinary budget; anchor_nodes != 0 overrides it
 } zg_planner_opts;
 void zg_planner_opts_default(zg_planner_opts *o);
 

@@ -211,6 +211,18 @@ static int uniform_may_win(const zg_problem *pr, double ms) {
 // later steps, so the deeper search is paid once (bench: gap means at 32 ranks high load
 // 0.089 -> 0.035 % against bench/data/planner_best.json; docs, twelfth pass).
 #define ZEL_LNS_FIRST_MUL 8
+// ... and, beyond 8 ranks, its min-T branch-and-bound gets this many nodes instead of
+// anchor_node_budget(N) (625 at 16 ranks, 312 at 32). From the start the deeper neighbourhood
+// search leaves, it often finishes (the optimum within ZEL_SEARCH_GAP proven) in 15 000-80 000
+// nodes, and it finds the stacked layouts the neighbourhoods miss (bench: 16xA800 high batch 69
+// 0.82 % better, 32xA6000 low batch 91 0.86 %; docs, thirteenth pass). Paid once per multiset,
+// like the neighbourhood budget: up to ~0.5 s on the shared VM at 16-32 ranks.
+#define ZEL_FIRST_NODES 200000
+static int64_t first_node_budget(const zg_plan_ctx *ctx, int32_t N, int64_t budget) {
+    if (ctx->opts.anchor_nodes != 0 || ctx->opts.anchor_first_nodes < 0) return budget;
+    if (ctx->opts.anchor_first_nodes > 0) return ctx->opts.anchor_first_nodes;
+    return N > 8 && budget < ZEL_FIRST_NODES ? ZEL_FIRST_NODES : budget;
+}
 static int replay_trusted(const zg_plan_ctx *ctx, double lb, const zel_sol *lay, double ratio,
                           int refresh) {
     if (refresh || ctx->opts.anchor_nodes != 0 || ctx->opts.anchor_lns_nodes != 0) return 0;
@@ -310,8 +322,10 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
         int64_t lns = ctx->opts.anchor_lns_nodes > 0   ? ctx->opts.anchor_lns_nodes
                       : ctx->opts.anchor_lns_nodes < 0 ? 0
                                                        : lns_node_budget(N);
-        if (lib && ctx->opts.anchor_lns_nodes == 0 && !(sal[2].T < INFINITY))
-            lns *= ZEL_LNS_FIRST_MUL;  // nothing remembered for these anchors: search deeper
+        if (lib && !(sal[2].T < INFINITY)) {  // nothing remembered for these anchors: deeper
+            if (ctx->opts.anchor_lns_nodes == 0) lns *= ZEL_LNS_FIRST_MUL;
+            lim.max_nodes = first_node_budget(ctx, N, lim.max_nodes);
+        }
         double eps = ctx->opts.eps >= 0 ? ctx->opts.eps : 1e-3;
         st = zel_anchor_solve_lns(&m, eps, &lim, &lim2, lns, wv, &sol, &sal[0], &sal[1],
                                   &res->st1, err);

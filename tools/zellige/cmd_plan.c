@@ -34,6 +34,10 @@ static const char *usage_text =
     "                        an anchor multiset, which one batch always is; -1: off). From\n"
     "                        10000 on it also tries leftover layouts. Larger is slower and\n"
     "                        better (docs/planner-zellige.md, eleventh and twelfth passes)\n"
+    "  --first-nodes N       zellige stage 1 on the first step of an anchor multiset (one\n"
+    "                        batch always is): min-T search budget (default 0: 200000 above\n"
+    "                        8 ranks, up to ~0.5 s; -1: the --anchor-nodes budget). A run\n"
+    "                        pays it once per multiset: later steps replay the layout\n"
     "  --catalog C           default | none: bucket catalog for the anchor cut (default: the\n"
     "                        model's default catalog when every bucket of the batch is in it)\n"
     "  --seed N              seed for randomised tie-breaks (default 0)\n"
@@ -102,7 +106,8 @@ static int run_plan(int argc, char **argv) {
     const char *model_name = "wan2.1-1.3b", *cluster_name = "8xA800", *batch_path = NULL;
     const char *policy = "zellige", *json_out = NULL, *export_path = NULL, *family = "node";
     const char *fallback = NULL, *bags = NULL, *catalog_opt = NULL;
-    int64_t max_degree = 0, d_model = 0, world = 0, seed = 0, anchor_nodes = 0, lns_nodes = 0;
+    int64_t max_degree = 0, d_model = 0, world = 0, seed = 0, anchor_nodes = 0, lns_nodes = 0,
+            first_nodes = 0;
     double eps = 1e-3, time_limit = 0, gamma = 1.0, anchor_cut = 0;
     int bad = 0, quiet = 0, all_ranks = 0, exact_prices = 0;
     zg_error err;
@@ -130,6 +135,7 @@ static int run_plan(int argc, char **argv) {
                    cli_opt_int(argc, argv, &i, "--seed", &seed, &err, &bad) ||
                    cli_opt_int(argc, argv, &i, "--anchor-nodes", &anchor_nodes, &err, &bad) ||
                    cli_opt_int(argc, argv, &i, "--lns-nodes", &lns_nodes, &err, &bad) ||
+                   cli_opt_int(argc, argv, &i, "--first-nodes", &first_nodes, &err, &bad) ||
                    cli_opt_num(argc, argv, &i, "--eps", &eps, &err, &bad) ||
                    cli_opt_num(argc, argv, &i, "--time-limit", &time_limit, &err, &bad) ||
                    cli_opt_num(argc, argv, &i, "--gamma", &gamma, &err, &bad) ||
@@ -162,6 +168,12 @@ static int run_plan(int argc, char **argv) {
         zg_error_set(&err, ZG_ERR_INVALID,
                      "--lns-nodes %lld: a node budget is >= 0 (0: the built-in rule), or -1 to "
                      "turn the neighbourhood search off", (long long)lns_nodes);
+        bad = 1;
+    }
+    if (!bad && first_nodes < -1) {
+        zg_error_set(&err, ZG_ERR_INVALID,
+                     "--first-nodes %lld: a node budget is >= 0 (0: the built-in rule), or -1 "
+                     "for the ordinary --anchor-nodes budget", (long long)first_nodes);
         bad = 1;
     }
     if (!bad && catalog_opt && strcmp(catalog_opt, "default") && strcmp(catalog_opt, "none")) {
@@ -224,6 +236,7 @@ static int run_plan(int argc, char **argv) {
     ctx.opts.exact_rank_prices = exact_prices;
     ctx.opts.anchor_nodes = anchor_nodes;
     ctx.opts.anchor_lns_nodes = lns_nodes;
+    ctx.opts.anchor_first_nodes = first_nodes;
     if ((fallback && !copy_opt(ctx.opts.fallback, sizeof ctx.opts.fallback, fallback,
                                "--fallback", &err)) ||
         (bags && !copy_opt(ctx.opts.bags, sizeof ctx.opts.bags, bags, "--bags", &err)))
