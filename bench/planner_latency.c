@@ -28,7 +28,8 @@
 // replayed a remembered layout instead of searching (it grows with --steps: the anchor
 // multisets recur).
 // makespan_mean in the JSON: the mean plan makespan (s), deterministic like anchor_nodes_mean
-// (a fingerprint of the plans when a change should keep them).
+// (a fingerprint of the plans when a change should keep them). total_mean_ms: the mean total
+// per step (the series' planning time / steps: what a run pays on average, first steps included).
 // Times: build = zg_problem_build (enumerating and pricing options), solve = cut + anchor
 // stage + filler stage, decode = plan construction; total = all three, which is what
 // `--policy zellige` costs per step. --steps batches per (mix, load) up to 64 ranks,
@@ -190,11 +191,11 @@ static void lat_acc_print(lat_acc *a, const char *cl, int ranks, const char *ld,
            "\"solve_p99_ms\":%.4f,\"anchor_p50_ms\":%.4f,\"total_p50_ms\":%.4f,"
            "\"total_p99_ms\":%.4f,\"anchor_share\":%.4f,\"anchor_optimal\":%.3f,"
            "\"infeasible\":%d,\"anchor_nodes_mean\":%.1f,\"makespan_mean\":%.9g,"
-           "\"cold_ms\":%.4f,\"replayed\":%.3f}\n",
+           "\"cold_ms\":%.4f,\"replayed\":%.3f,\"total_mean_ms\":%.4f}\n",
            cl, ranks, ld, (long long)tpr, mx, n_ok, a->seqs / div, a->anchors / div,
            bp50, sp50, sp99, ap50, tp50, tp99, a->sum_t > 0 ? a->sum_a / a->sum_t : 0,
            (double)optimal / div, a->infeasible, a->nodes / div, a->ms_sum / div, a->cold_ms,
-           (double)a->replayed / div);
+           (double)a->replayed / div, a->sum_t / div);
     fflush(stdout);
 }
 
