@@ -29,6 +29,11 @@ int32_t zel_cut_index(const double *w, int32_t n);
 zg_status zel_cut_threshold(const zg_plan_ctx *ctx, const zg_problem *pr, double *thr,
                             zg_error *err);
 
+// Anchor groups (whole price above cut, or no whole option; cut < 0: every group) into anc, the
+// others (fillers) into fil, in group order (zel_plan.c; n_groups entries each).
+void zel_split_groups(const zg_problem *pr, double cut, int32_t *anc, int32_t *n_anc,
+                      int32_t *fil, int32_t *n_fil);
+
 // ---- the min-max model and its exact solver (zel_model.c, zel_bb.c) ---------------------------
 
 typedef struct zel_opt {
@@ -336,6 +341,15 @@ double zel_choice_makespan(const zg_problem *pr, const int32_t *choice, double *
 // on the tile. choice[n_seqs] gets the best one; returns its makespan (INFINITY: none feasible)
 // and its degree in *degree.
 double zel_uniform_best(const zg_problem *pr, int32_t *choice, int32_t *degree);
+
+// ---- a lower bound on the joint optimum (zel_relax.c) -------------------------------------------
+
+// Every plan of pr has a makespan >= *lb: the stage-1 model (anchors by the cut, exact) with the
+// fillers as fluid work of their least area at their densest work per byte — a relaxation —
+// minimised by the branch-and-bound under lim (rel_gap ignored: exact). *complete = 1: *lb is
+// that relaxation's optimum (less ZEL_REL_TOL); else its proven bound. *lb = INFINITY: no plan.
+zg_status zel_relax_bound(const zg_plan_ctx *ctx, const zg_problem *pr, const zel_limits *lim,
+                          double *lb, int *complete, int64_t *nodes, zg_error *err);
 
 // ---- the two-stage planner as a function (zel_plan.c), shared by zellige and joint --------------
 
