@@ -29,11 +29,6 @@ int32_t zel_cut_index(const double *w, int32_t n);
 zg_status zel_cut_threshold(const zg_plan_ctx *ctx, const zg_problem *pr, double *thr,
                             zg_error *err);
 
-// Anchor groups (whole price above cut, or no whole option; cut < 0: every group) into anc, the
-// others (fillers) into fil, in group order (zel_plan.c; n_groups entries each).
-void zel_split_groups(const zg_problem *pr, double cut, int32_t *anc, int32_t *n_anc,
-                      int32_t *fil, int32_t *n_fil);
-
 // ---- the min-max model and its exact solver (zel_model.c, zel_bb.c) ---------------------------
 
 typedef struct zel_opt {

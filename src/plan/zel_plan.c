@@ -232,8 +232,8 @@ static int replay_trusted(const zg_plan_ctx *ctx, double lb, const zel_sol *lay,
 
 // Anchor groups (whole price above the cut, or no whole option) into anc, the others into fil
 // (n_groups entries each), in group order.
-void zel_split_groups(const zg_problem *pr, double cut, int32_t *anc, int32_t *n_anc,
-                      int32_t *fil, int32_t *n_fil) {
+static void split_groups(const zg_problem *pr, double cut, int32_t *anc, int32_t *n_anc,
+                         int32_t *fil, int32_t *n_fil) {
     *n_anc = *n_fil = 0;
     for (int32_t g = 0; g < pr->n_groups; g++) {
         const zg_group *G = &pr->groups[g];
@@ -270,7 +270,7 @@ zg_status zel_stage1_model(const zg_plan_ctx *ctx, const zg_problem *pr, zel_mod
     int32_t *anc = zg_calloc(2 * ((size_t)pr->n_groups + 1), sizeof(int32_t), err);
     if (!anc) return ZG_ERR_NOMEM;
     int32_t *fil = anc + pr->n_groups + 1, na, nf;
-    zel_split_groups(pr, cut, anc, &na, fil, &nf);
+    split_groups(pr, cut, anc, &na, fil, &nf);
     st = stage1_build(pr, anc, na, fil, nf, m, err);
     free(anc);
     return st;
@@ -294,7 +294,7 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
         return ZG_ERR_NOMEM;
     }
     double *H = L + N;
-    zel_split_groups(pr, cut, anc, &res->n_anchor_groups, fil, &res->n_filler_groups);
+    split_groups(pr, cut, anc, &res->n_anchor_groups, fil, &res->n_filler_groups);
     for (int32_t i = 0; i < res->n_anchor_groups; i++) res->n_anchors += pr->groups[anc[i]].count;
     double t0 = zg_time_now();
     zel_model m;

@@ -21,13 +21,17 @@
 
 #include "plan/zel_internal.h"
 
-// A of the fillers and their densest work per byte (INFINITY: a piece with no memory, so the
-// memory term is dropped).
-static void filler_fluid(const zg_problem *pr, const int32_t *fil, int32_t n_fil, double *A,
-                         double *rho) {
+// A of the fillers (the groups model m does not hold: stage 1's cut) and their densest work per
+// byte (INFINITY: a piece with no memory, so the memory term is dropped). 0: out of memory.
+static int filler_fluid(const zg_problem *pr, const zel_model *m, double *A, double *rho,
+                        zg_error *err) {
     *A = 0, *rho = 0;
-    for (int32_t i = 0; i < n_fil; i++) {
-        const zg_group *G = &pr->groups[fil[i]];
+    uint8_t *anchor = zg_calloc((size_t)pr->n_groups + 1, 1, err);
+    if (!anchor) return 0;
+    for (int32_t i = 0; i < m->n_grps; i++) anchor[m->grps[i].g] = 1;
+    for (int32_t g = 0; g < pr->n_groups; g++) {
+        const zg_group *G = &pr->groups[g];
+        if (anchor[g]) continue;
         double a = INFINITY;
         for (int32_t j = 0; j < G->n_opts; j++) {
             double area = G->opts[j].time * zg_option_degree(&G->opts[j]);
@@ -42,27 +46,21 @@ static void filler_fluid(const zg_problem *pr, const int32_t *fil, int32_t n_fil
             if (r > *rho) *rho = r;
         }
     }
+    free(anchor);
+    return 1;
 }
 
 zg_status zel_relax_bound(const zg_plan_ctx *ctx, const zg_problem *pr, const zel_limits *lim,
                           double *lb, int *complete, int64_t *nodes, zg_error *err) {
     *lb = 0, *complete = 0, *nodes = 0;
-    double cut;
-    zg_status st = zel_cut_threshold(ctx, pr, &cut, err);
-    if (st) return st;
-    int32_t *anc = zg_calloc(2 * ((size_t)pr->n_groups + 1), sizeof(int32_t), err);
-    if (!anc) return ZG_ERR_NOMEM;
-    int32_t *fil = anc + pr->n_groups + 1, na, nf;
-    zel_split_groups(pr, cut, anc, &na, fil, &nf);
     zel_model m;
-    st = zel_model_build(pr, anc, na, NULL, NULL, &m, err);
-    if (st) {
-        free(anc);
-        return st;
-    }
+    zg_status st = zel_stage1_model(ctx, pr, &m, err);  // anchors by the cut, fillers replaced
+    if (st) return st;
     double A, rho;
-    filler_fluid(pr, fil, nf, &A, &rho);
-    free(anc);
+    if (!filler_fluid(pr, &m, &A, &rho, err)) {
+        zel_model_free(&m);
+        return ZG_ERR_NOMEM;
+    }
     m.extra_area = A;
     m.fill_mem = A > 0 && rho < INFINITY && rho > 0 ? A / rho : 0;
     zel_sol sol = {0};
