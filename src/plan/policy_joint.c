@@ -65,7 +65,7 @@ static zg_status plan_joint(zg_planner *pl, const zg_batch *b, zg_plan *out, zg_
         }
         // the relaxation bound (zel_relax.c) first, with half of the time left: 0.1-0.3 % above
         // the full model's root bound, which the search over every sequence seldom moves, on
-        // 16xA800 high-load batches (bench_planner_quality lbgap means 0.26-0.64 -> 0.11-0.38 %)
+        // 16xA800 high-load batches (bench_planner_quality lbgap means 0.26-0.64 -> 0.06-0.38 %)
         if (sol.T < INFINITY && sol.T > lb * (1 + ZEL_REL_TOL)) {
             zel_limits rl = {ZEL_RELAX_NODES, 0.5 * (limit - (zg_time_now() - t0)), 0, 0, 0};
             if (rl.time_limit_s <= 0) rl.time_limit_s = 1e-3;

@@ -529,7 +529,7 @@ static void *carve(char **p, size_t n) {
 // options j.. of its block, suf[j] / suf[n + j] the least area / fluid loss over options >= j,
 // gfl the least fluid loss of the group (= suf[n], the same minimum).
 static void tables_build(bb *c, const zel_model *m) {
-    double tau = c->fl_on ? m->extra_area / m->fill_mem : 0;
+    double tau = c->fl_on ? zel_mem_area(m) / m->fill_mem : 0;
     for (int32_t i = 0; i < m->n_grps; i++) {
         const zel_grp *G = &m->grps[i];
         int32_t n = G->n_opts;
@@ -578,7 +578,7 @@ static zg_status run(const zel_model *m, int phase, double tcap, zel_sol *best,
     c.time_limit = lim ? lim->time_limit_s : 0;
     c.gap = lim && lim->rel_gap > ZEL_REL_TOL ? lim->rel_gap : ZEL_REL_TOL;
     c.t0 = zg_time_now();
-    c.fl_on = m->fill_mem > 0 && m->extra_area > 0;
+    c.fl_on = m->fill_mem > 0 && zel_mem_area(m) > 0;
     int64_t maxc = 1;
     int32_t maxo = 1;
     size_t tot = 0, tot_blk = 0;

@@ -36,7 +36,7 @@
 #define COVER_MAX_INCIDENCE 1024
 
 int zel_cover_worth(const zel_model *m) {
-    if (m->fill_mem <= 0 || m->extra_area <= 0) return 0;
+    if (m->fill_mem <= 0 || zel_mem_area(m) <= 0) return 0;
     int64_t inc = 0;
     for (int32_t g = 0; g < m->n_grps; g++)
         for (int32_t j = 0; j < m->grps[g].n_opts; j++) inc += m->grps[g].opts[j].degree;
@@ -71,8 +71,8 @@ double zel_cover_bound(const zel_model *m, const double *L, const double *H, dou
                        int32_t gi, int64_t rem, int32_t lo, double budget, int32_t n_iter,
                        double *scratch) {
     int32_t N = m->n_ranks;
-    if (m->fill_mem <= 0 || m->extra_area <= 0 || gi >= m->n_grps) return 0;
-    double tau = m->extra_area / m->fill_mem, cap = m->mem_cap;
+    if (m->fill_mem <= 0 || zel_mem_area(m) <= 0 || gi >= m->n_grps) return 0;
+    double tau = zel_mem_area(m) / m->fill_mem, cap = m->mem_cap;
     double *R = scratch, sumR = 0;
     for (int32_t r = 0; r < N; r++) {
         double x = T - L[r] - tau * (cap - H[r]);
@@ -186,7 +186,7 @@ double zel_cover_bound(const zel_model *m, const double *L, const double *H, dou
 
 double zel_cover_root_bound(const zel_model *m, double lo, double hi) {
     int32_t N = m->n_ranks;
-    if (m->fill_mem <= 0 || m->extra_area <= 0 || N <= 0 || m->n_grps == 0 || !(hi > lo))
+    if (m->fill_mem <= 0 || zel_mem_area(m) <= 0 || N <= 0 || m->n_grps == 0 || !(hi > lo))
         return lo;
     if (hi == INFINITY) return lo;
     double *scr = malloc(sizeof(double) * zel_cover_scratch(m));
@@ -197,18 +197,18 @@ double zel_cover_root_bound(const zel_model *m, double lo, double hi) {
     // holds(T): (*) can hold at T. Monotone in T (see the header), so bisect on [lo, hi].
     double a = lo, b = hi;
     double need = zel_cover_bound(m, m->base_load, m->base_mem, a, 0, m->grps[0].count, 0,
-                                  (double)N * a * (1 + 1e-12) - sumL - m->extra_area,
+                                  (double)N * a * (1 + 1e-12) - sumL - zel_mem_area(m),
                                   root_iter, scr);
-    if (sumL + m->extra_area + need <= (double)N * a * (1 + 1e-12)) {
+    if (sumL + zel_mem_area(m) + need <= (double)N * a * (1 + 1e-12)) {
         free(scr);
         return lo;
     }
     for (int32_t it = 0; it < 40 && b - a > 1e-7 * b; it++) {
         double mid = 0.5 * (a + b);
         need = zel_cover_bound(m, m->base_load, m->base_mem, mid, 0, m->grps[0].count, 0,
-                               (double)N * mid * (1 + 1e-12) - sumL - m->extra_area,
+                               (double)N * mid * (1 + 1e-12) - sumL - zel_mem_area(m),
                                root_iter, scr);
-        if (sumL + m->extra_area + need <= (double)N * mid * (1 + 1e-12))
+        if (sumL + zel_mem_area(m) + need <= (double)N * mid * (1 + 1e-12))
             b = mid;
         else
             a = mid;

@@ -102,8 +102,8 @@ double zel_dff_bound(const zel_model *m, const double *L, const double *H, doubl
     double cap = m->mem_cap;
     double *inv = scratch;  // 1 / C_r (C_r <= 0: no piece fits there)
     double *R = inv + N, sumR = 0;  // the cover bound's residual excess (zel_bound_cover.c)
-    int mem = m->fill_mem > 0 && m->extra_area > 0;
-    double tau = mem ? m->extra_area / m->fill_mem : 0;
+    int mem = m->fill_mem > 0 && zel_mem_area(m) > 0;
+    double tau = mem ? zel_mem_area(m) / m->fill_mem : 0;
     for (int32_t r = 0; r < N; r++) {
         double c = T - L[r];
         inv[r] = c > 0 ? 1 / c : INFINITY;
@@ -176,7 +176,10 @@ double zel_dff_root_bound(const zel_model *m, double lo, double hi) {
     double a = lo, b = hi;
     for (int32_t it = 0; it < 40 && b - a > 1e-7 * b; it++) {
         double mid = 0.5 * (a + b);
-        double budget = (double)N * mid * (1 + 1e-12) - sumL - m->extra_area;
+        // with the fluid's excess in the need, only the memory-aware fluid's work (the free
+        // part fills excess time): zel_mem_area (= extra_area without zel_relax.c's free part)
+        double A = m->fill_mem > 0 && zel_mem_area(m) > 0 ? zel_mem_area(m) : m->extra_area;
+        double budget = (double)N * mid * (1 + 1e-12) - sumL - A;
         double need = zel_dff_bound(m, m->base_load, m->base_mem, mid, 0, m->grps[0].count, 0,
                                     budget, scr);
         if (need > budget)

@@ -45,7 +45,7 @@ void zel_fluid_ctx_free(zel_fluid_ctx *f) {
 void zel_fluid_ctx_set(zel_fluid_ctx *f, const zel_model *m, const double *L, const double *H) {
     int32_t N = f->n;
     double *nb = f->pre_L + N + 1;  // new breakpoint by rank
-    f->tau = m->fill_mem > 0 ? m->extra_area / m->fill_mem : 0;
+    f->tau = m->fill_mem > 0 ? zel_mem_area(m) / m->fill_mem : 0;
     f->tot = 0, f->maxL = 0, f->sumL = 0;
     for (int32_t r = 0; r < N; r++) {
         double c = m->mem_cap - H[r];
@@ -137,7 +137,7 @@ static inline void swap_rank(double T, double pb, double ptc, double pl, double 
 double zel_fluid_T_child_cut(const zel_fluid_ctx *f, const zel_model *m, const double *L,
                              const double *H, const zel_opt *o, double more, double cut) {
     int32_t N = f->n, s = o->start, e = o->start + o->degree, d = o->degree;
-    double A0 = m->extra_area, X = m->fill_mem;
+    double A0 = zel_mem_area(m), X = m->fill_mem;
     if (A0 <= 0 || X <= 0 || N <= 0) return 0;
     double tau = f->tau, A = A0 + (more > 0 ? more : 0);
     double tot = f->tot, maxL = f->maxL;

@@ -78,6 +78,10 @@ typedef struct zel_model {
     // rank has memory left, and the objective also includes T_mem = min T such that
     // sum_r min(T - load_r, tau * (mem_cap - mem_r)) >= extra_area (zel_fluid_T). 0 = off.
     double fill_mem;
+    // Part of extra_area that needs no memory (zel_relax.c's dense fillers; 0 elsewhere): it
+    // counts in the mean term only, and the memory-aware fluid above is the rest,
+    // zel_mem_area(m) = extra_area - free_area, at density zel_mem_area(m) / fill_mem.
+    double free_area;
     int32_t n_sym;
     zel_sym *sym;
     zg_arena arena;
@@ -85,6 +89,9 @@ typedef struct zel_model {
     // replaced, symmetries dropped): a new per-group / per-unit / per-rank field must be
     // handled in its sub_build too.
 } zel_model;
+
+// The memory-aware fluid's work (see free_area).
+static inline double zel_mem_area(const zel_model *m) { return m->extra_area - m->free_area; }
 
 // Builds the model of groups grp_idx[0..n) of pr (in that order) over ledgers base_load /
 // base_mem (NULL = zeros). Options are Pareto-pruned per rank block (time, mem); symmetries are
@@ -340,9 +347,11 @@ double zel_uniform_best(const zg_problem *pr, int32_t *choice, int32_t *degree);
 // ---- a lower bound on the joint optimum (zel_relax.c) -------------------------------------------
 
 // Every plan of pr has a makespan >= *lb: the stage-1 model (anchors by the cut, exact) with the
-// fillers as fluid work of their least area at their densest work per byte — a relaxation —
-// minimised by the branch-and-bound under lim (rel_gap ignored: exact). *complete = 1: *lb is
-// that relaxation's optimum (less ZEL_REL_TOL); else its proven bound. *lb = INFINITY: no plan.
+// fillers as fluid work of their least area at their densest work per byte, and a variant with
+// the densest type(s) as time-only work (free_area) and the rest at the next density — both
+// relaxations — minimised by the branch-and-bound under lim (half each; rel_gap ignored:
+// exact); the larger bound. *complete = 1: *lb is that relaxation's optimum (less
+// ZEL_REL_TOL); else its proven bound. *lb = INFINITY: no plan.
 zg_status zel_relax_bound(const zg_plan_ctx *ctx, const zg_problem *pr, const zel_limits *lim,
                           double *lb, int *complete, int64_t *nodes, zg_error *err);
 

@@ -336,7 +336,7 @@ static double fluid_newton(const zel_model *m, const double *L, const double *H,
 
 double zel_fluid_T_more(const zel_model *m, const double *L, const double *H, double more) {
     int32_t N = m->n_ranks;
-    double A0 = m->extra_area, X = m->fill_mem;
+    double A0 = zel_mem_area(m), X = m->fill_mem;
     if (A0 <= 0 || X <= 0 || N <= 0) return 0;
     double tau = A0 / X, A = A0 + (more > 0 ? more : 0), maxL = 0, tot = 0;
     for (int32_t r = 0; r < N; r++) {
@@ -361,7 +361,7 @@ static double objective_below(const zel_model *m, const double *L, const double 
                               double above) {
     int32_t N = m->n_ranks;
     double t = 0, sum = m->extra_area, tot = 0;
-    double A0 = m->extra_area, X = m->fill_mem;
+    double A0 = zel_mem_area(m), X = m->fill_mem;
     int fluid = X > 0 && A0 > 0 && N > 0;
     double tau = fluid ? A0 / X : 0;
     for (int32_t r = 0; r < N; r++) {
