@@ -10,8 +10,9 @@
 
 #include "plan/zel_internal.h"
 
-// Node cap of the relaxation bound (zel_relax.c; it also gets half the time limit): on the
-// quality bench's 16- and 32-rank batches it finishes in 3 000-300 000 nodes.
+// Node cap of the relaxation bound (zel_relax.c; it also gets half the time limit, both split
+// between its two variants): on 16xA800 high-load batches of the quality bench the one-density
+// variant finished in 2 900-272 000 nodes; at 32xA6000 some do not finish in 2 000 000.
 #define ZEL_RELAX_NODES 2000000
 
 static zg_status plan_joint(zg_planner *pl, const zg_batch *b, zg_plan *out, zg_error *err) {
@@ -69,8 +70,8 @@ static zg_status plan_joint(zg_planner *pl, const zg_batch *b, zg_plan *out, zg_
         if (sol.T < INFINITY && sol.T > lb * (1 + ZEL_REL_TOL)) {
             zel_limits rl = {ZEL_RELAX_NODES, 0.5 * (limit - (zg_time_now() - t0)), 0, 0, 0};
             if (rl.time_limit_s <= 0) rl.time_limit_s = 1e-3;
-            int rc_done = 0;
-            st = zel_relax_bound(&pl->ctx, &pr, &rl, &relax_lb, &rc_done, &relax_nodes, err);
+            int relax_done = 0;
+            st = zel_relax_bound(&pl->ctx, &pr, &rl, &relax_lb, &relax_done, &relax_nodes, err);
             if (!st && relax_lb > lb) lb = relax_lb < sol.T ? relax_lb : sol.T;
         }
         zel_limits lim = {0, limit - (zg_time_now() - t0), 0, 0, 0};
