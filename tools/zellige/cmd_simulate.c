@@ -41,7 +41,8 @@ static const char *usage_text =
     "                      exceed the memory cap; the 'over cap' column counts them)\n"
     "  --gamma X           KnapFormer attention weight (default 1.0)\n"
     "  --family F          rank sets: node | aligned | sliding (default node)\n"
-    "  --time-limit S      seconds per joint solve (default 10)\n"
+    "  --time-limit S      seconds per joint solve (default 10; up to half of it on\n"
+    "                      joint's relaxation lower bound)\n"
     "  --seed N            workload seed (default 1)\n"
     "  --report FILE       write a self-contained HTML report (Gantt per policy, bars)\n"
     "  --json              print one JSON line with the results\n";
