@@ -29,7 +29,8 @@ static const char *usage =
     "--ref-lns-nodes N: joint's (the reference's) neighbourhood-search budget (0 = default).\n"
     "--no-memory: zellige remembers no stage-1 layouts across batches (anchor_memory = -1;\n"
     "by default one planner plans a setting's batches in order, as in a training run).\n"
-    "--per-batch: one line per batch (index, mix, zellige and joint makespan, gap).\n"
+    "--per-batch: one line per batch (index, mix, zellige and joint makespan, gap, joint's\n"
+    "proven lower bound).\n"
     "--best FILE: also report the gap to the best plan known per batch (bestgap: against\n"
     "min(FILE's makespan, joint, zellige)); FILE (bench/data/planner_best.json) holds, per\n"
     "setting, the best makespan any run has recorded for each batch index (same --mixes).\n"
@@ -349,8 +350,9 @@ int main(int argc, char **argv) {
                     if (bg > bmax) bmax = bg;
                 }
                 if (per_batch)
-                    printf("batch %d %s zellige %.9g joint %.9g gap %.4f%%%s", k, mx[k % nmx],
-                           z.makespan, j.makespan, 100 * g, brow ? "" : "\n");
+                    printf("batch %d %s zellige %.9g joint %.9g gap %.4f%% lb %.9g%s", k,
+                           mx[k % nmx], z.makespan, j.makespan, 100 * g, j.lower_bound,
+                           brow ? "" : "\n");
                 if (per_batch && brow)
                     printf(" best %.9g bestgap %.4f%%\n", bk, 100 * (z.makespan / bk - 1));
                 if (k == explain) explain_batch(&e, &b, &z, &j);
