@@ -4,7 +4,8 @@
 // (ties: the lowest rank). Beyond the paper: a filler with no memory-feasible whole rank takes
 // its memory-feasible option with the lowest resulting block load (instead of failing), and a
 // deterministic repair pass then moves or swaps fillers off the most loaded rank while that
-// strictly lowers the pair's maximum.
+// strictly lowers the pair's maximum, and typed exchanges (several dense fillers for a sparse
+// one, with any rank) then load the ranks the memory left short (fourteenth pass).
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,9 @@ static int grp_desc(const void *pa, const void *pb, void *ctx) {
     if (x != y) return x > y ? -1 : 1;
     return (a > b) - (a < b);
 }
+
+static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, double *H,
+                     int32_t *choice, const int32_t *wt);
 
 static void repair(const zg_problem *pr, funit *u, int64_t n, double *L, double *H,
                    int32_t *choice) {
@@ -97,7 +101,154 @@ static void repair(const zg_problem *pr, funit *u, int64_t n, double *L, double 
         }
     }
 #undef whole_ok
+    exchange(pr, u, n, L, H, choice, wt);
     free(on_hi), free(wt);
+}
+
+// exchange(): units of one type per trade side (x), and the most filler types it handles.
+#define XCH_MAX_UNITS 8
+#define XCH_MAX_TYPES 12
+
+// Rank r's memory after a trade: what it has, plus x units of memory ma in, less y of mb out
+// (this expression, in this order, decides every fit: monotone in y).
+static inline int xch_fits(double h, double x, double ma, double y, double mb, double cap) {
+    return h + x * ma - y * mb <= cap;
+}
+
+// The trades' ranks of y: [*lo, *hi] within [1, cb] where both ranks keep to the memory (each
+// fit is monotone in y, so the set is an interval; the closed forms only seed the search).
+// Returns 0 if empty.
+static int xch_range(double hr, double hh, double x, double mar, double mah, double mbr,
+                     double mbh, double cap, int64_t cb, int64_t *lo, int64_t *hi) {
+    double s = mbr > 0 ? ceil((hr + x * mar - cap) / mbr) : 1;
+    int64_t y = s < 1 ? 1 : s > (double)cb ? cb : (int64_t)s;
+    while (y > 1 && xch_fits(hr, x, mar, (double)(y - 1), mbr, cap)) y--;
+    while (y <= cb && !xch_fits(hr, x, mar, (double)y, mbr, cap)) y++;
+    double t = mbh > 0 ? floor((cap - hh + x * mah) / mbh) : (double)cb;
+    int64_t z = t < 0 ? 0 : t > (double)cb ? cb : (int64_t)t;
+    while (z < cb && xch_fits(hh, (double)(z + 1), mbh, x, mah, cap)) z++;
+    while (z >= y && !xch_fits(hh, (double)z, mbh, x, mah, cap)) z--;
+    *lo = y, *hi = z;
+    return y <= z;
+}
+
+// Typed exchanges after the repair, which only pairs the most loaded rank with the least
+// loaded one and trades one unit for one: on memory-tight batches that leaves memory-full
+// ranks under-loaded (they need dense fillers, more work per byte, for sparse ones, several
+// for one). Here the most loaded rank hi trades with any rank r: x <= 8 units of filler type a
+// go hi -> r and y units of type b come back (y = 0: a move). A type is a class of filler
+// groups whose whole options have the same time and memory on every rank. For each (r, a, x,
+// b) the pair's new maximum is convex in y, so only the integers around its balance point,
+// clipped to the y that keep both ranks within memory, are tried. The trade with the lowest
+// new max(L_hi, L_r), strictly below L_hi, is applied (ties: the first in r, a, x, move, b, y
+// order; the first units in placement order move); repeat while one exists, at most 8N times.
+static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, double *H,
+                     int32_t *choice, const int32_t *wt) {
+    int32_t N = pr->world_size, K = 0, tg[XCH_MAX_TYPES];
+    double cap = pr->mem_cap;
+    if (N < 2) return;
+    int32_t *ty = malloc(sizeof(int32_t) * (size_t)(n + 1));  // type of each unit (-1: split)
+    if (!ty) return;
+    for (int64_t i = 0; i < n; i++) {
+        ty[i] = -1;
+        if (u[i].rank < 0) continue;
+        int32_t g = u[i].g, k = 0;
+        for (; k < K; k++) {  // same whole option values on every rank as type k's group?
+            int32_t h = tg[k], r = 0;
+            if (h == g) break;
+            for (; r < N; r++) {
+                int32_t jg = wt[(size_t)g * N + r], jh = wt[(size_t)h * N + r];
+                if ((jg < 0) != (jh < 0)) break;
+                if (jg >= 0 && (pr->groups[g].opts[jg].time != pr->groups[h].opts[jh].time ||
+                                pr->groups[g].opts[jg].mem != pr->groups[h].opts[jh].mem))
+                    break;
+            }
+            if (r == N) break;
+        }
+        if (k == K) {
+            if (K == XCH_MAX_TYPES) {  // many types: left to the repair
+                free(ty);
+                return;
+            }
+            tg[K++] = g;
+        }
+        ty[i] = k;
+    }
+    int64_t *cnt = calloc((size_t)K * (size_t)N + 1, sizeof(int64_t));
+    double *tt = malloc(sizeof(double) * (2 * (size_t)K * (size_t)N + 1)), *mm = tt + K * N;
+    if (!cnt || !tt) {
+        free(ty), free(cnt), free(tt);
+        return;
+    }
+    for (int32_t k = 0; k < K; k++)
+        for (int32_t r = 0; r < N; r++) {
+            int32_t j = wt[(size_t)tg[k] * N + r];
+            const zg_option *o = j >= 0 ? &pr->groups[tg[k]].opts[j] : NULL;
+            tt[k * N + r] = o ? o->time : INFINITY, mm[k * N + r] = o ? o->mem : INFINITY;
+        }
+    for (int64_t i = 0; i < n; i++)
+        if (ty[i] >= 0) cnt[ty[i] * N + u[i].rank]++;
+    for (int64_t it = 0; it < 8 * (int64_t)N; it++) {
+        int32_t hi = 0;
+        for (int32_t r = 1; r < N; r++)
+            if (L[r] > L[hi]) hi = r;
+        double best = L[hi] * (1 - 1e-12);
+        int32_t br = -1, ba = -1, bb = -1;
+        int64_t bx = 0, by = 0;
+        for (int32_t r = 0; r < N; r++) {
+            if (r == hi) continue;
+            for (int32_t a = 0; a < K; a++) {
+                int64_t ca = cnt[a * N + hi];
+                double tah = tt[a * N + hi], tar = tt[a * N + r];
+                double mah = mm[a * N + hi], mar = mm[a * N + r];
+                if (ca == 0 || tar == INFINITY) continue;
+                for (int64_t xi = 1; xi <= ca && xi <= XCH_MAX_UNITS; xi++) {
+                    double x = (double)xi, lh = L[hi] - x * tah, lr = L[r] + x * tar;
+                    if (xch_fits(H[r], x, mar, 0, 0, cap)) {  // a move (hi's memory only falls)
+                        double mx = lh > lr ? lh : lr;
+                        if (mx < best) best = mx, br = r, ba = a, bb = -1, bx = xi, by = 0;
+                    }
+                    for (int32_t b = 0; b < K; b++) {
+                        int64_t cb = cnt[b * N + r], ylo, yhi;
+                        double tbh = tt[b * N + hi], tbr = tt[b * N + r];
+                        if (b == a || cb == 0 || tbh == INFINITY) continue;
+                        if (!xch_range(H[r], H[hi], x, mar, mah, mm[b * N + r], mm[b * N + hi],
+                                       cap, cb, &ylo, &yhi))
+                            continue;
+                        double ys = tbh + tbr > 0 ? (lr - lh) / (tbh + tbr) : 0;
+                        int64_t y0 = ys < (double)ylo ? ylo : ys > (double)yhi ? yhi
+                                                                             : (int64_t)floor(ys);
+                        for (int64_t y = y0 - 1 < ylo ? ylo : y0 - 1; y <= y0 + 2 && y <= yhi;
+                             y++) {
+                            double nh = lh + (double)y * tbh, nr = lr - (double)y * tbr;
+                            double mx = nh > nr ? nh : nr;
+                            if (mx < best) best = mx, br = r, ba = a, bb = b, bx = xi, by = y;
+                        }
+                    }
+                }
+            }
+        }
+        if (br < 0) break;
+        // bx units of type ba hi -> br, by units of type bb br -> hi, the first ones found
+        for (int64_t i = 0; i < n && (bx > 0 || by > 0); i++) {
+            funit *f = &u[i];
+            int32_t from, to;
+            if (bx > 0 && f->rank == hi && ty[i] == ba)
+                from = hi, to = br, bx--;
+            else if (by > 0 && f->rank == br && ty[i] == bb)
+                from = br, to = hi, by--;
+            else
+                continue;
+            int32_t j = wt[(size_t)f->g * N + to];
+            const zg_option *o = &pr->groups[f->g].opts[j];
+            L[from] -= f->time, H[from] -= f->mem;
+            L[to] += o->time, H[to] += o->mem;
+            f->rank = to, f->time = o->time, f->mem = o->mem;
+            choice[f->seq] = j;
+            cnt[ty[i] * N + from]--, cnt[ty[i] * N + to]++;
+        }
+    }
+    free(ty), free(cnt), free(tt);
 }
 
 // The §5.3 score of whole option o on rank r (mode as in place): 1 and *s when the rank has

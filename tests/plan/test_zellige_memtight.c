@@ -97,6 +97,33 @@ ZG_TEST(zellige_memory_aware_v35_case) {
     zg_pricer_free(&e.pricer);
 }
 
+// Stage 2's typed exchange (zel_filler.c): on 16xA800 V55 draw 3 at 350K tokens/GPU
+// (bench_planner_quality --settings 16xA800:high, batch 22) the anchors leave six ranks
+// memory-full after the §5.3 rule and the one-for-one repair, 0.7-0.9 s under the others; the
+// fillers as a fluid (any mix of types per rank) balance that layout at 214.734 s, the rule and
+// repair alone end at 215.196 s. Trading dense fillers (256-token images) for sparse ones
+// several for one brings it to 214.80 s; asserted below 214.9 s, and no faster than the fluid.
+ZG_TEST(zellige_typed_exchange_fills_memory_full_ranks) {
+    env e;
+    zg_error err;
+    CHECK_OK(env_init(&e, "16xA800", &err), &err);
+    zg_mix_spec spec = {zg_mix_share_from_name("V55"), 350000, 15, e.cluster.world_size, 3};
+    zg_batch b;
+    zg_batch_init(&b);
+    CHECK_OK(zg_workload_mix(&e.model, &spec, 3, &b, &err), &err);
+    zg_planner pl;
+    CHECK_OK(zg_planner_init(&pl, "zellige", &e.ctx, &err), &err);
+    zg_plan z;
+    zg_plan_init(&z);
+    CHECK_OK(zg_planner_plan(&pl, &b, &z, &err), &err);
+    CHECK_OK(zg_plan_validate(&z, &b, &e.model, &err), &err);
+    CHECK_MSG(z.makespan < 214.9 && z.makespan > 214.73, "makespan %.4f s", z.makespan);
+    zg_plan_free(&z);
+    zg_planner_free(&pl);
+    zg_batch_free(&b);
+    zg_pricer_free(&e.pricer);
+}
+
 ZG_TEST(zellige_async_matches_sync) {
     env e;
     zg_error err;

@@ -366,6 +366,103 @@ static inline void ref_repair(const zg_problem *pr, ref_funit *u, int64_t n, dou
     }
 }
 
+// The typed exchange as zel_filler.c's exchange() describes it, every y enumerated: types are
+// classes of groups with the same whole option (time, memory) on every rank (in order of first
+// placed unit; more than 12: nothing); at most 8 N rounds; in each, over r != hi (the first most
+// loaded rank), types a on hi that go whole on r, x = 1..min(8, units), first the move (r's
+// memory), then every type b != a on r that goes whole on hi and every y = 1..units with both
+// ranks within memory: the lowest max(new L_hi, new L_r) strictly below L_hi (1 - 1e-12) wins,
+// first found on ties; its units move first in placement order.
+static inline int ref_same_whole(const zg_problem *pr, int32_t g, int32_t h) {
+    for (int32_t r = 0; r < pr->world_size; r++) {
+        int32_t a = ref_whole_on(&pr->groups[g], r), b = ref_whole_on(&pr->groups[h], r);
+        if ((a < 0) != (b < 0)) return 0;
+        if (a >= 0 && (pr->groups[g].opts[a].time != pr->groups[h].opts[b].time ||
+                       pr->groups[g].opts[a].mem != pr->groups[h].opts[b].mem))
+            return 0;
+    }
+    return 1;
+}
+
+static inline void ref_exchange(const zg_problem *pr, ref_funit *u, int64_t n, double *L,
+                                double *H, int32_t *choice) {
+    int32_t N = pr->world_size, K = 0, tg[64];
+    double cap = pr->mem_cap;
+    if (N < 2) return;
+    int32_t *ty = malloc(sizeof(int32_t) * (size_t)(n + 1));
+    for (int64_t i = 0; i < n; i++) {
+        ty[i] = -1;
+        if (u[i].rank < 0) continue;
+        int32_t k = 0;
+        while (k < K && !ref_same_whole(pr, u[i].g, tg[k])) k++;
+        if (k == K) tg[K++] = u[i].g;
+        ty[i] = k;
+    }
+    if (K > 12) {
+        free(ty);
+        return;
+    }
+    for (int64_t it = 0; it < 8 * (int64_t)N; it++) {
+        int32_t hi = 0;
+        for (int32_t r = 1; r < N; r++)
+            if (L[r] > L[hi]) hi = r;
+        int64_t c[64][2];  // units of each type on hi and on r
+        double best = L[hi] * (1 - 1e-12);
+        int32_t br = -1, ba = -1, bb = -1;
+        int64_t bx = 0, by = 0;
+        for (int32_t r = 0; r < N; r++) {
+            if (r == hi) continue;
+            for (int32_t k = 0; k < K; k++) c[k][0] = c[k][1] = 0;
+            for (int64_t i = 0; i < n; i++) {
+                if (ty[i] >= 0 && u[i].rank == hi) c[ty[i]][0]++;
+                if (ty[i] >= 0 && u[i].rank == r) c[ty[i]][1]++;
+            }
+            for (int32_t a = 0; a < K; a++) {
+                const zg_group *A = &pr->groups[tg[a]];
+                int32_t jah = ref_whole_on(A, hi), jar = ref_whole_on(A, r);
+                if (c[a][0] == 0 || jar < 0) continue;
+                for (int64_t xi = 1; xi <= c[a][0] && xi <= 8; xi++) {
+                    double x = (double)xi;
+                    double lh = L[hi] - x * A->opts[jah].time, lr = L[r] + x * A->opts[jar].time;
+                    if (H[r] + x * A->opts[jar].mem - 0.0 * 0.0 <= cap && fmax(lh, lr) < best)
+                        best = fmax(lh, lr), br = r, ba = a, bb = -1, bx = xi, by = 0;
+                    for (int32_t b = 0; b < K; b++) {
+                        const zg_group *B = &pr->groups[tg[b]];
+                        int32_t jbh = ref_whole_on(B, hi), jbr = ref_whole_on(B, r);
+                        if (b == a || c[b][1] == 0 || jbh < 0) continue;
+                        for (int64_t y = 1; y <= c[b][1]; y++) {
+                            double yd = (double)y;
+                            if (!(H[r] + x * A->opts[jar].mem - yd * B->opts[jbr].mem <= cap) ||
+                                !(H[hi] + yd * B->opts[jbh].mem - x * A->opts[jah].mem <= cap))
+                                continue;
+                            double mx = fmax(lh + yd * B->opts[jbh].time,
+                                             lr - yd * B->opts[jbr].time);
+                            if (mx < best) best = mx, br = r, ba = a, bb = b, bx = xi, by = y;
+                        }
+                    }
+                }
+            }
+        }
+        if (br < 0) break;
+        for (int64_t i = 0; i < n; i++) {
+            int32_t from, to;
+            if (bx > 0 && u[i].rank == hi && ty[i] == ba)
+                from = hi, to = br, bx--;
+            else if (by > 0 && u[i].rank == br && ty[i] == bb)
+                from = br, to = hi, by--;
+            else
+                continue;
+            int32_t j = ref_whole_on(&pr->groups[u[i].g], to);
+            const zg_option *o = &pr->groups[u[i].g].opts[j];
+            L[from] -= u[i].time, H[from] -= u[i].mem;
+            L[to] += o->time, H[to] += o->mem;
+            u[i].rank = to, u[i].time = o->time, u[i].mem = o->mem;
+            choice[u[i].seq] = j;
+        }
+    }
+    free(ty);
+}
+
 // One placement pass: filler groups by descending whole price (ties: group index), members in
 // order, each whole to the memory-feasible rank with the highest score (mode 0: min of the
 // time and memory shares left, rc = (F - L - t) / F, rm = (cap - H - m) / cap, F = all whole
@@ -439,6 +536,7 @@ static inline zg_status ref_place(const zg_problem *pr, const int32_t *fill, int
         }
     }
     ref_repair(pr, u, k, L, H, choice);
+    ref_exchange(pr, u, k, L, H, choice);
     free(u);
     return ZG_OK;
 }
