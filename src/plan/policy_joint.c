@@ -11,7 +11,7 @@
 #include "plan/zel_internal.h"
 
 // Node cap of the relaxation bound (zel_relax.c; it also gets half the time limit, both split
-// between its two variants): on 16xA800 high-load batches of the quality bench the one-density
+// between its densities): on 16xA800 high-load batches of the quality bench the one-density
 // variant finished in 2 900-272 000 nodes; at 32xA6000 some do not finish in 2 000 000.
 #define ZEL_RELAX_NODES 2000000
 

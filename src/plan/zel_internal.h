@@ -347,11 +347,13 @@ double zel_uniform_best(const zg_problem *pr, int32_t *choice, int32_t *degree);
 // ---- a lower bound on the joint optimum (zel_relax.c) -------------------------------------------
 
 // Every plan of pr has a makespan >= *lb: the stage-1 model (anchors by the cut, exact) with the
-// fillers as fluid work of their least area at their densest work per byte, and a variant with
-// the densest type(s) as time-only work (free_area) and the rest at the next density — both
-// relaxations — minimised by the branch-and-bound under lim (half each; rel_gap ignored:
-// exact); the larger bound. *complete = 1: *lb is that relaxation's optimum (less
-// ZEL_REL_TOL); else its proven bound. *lb = INFINITY: no plan.
+// fillers as fluid work of their least area, which for a density theta must fit in
+// sum_r min(T - L_r, theta (cap - H_r)), a unit of type k's work using up min(1, theta / rho_k)
+// of it (rho_k: its densest work per byte) — a relaxation for every theta — minimised by the
+// branch-and-bound for theta = each type's density (highest incumbent first, equal shares of
+// lim; rel_gap ignored: exact), with target probes when a search does not finish; the largest
+// bound. *complete = 1: every density's optimum is proven (or below *lb), so *lb is the
+// largest of them (less ZEL_REL_TOL); else a proven bound. *lb = INFINITY: no plan.
 zg_status zel_relax_bound(const zg_plan_ctx *ctx, const zg_problem *pr, const zel_limits *lim,
                           double *lb, int *complete, int64_t *nodes, zg_error *err);
 

@@ -1,25 +1,37 @@
 // zel_relax.c — a lower bound on every plan's makespan (the joint optimum) from the stage-1
-// model made a relaxation, solved by the branch-and-bound (thirteenth pass).
+// model made a relaxation, solved by the branch-and-bound (thirteenth and fourteenth passes).
 //
 // The anchors stay exact (their own options, Pareto-pruned per block, which only removes
 // dominated choices). The fillers become fluid work, but not the stage-1 planner's fluid: that
-// one spreads the fillers' whole time at their mean density (seconds per byte), which a plan
-// can beat on a memory-tight rank by packing it with the densest fillers, so its optimum is
-// not a bound. Here filler group k has least area a_k (over all its options) and its work is
-// counted in those units: a piece of option o (degree d_o, per-rank time t_o, memory m_o) does
-// a_k / d_o of work in time t_o >= a_k / d_o and memory m_o. With rho = the largest
-// (a_k / d_o) / m_o over every filler option, a rank with anchor load L and memory H fits at
-// most min(T - L, rho (cap - H)) of filler work under makespan T, and the fillers' work adds up
-// to A = sum_k count_k a_k. So every plan's makespan is at least
-//     max(max_r L_r, (sum_r L_r + A) / N, min{T : sum_r min(T - L_r, rho (cap - H_r)) >= A})
-// for its anchors' ledgers L, H — the stage-1 objective with extra_area = A and fill_mem =
-// A / rho (zel_fluid_T) — and at least that objective's minimum over anchor placements, which
-// the branch-and-bound proves (or bounds from below when its budget ends). One density for all
-// is loose when the densest type is a small part of the work (256-token images: 1.5x the mean
-// density, ~8 % of the work at 16xA800 high load), so a second variant keeps the densest type
-// out of the memory term (free_area: it still takes time and counts in the mean term) and
-// bounds the rest at the next density; the larger of the two bounds is returned.
+// one spreads the fillers' whole time at their mean density (work per byte), which a plan can
+// beat on a memory-tight rank by packing it with the densest fillers, so its optimum is not a
+// bound. Here filler type k (a group the cut left out) has least area a_k over its options and
+// work W_k = count_k a_k; a piece of option o (degree d_o, per-rank time t_o, memory m_o) does
+// a_k / d_o of work in time t_o >= a_k / d_o and memory m_o, so each unit of type k's work takes
+// at least one second and 1 / rho_k bytes, rho_k = the largest (a_k / d_o) / m_o.
+//
+// For any density theta > 0 a rank with anchor load L and memory H has filler capacity
+// c(T) = min(T - L, theta (cap - H)) under makespan T, and a unit of type k's work uses up at
+// least min(1, theta / rho_k) of it (one second of the time term, or 1 / rho_k bytes = theta /
+// rho_k of the memory term). So every plan with makespan T satisfies
+//     sum_r min(T - L_r, theta (cap - H_r)) >= D(theta) = sum_k W_k min(1, theta / rho_k),
+// and also T >= max_r L_r and T >= (sum_r L_r + sum_k W_k) / N. That is the stage-1 objective
+// with extra_area = sum_k W_k, a memory-aware fluid of D(theta) at density theta (free_area =
+// the rest, zel_mem_area) — and every plan's makespan is at least its minimum over anchor
+// placements, which the branch-and-bound proves (or bounds from below when its budget ends).
+// The thirteenth pass had theta = the largest density (D = all the work) and a variant that
+// dropped the densest type from the memory term (weaker than theta = the second density, which
+// still charges it theta / rho_1 per unit). With one theta per type density, on the quality
+// bench's layouts the best theta gives the same value as the exact transportation bound (types
+// to ranks, both resources per rank, solved as an LP in a probe) on every layout checked.
+//
+// When a search does not finish, its bound is the root's: the depth-first search proves
+// nothing until it has closed its top subtrees. So the budget left then goes to target probes:
+// a search that prunes at a target tau below the incumbent proves "no placement below tau"
+// when it finishes, and targets a little above the root's bound are often proven in a few
+// nodes where the full search runs out (32xA6000 high batch 8: 192.77 -> 193.87 s).
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,43 +69,77 @@ static int32_t filler_types(const zg_problem *pr, const zel_model *m, double *rh
     return n;
 }
 
-// The relaxation's bound on model m (extra_area, free_area, fill_mem set) under lim.
-static zg_status relax_solve(const zel_model *m, const zel_limits *lim, double *lb,
+// Budget of one search: what is left of lim's nodes and seconds since t0 (0 = no limit).
+typedef struct budget {
+    int64_t nodes;  // left (0 = no limit, < 0 = spent)
+    double secs;    // left (0 = no limit, < 0 = spent)
+} budget;
+
+static int budget_spent(const budget *b) { return b->nodes < 0 || b->secs < 0; }
+
+// A share 1/k of b as limits (rel_gap set by the caller).
+static zel_limits budget_share(const budget *b, int k) {
+    zel_limits l = {0, 0, 0, 0, 0};
+    if (b->nodes > 0) l.max_nodes = b->nodes / k > 1 ? b->nodes / k : 1;
+    if (b->secs > 0) l.time_limit_s = b->secs / k;
+    return l;
+}
+
+static void budget_take(budget *b, int64_t nodes, double secs) {
+    if (b->nodes > 0) b->nodes = b->nodes > nodes ? b->nodes - nodes : -1;
+    if (b->secs > 0) b->secs = b->secs > secs ? b->secs - secs : -1;
+}
+
+// The relaxation's bound on model m (extra_area, free_area, fill_mem set) from incumbent sol
+// (improved in place) under budget b: the exact search with half of it, then, if that does
+// not finish, target probes with the rest (a quarter of what is left each).
+static zg_status relax_solve(const zel_model *m, zel_sol *sol, budget *b, double *lb,
                              int *complete, int64_t *nodes, zg_error *err) {
-    *lb = 0, *complete = 0, *nodes = 0;
     double root = zel_model_lower_bound(m);
-    if (m->n_units == 0) {
-        double *z = zg_calloc(4 * (size_t)m->n_ranks + 1, sizeof(double), err);
-        if (!z) return ZG_ERR_NOMEM;
-        *lb = zel_objective(m, z, z + m->n_ranks, z + 2 * m->n_ranks), *complete = 1;
-        free(z);
+    *lb = root, *complete = 0, *nodes = 0;
+    zel_limits l = budget_share(b, 2);  // rel_gap 0: exact
+    zel_stats s = {0};
+    double t0 = zg_time_now();
+    zg_status st = zel_solve_minmax(m, sol, &l, &s, err);
+    if (st) return st;
+    budget_take(b, s.nodes, zg_time_now() - t0);
+    *nodes += s.nodes;
+    if (s.complete) {
+        *lb = sol->T * (1 - ZEL_REL_TOL), *complete = 1;  // INFINITY: no plan exists at all
         return ZG_OK;
     }
-    zel_sol sol = {0};
-    zg_status st = zel_sol_alloc(m, &sol, err);
-    if (st) return st;
-    // an incumbent prunes the search: the greedy ladder, refined by the neighbourhoods
-    if (!zel_heuristic(m, root, &sol)) sol.T = INFINITY, sol.K = 0;
-    if (sol.T < INFINITY) zel_lns_improve(m, &sol, 2500, 312);
-    zel_limits l = *lim;
-    l.rel_gap = 0;  // exact: complete means no placement below (1 - ZEL_REL_TOL) sol.T
-    zel_stats s = {0};
-    st = zel_solve_minmax(m, &sol, &l, &s, err);
-    if (!st) {
-        *nodes = s.nodes;
-        *complete = s.complete;
-        if (s.complete) {
-            *lb = sol.T * (1 - ZEL_REL_TOL);  // INFINITY: no plan exists at all
+    if (sol->T < INFINITY && zel_cover_worth(m)) {
+        double c = zel_cover_root_bound(m, *lb, sol->T);
+        if (c > *lb) *lb = c;
+    }
+    // Probes: prune at target tg (rel_gap = T / tg - 1); finished = no placement below
+    // sol.T / (1 + gap) (the incumbent may have improved meanwhile). The first target is 1/16
+    // of the way from the bound to the incumbent, the step doubles after a proof and halves the
+    // interval after a failure.
+    double lo = *lb, hi = sol->T, step = (hi - lo) / 16;
+    for (int probe = 0; probe < 12 && !budget_spent(b) && hi - lo > 1e-5 * hi; probe++) {
+        double tg = lo + step;
+        if (tg >= hi) tg = lo + (hi - lo) / 2;
+        zel_limits p = budget_share(b, 4);
+        p.rel_gap = sol->T / tg - 1;
+        zel_stats ps = {0};
+        double t1 = zg_time_now();
+        st = zel_solve_minmax(m, sol, &p, &ps, err);
+        if (st) return st;
+        budget_take(b, ps.nodes, zg_time_now() - t1);
+        *nodes += ps.nodes;
+        if (sol->T < hi) hi = sol->T;
+        if (ps.complete) {
+            double got = sol->T / (1 + p.rel_gap);
+            if (got > lo) lo = got;
+            step *= 2;
         } else {
-            *lb = s.lb > root ? s.lb : root;
-            if (sol.T < INFINITY && zel_cover_worth(m)) {
-                double c = zel_cover_root_bound(m, *lb, sol.T);
-                if (c > *lb) *lb = c;
-            }
+            hi = tg < hi ? tg : hi;
+            step = (hi - lo) / 2;
         }
     }
-    zel_sol_free(&sol);
-    return st;
+    if (lo > *lb) *lb = lo;
+    return ZG_OK;
 }
 
 zg_status zel_relax_bound(const zg_plan_ctx *ctx, const zg_problem *pr, const zel_limits *lim,
@@ -102,46 +148,88 @@ zg_status zel_relax_bound(const zg_plan_ctx *ctx, const zg_problem *pr, const ze
     zel_model m;
     zg_status st = zel_stage1_model(ctx, pr, &m, err);  // anchors by the cut, fillers replaced
     if (st) return st;
-    double *rho = zg_calloc(2 * ((size_t)pr->n_groups + 1), sizeof(double), err);
-    double *work = rho ? rho + pr->n_groups + 1 : NULL, A = 0;
+    size_t ng = (size_t)pr->n_groups + 1;
+    double *rho = zg_calloc(4 * ng, sizeof(double), err);
+    double *work = rho ? rho + ng : NULL, *th = rho ? rho + 2 * ng : NULL;
+    double *inc = rho ? rho + 3 * ng : NULL, A = 0;
     int32_t nt = rho ? filler_types(pr, &m, rho, work, &A, err) : -1;
-    if (nt < 0) {
-        free(rho);
+    zel_sol *sols = nt >= 0 ? zg_calloc((size_t)nt + 1, sizeof(zel_sol), err) : NULL;
+    int32_t *ord = sols ? zg_calloc((size_t)nt + 1, sizeof(int32_t), err) : NULL;
+    if (!ord) {
+        free(rho), free(sols);
         zel_model_free(&m);
         return ZG_ERR_NOMEM;
     }
-    // Variant v: the types denser than the (v + 1)-th largest density are free work (memory
-    // left out, time and the mean term kept: still a relaxation), the others a fluid at that
-    // density. v = 0: one density for all; v = 1: the densest type(s) apart, which on the
-    // quality bench raised the bound on some batches by up to 0.4 % (32xA6000 high batch 60)
-    // and lowered it on none that finished. Each gets half the limits; the larger bound wins.
-    double thr[2] = {0, 0};
-    for (int32_t k = 0; k < nt; k++)
-        if (rho[k] > thr[0]) thr[0] = rho[k];
-    for (int32_t k = 0; k < nt; k++)
-        if (rho[k] < thr[0] && rho[k] > thr[1]) thr[1] = rho[k];
-    int32_t n_var = thr[1] > 0 && thr[0] < INFINITY ? 2 : 1;
-    zel_limits half = *lim;
-    if (n_var == 2) {
-        if (half.max_nodes > 0) half.max_nodes = (half.max_nodes + 1) / 2;
-        if (half.time_limit_s > 0) half.time_limit_s *= 0.5;
+    // The candidate densities: each type's (distinct, finite). None (no fillers, or only
+    // memory-free ones): one variant without the memory term (theta 0, D 0).
+    int32_t n_var = 0;
+    for (int32_t k = 0; k < nt; k++) {
+        int dup = !(rho[k] < INFINITY) || rho[k] <= 0;
+        for (int32_t i = 0; i < n_var && !dup; i++) dup = th[i] == rho[k];
+        if (!dup) th[n_var++] = rho[k];
     }
-    for (int32_t v = 0; v < n_var && !st; v++) {
-        double free_area = 0;
-        for (int32_t k = 0; k < nt; k++)
-            if (rho[k] > thr[v]) free_area += work[k];
-        m.extra_area = A;
-        m.free_area = free_area;
-        double mem_area = A - free_area;
-        m.fill_mem = mem_area > 0 && thr[v] < INFINITY && thr[v] > 0 ? mem_area / thr[v] : 0;
-        double b;
+    if (n_var == 0) th[n_var++] = 0;
+    double root = 0;
+    for (int32_t v = 0; v < n_var && !st; v++) {  // incumbents: the greedy ladder + neighbourhoods
+        double D = 0;
+        for (int32_t k = 0; k < nt && th[v] > 0; k++)
+            D += rho[k] > th[v] ? work[k] * (th[v] / rho[k]) : work[k];
+        m.extra_area = A, m.free_area = A - D, m.fill_mem = D > 0 ? D / th[v] : 0;
+        double r = zel_model_lower_bound(&m);
+        if (r > root) root = r;
+        st = zel_sol_alloc(&m, &sols[v], err);
+        if (st) break;
+        if (m.n_units == 0 || !zel_heuristic(&m, r, &sols[v])) sols[v].T = INFINITY, sols[v].K = 0;
+        if (sols[v].T < INFINITY) zel_lns_improve(&m, &sols[v], 2500, 312);
+        if (m.n_units == 0) {  // nothing to place: the objective of the bare ledgers
+            double *z = zg_calloc(4 * (size_t)m.n_ranks + 1, sizeof(double), err);
+            if (!z) st = ZG_ERR_NOMEM;
+            else sols[v].T = zel_objective(&m, z, z + m.n_ranks, z + 2 * m.n_ranks);
+            free(z);
+        }
+        inc[v] = sols[v].T;
+        ord[v] = v;
+    }
+    // The most promising density first (highest incumbent: its optimum may be highest); each
+    // search gets an equal share of what is left, and a density whose incumbent is no higher
+    // than the bound in hand is skipped (its optimum cannot raise it).
+    for (int32_t i = 1; i < n_var; i++)
+        for (int32_t j = i; j > 0 && inc[ord[j]] > inc[ord[j - 1]]; j--) {
+            int32_t t = ord[j];
+            ord[j] = ord[j - 1], ord[j - 1] = t;
+        }
+    *lb = root;
+    budget bud = {lim->max_nodes, lim->time_limit_s};
+    int open = 0;  // densities whose optimum is neither proven nor dominated by *lb
+    for (int32_t i = 0; i < n_var && !st; i++) {
+        int32_t v = ord[i];
+        if (!(inc[v] > *lb * (1 + ZEL_REL_TOL))) continue;  // optimum <= incumbent <= *lb
+        if (m.n_units == 0) {
+            *lb = inc[v];
+            continue;
+        }
+        if (budget_spent(&bud)) {
+            open++;
+            continue;
+        }
+        double D = 0;
+        for (int32_t k = 0; k < nt && th[v] > 0; k++)
+            D += rho[k] > th[v] ? work[k] * (th[v] / rho[k]) : work[k];
+        m.extra_area = A, m.free_area = A - D, m.fill_mem = D > 0 ? D / th[v] : 0;
+        zel_limits l = budget_share(&bud, n_var - i);
+        budget share = {l.max_nodes, l.time_limit_s};
+        double t1 = zg_time_now(), b;
         int c;
         int64_t nd;
-        st = relax_solve(&m, &half, &b, &c, &nd, err);
+        st = relax_solve(&m, &sols[v], &share, &b, &c, &nd, err);
         *nodes += nd;
-        if (!st && (v == 0 || b > *lb)) *lb = b, *complete = c;
+        budget_take(&bud, nd, zg_time_now() - t1);
+        open += !c;
+        if (!st && b > *lb) *lb = b;
     }
-    free(rho);
+    *complete = !st && open == 0;
+    for (int32_t v = 0; v < n_var; v++) zel_sol_free(&sols[v]);
+    free(rho), free(sols), free(ord);
     zel_model_free(&m);
     return st;
 }
