@@ -470,6 +470,7 @@ static int leftover_try(const zel_model *m, double lb, zel_sol *s, int32_t g, in
         if (G->opts[j].time < wt) wt = G->opts[j].time, wm = G->opts[j].mem;
     rm->extra_area = m->extra_area + (double)r * wt;
     rm->fill_mem = m->fill_mem > 0 ? m->fill_mem + (double)r * wm : 0;
+    rm->n_xfl = 0;  // (a guide only: the result is evaluated on m below)
     double rlb = zel_model_lower_bound(rm);
     if (!zel_column_incumbent(rm, rlb, INFINITY, c)) return 0;
     for (int64_t u = 0; u < m->n_units; u++) full->opt[u] = 0, free_u[u] = 0;

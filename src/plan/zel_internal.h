@@ -60,6 +60,9 @@ typedef struct zel_sym {
     int32_t rev;    // 1: the reflection r -> N-1-r of the whole world instead (a, s unused)
 } zel_sym;
 
+// Extra fluid variants a model may carry (zel_model.n_xfl).
+#define ZEL_MAX_XFL 7
+
 typedef struct zel_model {
     int32_t n_ranks;
     double mem_cap;
@@ -82,6 +85,13 @@ typedef struct zel_model {
     // counts in the mean term only, and the memory-aware fluid above is the rest,
     // zel_mem_area(m) = extra_area - free_area, at density zel_mem_area(m) / fill_mem.
     double free_area;
+    // More memory-aware fluids of the same work (zel_relax.c's other densities; 0 elsewhere):
+    // variant j needs extra_area - xfl_free[j] at density (extra_area - xfl_free[j]) /
+    // xfl_mem[j]; the objective is the largest. Read by zel_fluid_T_more (without `more`) and
+    // the objective; the search's per-child keys and fluid-loss terms use the main one only
+    // (weaker, still valid).
+    int32_t n_xfl;
+    double xfl_free[ZEL_MAX_XFL], xfl_mem[ZEL_MAX_XFL];
     int32_t n_sym;
     zel_sym *sym;
     zg_arena arena;
@@ -316,6 +326,17 @@ zg_status zel_anchor_solve_lns(const zel_model *m, double eps, const zel_limits 
 // st->replayed = 1.
 void zel_anchor_replay(const zel_model *m, double lb, const zel_sol *from, zel_sol *sol,
                        zel_sol *alt0, zel_sol *alt1, zel_stage1 *st);
+
+// A stage-1 layout for the fillers' per-type densities, a stage-2 candidate (fourteenth pass):
+// the mean-density model m rates layouts that need the dense filler types on the memory-tight
+// ranks too high. Model m with zel_relax.c's density family over the whole options of filler
+// groups fil[0..n_fil) (capacity min(T - L, theta (cap - H)), type k charged min(1, theta /
+// rho_k) per second; theta = each type's density at once, the type with the most work the main
+// one), solved by the greedy ladder, the neighbourhoods and a 20 000-node search; *out (a
+// solution of m) gets the layout with its objective on m, or T = INFINITY (fewer than two
+// densities, or none found).
+void zel_density_layout(const zg_problem *pr, const int32_t *fil, int32_t n_fil,
+                        const zel_model *m, zel_sol *out);
 
 // Per-sequence choice: the option (index into its zg_group.opts) of every batch index.
 // Stage 2: whole fillers on top of ledgers L/H (n_ranks, updated in place), §5.3 rule, then a

@@ -334,6 +334,23 @@ static double fluid_newton(const zel_model *m, const double *L, const double *H,
     return T;
 }
 
+// max(t, every extra fluid variant's T) for ledgers L, H (maxL: their largest load).
+static double xfl_max(const zel_model *m, const double *L, const double *H, double maxL,
+                      double t) {
+    for (int32_t j = 0; j < m->n_xfl && t < INFINITY; j++) {
+        double A = m->extra_area - m->xfl_free[j], X = m->xfl_mem[j];
+        if (A <= 0 || X <= 0) continue;
+        double tau = A / X, tot = 0;
+        for (int32_t r = 0; r < m->n_ranks; r++) {
+            double c = m->mem_cap - H[r];
+            if (c > 0) tot += tau * c;
+        }
+        double f = tot < A * (1 - 1e-12) ? INFINITY : fluid_newton(m, L, H, A, tau, maxL);
+        if (f > t) t = f;
+    }
+    return t;
+}
+
 double zel_fluid_T_more(const zel_model *m, const double *L, const double *H, double more) {
     int32_t N = m->n_ranks;
     double A0 = zel_mem_area(m), X = m->fill_mem;
@@ -345,7 +362,8 @@ double zel_fluid_T_more(const zel_model *m, const double *L, const double *H, do
         if (L[r] > maxL) maxL = L[r];
     }
     if (tot < A * (1 - 1e-12)) return INFINITY;
-    return fluid_newton(m, L, H, A, tau, maxL);
+    double t = fluid_newton(m, L, H, A, tau, maxL);
+    return m->n_xfl ? xfl_max(m, L, H, maxL, t) : t;
 }
 
 double zel_fluid_T(const zel_model *m, const double *L, const double *H, double *scratch) {
@@ -379,7 +397,7 @@ static double objective_below(const zel_model *m, const double *L, const double 
         double f = tot < A0 * (1 - 1e-12) ? INFINITY : fluid_newton(m, L, H, A0, tau, maxL);
         if (f > t) t = f;
     }
-    return t;
+    return m->n_xfl ? xfl_max(m, L, H, maxL, t) : t;
 }
 
 double zel_objective(const zel_model *m, const double *L, const double *H, double *scratch) {

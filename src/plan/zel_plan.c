@@ -276,6 +276,53 @@ zg_status zel_stage1_model(const zg_plan_ctx *ctx, const zg_problem *pr, zel_mod
     return st;
 }
 
+// (zel_internal.h)
+void zel_density_layout(const zg_problem *pr, const int32_t *fil, int32_t n_fil,
+                        const zel_model *m, zel_sol *out) {
+    double th[1 + ZEL_MAX_XFL], rho[64], W[64];
+    int32_t nt = 0, nth = 0, big = -1;
+    for (int32_t i = 0; i < n_fil && nt < 64; i++) {
+        const zg_group *G = &pr->groups[fil[i]];
+        if (!(G->whole_mem > 0) || !(G->whole_time > 0)) continue;
+        rho[nt] = G->whole_time / G->whole_mem, W[nt] = (double)G->count * G->whole_time;
+        if (big < 0 || W[nt] > W[big]) big = nt;
+        nt++;
+    }
+    if (big >= 0) th[nth++] = rho[big];  // the main fluid: the type with the most work
+    for (int32_t k = 0; k < nt && nth < 1 + ZEL_MAX_XFL; k++) {
+        int dup = 0;
+        for (int32_t i = 0; i < nth; i++) dup |= th[i] == rho[k];
+        if (!dup) th[nth++] = rho[k];
+    }
+    out->T = INFINITY;
+    if (nth < 2) return;  // one density: the mean-density model is the same
+    zel_model t = *m;  // shallow: only the fluid's scalars change
+    t.n_xfl = 0;
+    for (int32_t v = 0; v < nth; v++) {
+        double D = 0;
+        for (int32_t k = 0; k < nt; k++) D += rho[k] > th[v] ? W[k] * (th[v] / rho[k]) : W[k];
+        double fa = m->extra_area - D, fm = D > 0 ? D / th[v] : 0;
+        if (v == 0) t.free_area = fa, t.fill_mem = fm;
+        else t.xfl_free[t.n_xfl] = fa, t.xfl_mem[t.n_xfl++] = fm;
+    }
+    if (!zel_heuristic(&t, zel_model_lower_bound(&t), out)) {
+        out->T = INFINITY;
+        return;
+    }
+    zel_lns_improve(&t, out, 2500, 312);
+    zel_limits lim = {20000, 0, ZEL_SEARCH_GAP, 0, 1};
+    zel_stats s;
+    zg_error e;
+    if (zel_solve_minmax(&t, out, &lim, &s, &e)) {
+        out->T = INFINITY;
+        return;
+    }
+    double T;
+    int64_t K;
+    if (!zel_sol_eval(m, out->opt, NULL, NULL, &T, &K)) T = INFINITY;
+    out->T = T, out->K = K;
+}
+
 zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_batch *b,
                         zel_warm *warm, zel_result *res, zg_error *err) {
     memset(res, 0, sizeof *res);
@@ -300,9 +347,11 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
     zel_model m;
     st = stage1_build(pr, anc, res->n_anchor_groups, fil, res->n_filler_groups, &m, err);
     // sol: stage 1's result; sal[0], sal[1]: its start and its min-T solution (alt0, alt1);
-    // sal[2]: the best layout remembered for these anchors (zel_library.c)
-    zel_sol sol = {0}, sal[3] = {{0}, {0}, {0}};
-    for (int32_t i = 0; i < 4 && !st; i++) st = zel_sol_alloc(&m, i ? &sal[i - 1] : &sol, err);
+    // sal[2]: the best layout remembered for these anchors (zel_library.c); sal[3]: the
+    // density layout (zel_density_layout, on a first visit or without memory)
+    zel_sol sol = {0}, sal[4] = {{0}, {0}, {0}, {0}};
+    for (int32_t i = 0; i < 5 && !st; i++) st = zel_sol_alloc(&m, i ? &sal[i - 1] : &sol, err);
+    if (!st) sal[3].T = INFINITY;
     zel_library *lib = warm && ctx->opts.anchor_memory >= 0 ? warm->lib : NULL;
     double lb0 = 0, lib_ratio = INFINITY;
     int refresh = 0;
@@ -333,21 +382,24 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
             // no anchor placement leaves the fillers' memory: plan the anchors memory-blind
             // and let stage 2 (memory-first retry, split fallback) do what it can
             zg_error_clear(err);
-            m.fill_mem = 0;
+            m.fill_mem = 0, m.n_xfl = 0;
             st = zel_anchor_solve_lns(&m, eps, &lim, &lim2, lns, wv, &sol, &sal[0], &sal[1],
                                       &res->st1, err);
         }
         free(wv);
+        if (!st && !(sal[2].T < INFINITY) && m.fill_mem > 0)  // first visit or no memory
+            zel_density_layout(pr, fil, res->n_filler_groups, &m, &sal[3]);
     }
     double t1 = zg_time_now();
     res->anchor_ms = (t1 - t0) * 1e3;
     if (!st) {
         // Stage 2 on the stage-1 solution, then on the min-T solution before the split
-        // minimisation, on the search's starting incumbent and on the best layout remembered
-        // for these anchors; the fastest full plan wins (ties: the earlier candidate). Stage 1
-        // models the fillers as a fluid, so candidates that tie there can end a few tenths of a
-        // percent apart once the fillers are real.
-        const zel_sol *cand[4] = {&sol, &sal[1], &sal[0], &sal[2]};
+        // minimisation, on the search's starting incumbent, on the best layout remembered
+        // for these anchors and on the density layout (zel_density_layout); the fastest full plan
+        // wins (ties: the earlier candidate). Stage 1 models the fillers as a fluid, so
+        // candidates that tie there can end a few tenths of a percent apart once the fillers
+        // are real.
+        const zel_sol *cand[5] = {&sol, &sal[1], &sal[0], &sal[2], &sal[3]};
         int32_t *tmp = malloc(sizeof(int32_t) * (size_t)(pr->n_seqs + 1));
         double *L2 = malloc(sizeof(double) * 2 * (size_t)N);
         int32_t chosen = -1;
@@ -362,7 +414,7 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
             }
             if (a < INFINITY) fill_area += (double)G->count * a;
         }
-        for (int32_t k = 0; k < 4; k++) {
+        for (int32_t k = 0; k < 5; k++) {
             const zel_sol *c = cand[k];
             if (c->T == INFINITY || (k > 0 && (!tmp || !L2))) continue;
             int dup = 0;
@@ -401,6 +453,7 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
         free(tmp), free(L2);
     }
     zel_sol_free(&sol), zel_sol_free(&sal[0]), zel_sol_free(&sal[1]), zel_sol_free(&sal[2]);
+    zel_sol_free(&sal[3]);
     zel_model_free(&m);
     res->filler_ms = (zg_time_now() - t1) * 1e3;
     if (!st || st == ZG_ERR_INFEASIBLE) {

@@ -32,6 +32,7 @@
 // nodes where the full search runs out (32xA6000 high batch 8: 192.77 -> 193.87 s).
 #include <math.h>
 #include <stdio.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -142,6 +143,18 @@ static zg_status relax_solve(const zel_model *m, zel_sol *sol, budget *b, double
     return ZG_OK;
 }
 
+// Sets model m's fluid to density theta (D(theta) of the work at theta, the rest free).
+static double set_theta(zel_model *m, const double *rho, const double *work, int32_t nt,
+                        double A, double theta, double *free_area, double *fill_mem) {
+    double D = 0;
+    for (int32_t k = 0; k < nt && theta > 0; k++)
+        D += rho[k] > theta ? work[k] * (theta / rho[k]) : work[k];
+    m->extra_area = A;
+    *free_area = A - D;
+    *fill_mem = D > 0 ? D / theta : 0;
+    return D;
+}
+
 zg_status zel_relax_bound(const zg_plan_ctx *ctx, const zg_problem *pr, const zel_limits *lim,
                           double *lb, int *complete, int64_t *nodes, zg_error *err) {
     *lb = 0, *complete = 0, *nodes = 0;
@@ -153,7 +166,7 @@ zg_status zel_relax_bound(const zg_plan_ctx *ctx, const zg_problem *pr, const ze
     double *work = rho ? rho + ng : NULL, *th = rho ? rho + 2 * ng : NULL;
     double *inc = rho ? rho + 3 * ng : NULL, A = 0;
     int32_t nt = rho ? filler_types(pr, &m, rho, work, &A, err) : -1;
-    zel_sol *sols = nt >= 0 ? zg_calloc((size_t)nt + 1, sizeof(zel_sol), err) : NULL;
+    zel_sol *sols = nt >= 0 ? zg_calloc((size_t)nt + 2, sizeof(zel_sol), err) : NULL;
     int32_t *ord = sols ? zg_calloc((size_t)nt + 1, sizeof(int32_t), err) : NULL;
     if (!ord) {
         free(rho), free(sols);
@@ -169,66 +182,57 @@ zg_status zel_relax_bound(const zg_plan_ctx *ctx, const zg_problem *pr, const ze
         if (!dup) th[n_var++] = rho[k];
     }
     if (n_var == 0) th[n_var++] = 0;
-    double root = 0;
-    for (int32_t v = 0; v < n_var && !st; v++) {  // incumbents: the greedy ladder + neighbourhoods
-        double D = 0;
-        for (int32_t k = 0; k < nt && th[v] > 0; k++)
-            D += rho[k] > th[v] ? work[k] * (th[v] / rho[k]) : work[k];
-        m.extra_area = A, m.free_area = A - D, m.fill_mem = D > 0 ? D / th[v] : 0;
-        double r = zel_model_lower_bound(&m);
-        if (r > root) root = r;
+    // Each density alone: its incumbent (the greedy ladder + neighbourhoods).
+    for (int32_t v = 0; v < n_var && !st; v++) {
+        set_theta(&m, rho, work, nt, A, th[v], &m.free_area, &m.fill_mem);
         st = zel_sol_alloc(&m, &sols[v], err);
         if (st) break;
-        if (m.n_units == 0 || !zel_heuristic(&m, r, &sols[v])) sols[v].T = INFINITY, sols[v].K = 0;
+        if (m.n_units == 0 || !zel_heuristic(&m, zel_model_lower_bound(&m), &sols[v]))
+            sols[v].T = INFINITY, sols[v].K = 0;
         if (sols[v].T < INFINITY) zel_lns_improve(&m, &sols[v], 2500, 312);
-        if (m.n_units == 0) {  // nothing to place: the objective of the bare ledgers
-            double *z = zg_calloc(4 * (size_t)m.n_ranks + 1, sizeof(double), err);
-            if (!z) st = ZG_ERR_NOMEM;
-            else sols[v].T = zel_objective(&m, z, z + m.n_ranks, z + 2 * m.n_ranks);
-            free(z);
-        }
         inc[v] = sols[v].T;
         ord[v] = v;
     }
-    // The most promising density first (highest incumbent: its optimum may be highest); each
-    // search gets an equal share of what is left, and a density whose incumbent is no higher
-    // than the bound in hand is skipped (its optimum cannot raise it).
+    // All densities at once (the objective the largest: a relaxation too, and a stronger one
+    // than each alone); the one with the highest incumbent is the main fluid (it drives the
+    // search's per-child keys and fluid-loss terms), up to ZEL_MAX_XFL others ride along.
     for (int32_t i = 1; i < n_var; i++)
         for (int32_t j = i; j > 0 && inc[ord[j]] > inc[ord[j - 1]]; j--) {
             int32_t t = ord[j];
             ord[j] = ord[j - 1], ord[j - 1] = t;
         }
-    *lb = root;
-    budget bud = {lim->max_nodes, lim->time_limit_s};
-    int open = 0;  // densities whose optimum is neither proven nor dominated by *lb
-    for (int32_t i = 0; i < n_var && !st; i++) {
-        int32_t v = ord[i];
-        if (!(inc[v] > *lb * (1 + ZEL_REL_TOL))) continue;  // optimum <= incumbent <= *lb
-        if (m.n_units == 0) {
-            *lb = inc[v];
-            continue;
+    if (!st) {
+        set_theta(&m, rho, work, nt, A, th[ord[0]], &m.free_area, &m.fill_mem);
+        m.n_xfl = 0;
+        for (int32_t i = 1; i < n_var && m.n_xfl < ZEL_MAX_XFL; i++) {
+            double fa, fm;
+            if (set_theta(&m, rho, work, nt, A, th[ord[i]], &fa, &fm) > 0)
+                m.xfl_free[m.n_xfl] = fa, m.xfl_mem[m.n_xfl++] = fm;
         }
-        if (budget_spent(&bud)) {
-            open++;
-            continue;
+        m.extra_area = A;
+        zel_sol *best = &sols[n_var];
+        st = zel_sol_alloc(&m, best, err);
+        best->T = INFINITY, best->K = 0;
+        if (!st && m.n_units == 0) {  // nothing to place: the objective of the bare ledgers
+            double *z = zg_calloc(4 * (size_t)m.n_ranks + 1, sizeof(double), err);
+            if (!z) st = ZG_ERR_NOMEM;
+            else *lb = zel_objective(&m, z, z + m.n_ranks, z + 2 * m.n_ranks), *complete = 1;
+            free(z);
+        } else if (!st) {
+            // incumbent: the best of the single-density ones under the joint objective
+            for (int32_t v = 0; v < n_var; v++) {
+                double T;
+                int64_t K;
+                if (sols[v].T < INFINITY && zel_sol_eval(&m, sols[v].opt, NULL, NULL, &T, &K) &&
+                    T < best->T)
+                    zel_sol_copy(&m, best, &sols[v]), best->T = T, best->K = K;
+            }
+            if (best->T < INFINITY) zel_lns_improve(&m, best, 2500, 312);
+            budget bud = {lim->max_nodes, lim->time_limit_s};
+            st = relax_solve(&m, best, &bud, lb, complete, nodes, err);
         }
-        double D = 0;
-        for (int32_t k = 0; k < nt && th[v] > 0; k++)
-            D += rho[k] > th[v] ? work[k] * (th[v] / rho[k]) : work[k];
-        m.extra_area = A, m.free_area = A - D, m.fill_mem = D > 0 ? D / th[v] : 0;
-        zel_limits l = budget_share(&bud, n_var - i);
-        budget share = {l.max_nodes, l.time_limit_s};
-        double t1 = zg_time_now(), b;
-        int c;
-        int64_t nd;
-        st = relax_solve(&m, &sols[v], &share, &b, &c, &nd, err);
-        *nodes += nd;
-        budget_take(&bud, nd, zg_time_now() - t1);
-        open += !c;
-        if (!st && b > *lb) *lb = b;
     }
-    *complete = !st && open == 0;
-    for (int32_t v = 0; v < n_var; v++) zel_sol_free(&sols[v]);
+    for (int32_t v = 0; v <= n_var; v++) zel_sol_free(&sols[v]);
     free(rho), free(sols), free(ord);
     zel_model_free(&m);
     return st;

@@ -211,12 +211,13 @@ static inline int ref_has_whole(const zg_group *g) {
 
 // zel_two_stage as docs/zel_internal.h describe it, every candidate placed and the tile safety
 // net always run: stage 1 on the anchors (fill-aware model, memory-blind retry), stage 2 on the
-// three stage-1 candidates (first the stage-1 solution, then the min-T one, then the search's
-// start; duplicates once), the fastest full plan by a factor 1 - 1e-12 (ties: the earlier),
+// four candidates (first the stage-1 solution, then the min-T one, then the search's start,
+// then zel_density_layout's when the model is memory-aware; duplicates once), the fastest full
+// plan by a factor 1 - 1e-12 (ties: the earlier),
 // then zel_uniform_best kept when it beats that by the same factor (or stage 1/2 failed).
 // Needs ctx->opts.anchor_nodes > 0 and anchor_lns_nodes != 0 (the automatic budgets are not
 // restated here); split budget = nodes for N <= 8, else max(nodes / 4, 50), as zel_plan.c.
-// Fills choice (n_seqs), *ms, *udeg and *k_won (candidate kept: 0..2, -1 none). Returns the
+// Fills choice (n_seqs), *ms, *udeg and *k_won (candidate kept: 0..3, -1 none). Returns the
 // status. Counts in *n_placed how many candidates went through stage 2.
 static inline zg_status ref_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr,
                                       int32_t *choice, double *ms_out, int32_t *udeg,
@@ -242,8 +243,10 @@ static inline zg_status ref_two_stage(const zg_plan_ctx *ctx, const zg_problem *
         m.extra_area += (double)pr->groups[fil[i]].count * pr->groups[fil[i]].whole_time;
         m.fill_mem += (double)pr->groups[fil[i]].count * pr->groups[fil[i]].whole_mem;
     }
-    zel_sol sol, s0, s1;
+    zel_sol sol, s0, s1, sd;
     zel_sol_alloc(&m, &sol, &err), zel_sol_alloc(&m, &s0, &err), zel_sol_alloc(&m, &s1, &err);
+    zel_sol_alloc(&m, &sd, &err);
+    sd.T = INFINITY;
     int64_t budget = ctx->opts.anchor_nodes;
     zel_limits lim = {budget, 0, ZEL_SEARCH_GAP, 0, 0}, lim2 = lim;
     lim2.max_nodes = N <= 8 ? budget : (budget / 4 > 50 ? budget / 4 : 50);
@@ -255,13 +258,14 @@ static inline zg_status ref_two_stage(const zg_plan_ctx *ctx, const zg_problem *
         m.fill_mem = 0;
         st = zel_anchor_solve_lns(&m, eps, &lim, &lim2, lns, NULL, &sol, &s0, &s1, &st1, &err);
     }
+    if (!st && m.fill_mem > 0) zel_density_layout(pr, fil, nf, &m, &sd);
     double best = INFINITY;
     if (!st) {
-        const zel_sol *cand[3] = {&sol, &s1, &s0};
+        const zel_sol *cand[4] = {&sol, &s1, &s0, &sd};
         int32_t *ch = malloc(sizeof(int32_t) * (size_t)(pr->n_seqs + 1));
         double *l = malloc(sizeof(double) * 2 * (size_t)N), *h = l + N;
         zg_status st0 = ZG_OK;
-        for (int32_t k = 0; k < 3; k++) {
+        for (int32_t k = 0; k < 4; k++) {
             const zel_sol *c = cand[k];
             if (c->T == INFINITY) continue;
             int dup = 0;
@@ -287,7 +291,7 @@ static inline zg_status ref_two_stage(const zg_plan_ctx *ctx, const zg_problem *
         if (*k_won < 0) st = st0 ? st0 : ZG_ERR_NOMEM;
         free(ch), free(l);
     }
-    zel_sol_free(&sol), zel_sol_free(&s0), zel_sol_free(&s1);
+    zel_sol_free(&sol), zel_sol_free(&s0), zel_sol_free(&s1), zel_sol_free(&sd);
     zel_model_free(&m);
     if (!st || st == ZG_ERR_INFEASIBLE) {
         int32_t *alt = malloc(sizeof(int32_t) * (size_t)(pr->n_seqs + 1));
