@@ -370,11 +370,11 @@ double zel_uniform_best(const zg_problem *pr, int32_t *choice, int32_t *degree);
 // Every plan of pr has a makespan >= *lb: the stage-1 model (anchors by the cut, exact) with the
 // fillers as fluid work of their least area, which for a density theta must fit in
 // sum_r min(T - L_r, theta (cap - H_r)), a unit of type k's work using up min(1, theta / rho_k)
-// of it (rho_k: its densest work per byte) — a relaxation for every theta — minimised by the
-// branch-and-bound for theta = each type's density (highest incumbent first, equal shares of
-// lim; rel_gap ignored: exact), with target probes when a search does not finish; the largest
-// bound. *complete = 1: every density's optimum is proven (or below *lb), so *lb is the
-// largest of them (less ZEL_REL_TOL); else a proven bound. *lb = INFINITY: no plan.
+// of it (rho_k: its densest work per byte) — a relaxation for every theta, so for all of
+// theta = each type's density at once (the objective the largest) — minimised by the
+// branch-and-bound under lim (rel_gap ignored: exact), with target probes when the search does
+// not finish. *complete = 1: *lb is that relaxation's optimum (less ZEL_REL_TOL); else a
+// proven bound. *lb = INFINITY: no plan.
 zg_status zel_relax_bound(const zg_plan_ctx *ctx, const zg_problem *pr, const zel_limits *lim,
                           double *lb, int *complete, int64_t *nodes, zg_error *err);
 
