@@ -105,9 +105,12 @@ static void repair(const zg_problem *pr, funit *u, int64_t n, double *L, double 
     free(on_hi), free(wt);
 }
 
-// exchange(): units of one type per trade side (x), and the most filler types it handles.
+// exchange(): units of one type per trade side (x), the most filler types it handles, and the
+// most trades it prices per call (a bound on its time at large worlds: ~10 ms; at 32 ranks a
+// round prices ~17 000).
 #define XCH_MAX_UNITS 8
 #define XCH_MAX_TYPES 12
+#define XCH_MAX_PRICED 4000000
 
 // Rank r's memory after a trade: what it has, plus x units of memory ma in, less y of mb out
 // (this expression, in this order, decides every fit: monotone in y).
@@ -141,7 +144,8 @@ static int xch_range(double hr, double hh, double x, double mar, double mah, dou
 // b) the pair's new maximum is convex in y, so only the integers around its balance point,
 // clipped to the y that keep both ranks within memory, are tried. The trade with the lowest
 // new max(L_hi, L_r), strictly below L_hi, is applied (ties: the first in r, a, x, move, b, y
-// order; the first units in placement order move); repeat while one exists, at most 8N times.
+// order; the first units in placement order move); repeat while one exists, at most 8N times
+// and while fewer than XCH_MAX_PRICED (r, a, x) trades have been priced (K + 1 each).
 static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, double *H,
                      int32_t *choice, const int32_t *wt) {
     int32_t N = pr->world_size, K = 0, tg[XCH_MAX_TYPES];
@@ -188,7 +192,8 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
         }
     for (int64_t i = 0; i < n; i++)
         if (ty[i] >= 0) cnt[ty[i] * N + u[i].rank]++;
-    for (int64_t it = 0; it < 8 * (int64_t)N; it++) {
+    int64_t priced = 0;
+    for (int64_t it = 0; it < 8 * (int64_t)N && priced < XCH_MAX_PRICED; it++) {
         int32_t hi = 0;
         for (int32_t r = 1; r < N; r++)
             if (L[r] > L[hi]) hi = r;
@@ -204,6 +209,7 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
                 if (ca == 0 || tar == INFINITY) continue;
                 for (int64_t xi = 1; xi <= ca && xi <= XCH_MAX_UNITS; xi++) {
                     double x = (double)xi, lh = L[hi] - x * tah, lr = L[r] + x * tar;
+                    priced += 1 + K;
                     if (xch_fits(H[r], x, mar, 0, 0, cap)) {  // a move (hi's memory only falls)
                         double mx = lh > lr ? lh : lr;
                         if (mx < best) best = mx, br = r, ba = a, bb = -1, bx = xi, by = 0;

@@ -406,7 +406,8 @@ static inline void ref_exchange(const zg_problem *pr, ref_funit *u, int64_t n, d
         free(ty);
         return;
     }
-    for (int64_t it = 0; it < 8 * (int64_t)N; it++) {
+    int64_t priced = 0;  // (r, a, x) trades priced, K + 1 each: at most 4 000 000 per call
+    for (int64_t it = 0; it < 8 * (int64_t)N && priced < 4000000; it++) {
         int32_t hi = 0;
         for (int32_t r = 1; r < N; r++)
             if (L[r] > L[hi]) hi = r;
@@ -428,6 +429,7 @@ static inline void ref_exchange(const zg_problem *pr, ref_funit *u, int64_t n, d
                 for (int64_t xi = 1; xi <= c[a][0] && xi <= 8; xi++) {
                     double x = (double)xi;
                     double lh = L[hi] - x * A->opts[jah].time, lr = L[r] + x * A->opts[jar].time;
+                    priced += 1 + K;
                     if (H[r] + x * A->opts[jar].mem - 0.0 * 0.0 <= cap && fmax(lh, lr) < best)
                         best = fmax(lh, lr), br = r, ba = a, bb = -1, bx = xi, by = 0;
                     for (int32_t b = 0; b < K; b++) {
