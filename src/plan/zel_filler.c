@@ -111,6 +111,11 @@ static void repair(const zg_problem *pr, funit *u, int64_t n, double *L, double 
 #define XCH_MAX_UNITS 8
 #define XCH_MAX_TYPES 12
 #define XCH_MAX_PRICED 4000000
+// When the most loaded rank has no trade, the next most loaded ones (at most XCH_HI_TRY in all,
+// within XCH_HI_NEAR of it) may trade first: a tie of loaded ranks where one lacks the dense
+// types needs another to trade with the memory-full rank before it can trade with that one.
+#define XCH_HI_TRY 4
+#define XCH_HI_NEAR 1e-3
 
 // Rank r's memory after a trade: what it has, plus x units of memory ma in, less y of mb out
 // (this expression, in this order, decides every fit: monotone in y).
@@ -194,12 +199,23 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
         if (ty[i] >= 0) cnt[ty[i] * N + u[i].rank]++;
     int64_t priced = 0;
     for (int64_t it = 0; it < 8 * (int64_t)N && priced < XCH_MAX_PRICED; it++) {
-        int32_t hi = 0;
-        for (int32_t r = 1; r < N; r++)
-            if (L[r] > L[hi]) hi = r;
-        double best = L[hi] * (1 - 1e-12);
-        int32_t br = -1, ba = -1, bb = -1;
+        int32_t hi = -1, br = -1, ba = -1, bb = -1, tried[XCH_HI_TRY], n_tried = 0;
         int64_t bx = 0, by = 0;
+        double top = L[0];
+        for (int32_t r = 1; r < N; r++)
+            if (L[r] > top) top = L[r];
+        // hi: the most loaded rank with a trade; the next ones (ties: the lower rank) within
+        // XCH_HI_NEAR of the most loaded only when it has none
+        while (br < 0 && n_tried < XCH_HI_TRY && n_tried < N) {
+            hi = -1;
+            for (int32_t r = 0; r < N; r++) {
+                int seen = 0;
+                for (int32_t q = 0; q < n_tried; q++) seen |= tried[q] == r;
+                if (!seen && (hi < 0 || L[r] > L[hi])) hi = r;
+            }
+            if (n_tried > 0 && L[hi] < top * (1 - XCH_HI_NEAR)) break;
+            tried[n_tried++] = hi;
+        double best = L[hi] * (1 - 1e-12);
         for (int32_t r = 0; r < N; r++) {
             if (r == hi) continue;
             for (int32_t a = 0; a < K; a++) {
@@ -233,6 +249,7 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
                     }
                 }
             }
+        }
         }
         if (br < 0) break;
         // bx units of type ba hi -> br, by units of type bb br -> hi, the first ones found

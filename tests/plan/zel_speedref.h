@@ -372,8 +372,9 @@ static inline void ref_repair(const zg_problem *pr, ref_funit *u, int64_t n, dou
 
 // The typed exchange as zel_filler.c's exchange() describes it, every y enumerated: types are
 // classes of groups with the same whole option (time, memory) on every rank (in order of first
-// placed unit; more than 12: nothing); at most 8 N rounds; in each, over r != hi (the first most
-// loaded rank), types a on hi that go whole on r, x = 1..min(8, units), first the move (r's
+// placed unit; more than 12: nothing); at most 8 N rounds; in each, over r != hi (the most
+// loaded rank; if it has no trade, the next ones as zel_filler.c says), types a on hi that go
+// whole on r, x = 1..min(8, units), first the move (r's
 // memory), then every type b != a on r that goes whole on hi and every y = 1..units with both
 // ranks within memory: the lowest max(new L_hi, new L_r) strictly below L_hi (1 - 1e-12) wins,
 // first found on ties; its units move first in placement order.
@@ -408,13 +409,21 @@ static inline void ref_exchange(const zg_problem *pr, ref_funit *u, int64_t n, d
     }
     int64_t priced = 0;  // (r, a, x) trades priced, K + 1 each: at most 4 000 000 per call
     for (int64_t it = 0; it < 8 * (int64_t)N && priced < 4000000; it++) {
-        int32_t hi = 0;
-        for (int32_t r = 1; r < N; r++)
-            if (L[r] > L[hi]) hi = r;
+        // hi: the ranks by load, descending (ties: the lower rank), at most 4, the ones after
+        // the first within 1e-3 of the largest load; the first that has a trade trades
+        int32_t ord[64], br = -1, ba = -1, bb = -1, hi = -1;
+        int64_t bx = 0, by = 0;
+        for (int32_t r = 0; r < N; r++) ord[r] = r;
+        for (int32_t i = 1; i < N; i++)
+            for (int32_t j = i; j > 0 && L[ord[j]] > L[ord[j - 1]]; j--) {
+                int32_t t = ord[j];
+                ord[j] = ord[j - 1], ord[j - 1] = t;
+            }
+        for (int32_t q = 0; q < 4 && q < N && br < 0; q++) {
+        hi = ord[q];
+        if (q > 0 && L[hi] < L[ord[0]] * (1 - 1e-3)) break;
         int64_t c[64][2];  // units of each type on hi and on r
         double best = L[hi] * (1 - 1e-12);
-        int32_t br = -1, ba = -1, bb = -1;
-        int64_t bx = 0, by = 0;
         for (int32_t r = 0; r < N; r++) {
             if (r == hi) continue;
             for (int32_t k = 0; k < K; k++) c[k][0] = c[k][1] = 0;
@@ -448,6 +457,7 @@ static inline void ref_exchange(const zg_problem *pr, ref_funit *u, int64_t n, d
                     }
                 }
             }
+        }
         }
         if (br < 0) break;
         for (int64_t i = 0; i < n; i++) {
