@@ -121,7 +121,7 @@ $(foreach t,$(TOOLS),$(eval $(call TOOL_RULES,$(t))))
 define TEST_RULES
 $$(TESTDIR)/$(2)_$(3): tests/$(2)/$(3).c tests/zgtest.h $$(call libs_of,$(2))
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(CFLAGS) -Itests $$< $$(call libs_of,$(2)) $$(LDLIBS) -o $$@
+	$$(CC) $$(CFLAGS) $$(DEPFLAGS) -Itests $$< $$(call libs_of,$(2)) $$(LDLIBS) -o $$@
 endef
 $(foreach s,$(TEST_SRCS),$(eval $(call TEST_RULES,$(s),$(notdir $(patsubst %/,%,$(dir $(s)))),$(notdir $(basename $(s))))))
 
@@ -146,7 +146,7 @@ format-check:
 clean:
 	rm -rf build build-asan build-*
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(TESTDIR) -name '*.d' 2>/dev/null)
 
 # --- fuzzing (clang libFuzzer): fuzz/fuzz_<name>.c -> build-fuzz/fuzz_<name> ---------------------
 # Run: make fuzz && build-fuzz/fuzz_batch -max_total_time=60 fuzz/corpus/batch

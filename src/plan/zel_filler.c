@@ -108,7 +108,11 @@ static void repair(const zg_problem *pr, funit *u, int64_t n, double *L, double 
 // exchange(): units of one type per trade side (x), the most filler types it handles, and the
 // most trades it prices per call (a bound on its time at large worlds: ~10 ms; at 32 ranks a
 // round prices ~17 000).
-#define XCH_MAX_UNITS 8
+// Trades: x <= XCH_FEW units of type a for y units of b (y = 0: a move; any y, the best one
+// found around the balance point), and y = 1..XCH_FEW units of b for x = XCH_FEW + 1 ..
+// XCH_MANY units of a (the best x the same way): several dense fillers for one sparse one.
+#define XCH_FEW 2
+#define XCH_MANY 16
 #define XCH_MAX_TYPES 12
 #define XCH_MAX_PRICED 4000000
 // When the most loaded rank has no trade, the next most loaded ones (at most XCH_HI_TRY in all,
@@ -116,6 +120,8 @@ static void repair(const zg_problem *pr, funit *u, int64_t n, double *L, double 
 // types needs another to trade with the memory-full rank before it can trade with that one.
 #define XCH_HI_TRY 4
 #define XCH_HI_NEAR 1e-3
+// exchange() keeps every pair's best trade (N^2 entries) up to this world size.
+#define XCH_CACHE_RANKS 128
 
 // Rank r's memory after a trade: what it has, plus x units of memory ma in, less y of mb out
 // (this expression, in this order, decides every fit: monotone in y).
@@ -140,6 +146,25 @@ static int xch_range(double hr, double hh, double x, double mar, double mah, dou
     return y <= z;
 }
 
+// The x in [lo0, hi0] (units of memory mar on r, mah on hi) that keep both ranks within
+// memory when y units (mbr, mbh) go the other way: r's fit falls with x, hi's rises.
+// Returns 0 if none.
+static int xch_xrange(double hr, double hh, double y, double mar, double mah, double mbr,
+                      double mbh, double cap, int64_t lo0, int64_t hi0, int64_t *lo,
+                      int64_t *hi) {
+    if (lo0 > hi0) return 0;
+    double s = mar > 0 ? floor((cap - hr + y * mbr) / mar) : (double)hi0;
+    int64_t z = s < (double)lo0 - 1 ? lo0 - 1 : s > (double)hi0 ? hi0 : (int64_t)s;
+    while (z < hi0 && xch_fits(hr, (double)(z + 1), mar, y, mbr, cap)) z++;
+    while (z >= lo0 && !xch_fits(hr, (double)z, mar, y, mbr, cap)) z--;
+    double t = mah > 0 ? ceil((hh + y * mbh - cap) / mah) : (double)lo0;
+    int64_t x = t < (double)lo0 ? lo0 : t > (double)hi0 + 1 ? hi0 + 1 : (int64_t)t;
+    while (x > lo0 && xch_fits(hh, y, mbh, (double)(x - 1), mah, cap)) x--;
+    while (x <= hi0 && !xch_fits(hh, y, mbh, (double)x, mah, cap)) x++;
+    *lo = x, *hi = z;
+    return x <= z;
+}
+
 // Typed exchanges after the repair, which only pairs the most loaded rank with the least
 // loaded one and trades one unit for one: on memory-tight batches that leaves memory-full
 // ranks under-loaded (they need dense fillers, more work per byte, for sparse ones, several
@@ -151,10 +176,101 @@ static int xch_range(double hr, double hh, double x, double mar, double mah, dou
 // new max(L_hi, L_r), strictly below L_hi, is applied (ties: the first in r, a, x, move, b, y
 // order; the first units in placement order move); repeat while one exists, at most 8N times
 // and while fewer than XCH_MAX_PRICED (r, a, x) trades have been priced (K + 1 each).
+typedef struct xch {
+    int32_t N, K;
+    double cap;
+    const double *L, *H, *tt, *mm;  // loads; per type and rank: whole time and memory
+    const int64_t *cnt;             // per type and rank: units placed whole
+} xch;
+
+typedef struct xtrade {
+    double mx;             // the pair's new maximum (INFINITY: no trade)
+    int32_t a, b;          // b = -1: a move
+    int64_t x, y;
+    uint32_t vh, vr;       // the ranks' versions it was priced at (the cache)
+} xtrade;
+
+// The best trade of hi with r (lowest new maximum strictly below L_hi (1 - 1e-12), the first
+// in a, x, move, b, y order on ties).
+static xtrade xch_pair(const xch *c, int32_t hi, int32_t r) {
+    int32_t N = c->N, K = c->K;
+    const double *L = c->L, *H = c->H, *tt = c->tt, *mm = c->mm;
+    xtrade t = {L[hi] * (1 - 1e-12), -1, -1, 0, 0, 0, 0};
+    int found = 0;
+    for (int32_t a = 0; a < K; a++) {
+        int64_t ca = c->cnt[a * N + hi];
+        double tah = tt[a * N + hi], tar = tt[a * N + r];
+        double mah = mm[a * N + hi], mar = mm[a * N + r];
+        if (ca == 0 || tar == INFINITY) continue;
+        for (int64_t xi = 1; xi <= ca && xi <= XCH_FEW; xi++) {
+            double x = (double)xi, lh = L[hi] - x * tah, lr = L[r] + x * tar;
+            int move = xch_fits(H[r], x, mar, 0, 0, c->cap);  // (hi's memory only falls)
+            if (move) {
+                double mx = lh > lr ? lh : lr;
+                if (mx < t.mx) t = (xtrade){mx, a, -1, xi, 0, 0, 0}, found = 1;
+            }
+            // a move that leaves r no higher than hi beats every trade back (those only
+            // raise hi) when the returned type takes time
+            int dominated = move && lr <= lh;
+            for (int32_t b = 0; b < K; b++) {
+                int64_t cb = c->cnt[b * N + r], ylo, yhi;
+                double tbh = tt[b * N + hi], tbr = tt[b * N + r];
+                if (b == a || cb == 0 || tbh == INFINITY || (dominated && tbh > 0)) continue;
+                if (!xch_range(H[r], H[hi], x, mar, mah, mm[b * N + r], mm[b * N + hi], c->cap,
+                               cb, &ylo, &yhi))
+                    continue;
+                double ys = tbh + tbr > 0 ? (lr - lh) / (tbh + tbr) : 0;
+                int64_t y0 = ys < (double)ylo   ? ylo
+                             : ys > (double)yhi ? yhi
+                                                : (int64_t)floor(ys);
+                for (int64_t y = y0 - 1 < ylo ? ylo : y0 - 1; y <= y0 + 2 && y <= yhi; y++) {
+                    double nh = lh + (double)y * tbh, nr = lr - (double)y * tbr;
+                    double mx = nh > nr ? nh : nr;
+                    if (mx < t.mx) t = (xtrade){mx, a, b, xi, y, 0, 0}, found = 1;
+                }
+            }
+        }
+    }
+    // several of a (x > XCH_FEW) for y = 0..XCH_FEW of b: for each (a, b, y) the new maximum is
+    // convex in x, so the integers around its balance point within both memories
+    for (int32_t a = 0; a < K; a++) {
+        int64_t ca = c->cnt[a * N + hi];
+        double tah = tt[a * N + hi], tar = tt[a * N + r];
+        double mah = mm[a * N + hi], mar = mm[a * N + r];
+        if (ca <= XCH_FEW || tar == INFINITY) continue;
+        int64_t xmax0 = ca < XCH_MANY ? ca : XCH_MANY;
+        for (int32_t b = -1; b < K; b++) {
+            int64_t cb = b < 0 ? 0 : c->cnt[b * N + r];
+            double tbh = b < 0 ? 0 : tt[b * N + hi], tbr = b < 0 ? 0 : tt[b * N + r];
+            double mbh = b < 0 ? 0 : mm[b * N + hi], mbr = b < 0 ? 0 : mm[b * N + r];
+            if (b == a || (b >= 0 && (cb == 0 || tbh == INFINITY))) continue;
+            for (int64_t yi = b < 0 ? 0 : 1; yi <= (b < 0 ? 0 : cb < XCH_FEW ? cb : XCH_FEW);
+                 yi++) {
+                double y = (double)yi;
+                int64_t xlo, xhi;
+                if (!xch_xrange(H[r], H[hi], y, mar, mah, mbr, mbh, c->cap, XCH_FEW + 1, xmax0,
+                                &xlo, &xhi))
+                    continue;
+                double lh0 = L[hi] + y * tbh, lr0 = L[r] - y * tbr;  // before the x units
+                double xs = tah + tar > 0 ? (lh0 - lr0) / (tah + tar) : 0;
+                int64_t x0 = xs < (double)xlo   ? xlo
+                             : xs > (double)xhi ? xhi
+                                                : (int64_t)floor(xs);
+                for (int64_t x = x0 - 1 < xlo ? xlo : x0 - 1; x <= x0 + 2 && x <= xhi; x++) {
+                    double nh = lh0 - (double)x * tah, nr = lr0 + (double)x * tar;
+                    double mx = nh > nr ? nh : nr;
+                    if (mx < t.mx) t = (xtrade){mx, a, b, x, yi, 0, 0}, found = 1;
+                }
+            }
+        }
+    }
+    if (!found) t.mx = INFINITY;
+    return t;
+}
+
 static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, double *H,
                      int32_t *choice, const int32_t *wt) {
     int32_t N = pr->world_size, K = 0, tg[XCH_MAX_TYPES];
-    double cap = pr->mem_cap;
     if (N < 2) return;
     int32_t *ty = malloc(sizeof(int32_t) * (size_t)(n + 1));  // type of each unit (-1: split)
     if (!ty) return;
@@ -183,12 +299,18 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
         }
         ty[i] = k;
     }
+    // The pairs' best trades are cached (worlds up to XCH_CACHE_RANKS): a trade changes two
+    // ranks, so most of hi's row is still valid the next time it is the most loaded rank.
+    int cache = N <= XCH_CACHE_RANKS;
     int64_t *cnt = calloc((size_t)K * (size_t)N + 1, sizeof(int64_t));
-    double *tt = malloc(sizeof(double) * (2 * (size_t)K * (size_t)N + 1)), *mm = tt + K * N;
-    if (!cnt || !tt) {
-        free(ty), free(cnt), free(tt);
+    double *tt = malloc(sizeof(double) * (2 * (size_t)K * (size_t)N + 1));
+    uint32_t *ver = calloc((size_t)N, sizeof(uint32_t));
+    xtrade *row = malloc(sizeof(xtrade) * (cache ? (size_t)N * (size_t)N : (size_t)N));
+    if (!cnt || !tt || !ver || !row) {
+        free(ty), free(cnt), free(tt), free(ver), free(row);
         return;
     }
+    double *mm = tt + K * N;
     for (int32_t k = 0; k < K; k++)
         for (int32_t r = 0; r < N; r++) {
             int32_t j = wt[(size_t)tg[k] * N + r];
@@ -197,13 +319,30 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
         }
     for (int64_t i = 0; i < n; i++)
         if (ty[i] >= 0) cnt[ty[i] * N + u[i].rank]++;
+    if (cache)
+        for (size_t i = 0; i < (size_t)N * (size_t)N; i++) row[i].vh = row[i].vr = UINT32_MAX;
+    int32_t *rk = malloc(sizeof(int32_t) * 2 * (size_t)N), *hom = rk ? rk + N : NULL;
+    if (!rk) {
+        free(ty), free(cnt), free(tt), free(ver), free(row);
+        return;
+    }
+    for (int32_t r = 0; r < N; r++) {  // ranks whose whole times equal rank 0's for every type
+        hom[r] = 1;
+        for (int32_t k = 0; k < K; k++) hom[r] &= tt[k * N + r] == tt[k * N];
+    }
+    xch c = {N, K, pr->mem_cap, L, H, tt, mm, cnt};
     int64_t priced = 0;
     for (int64_t it = 0; it < 8 * (int64_t)N && priced < XCH_MAX_PRICED; it++) {
-        int32_t hi = -1, br = -1, ba = -1, bb = -1, tried[XCH_HI_TRY], n_tried = 0;
-        int64_t bx = 0, by = 0;
+        int32_t hi = -1, br = -1, tried[XCH_HI_TRY], n_tried = 0;
+        xtrade bt = {0};
         double top = L[0];
         for (int32_t r = 1; r < N; r++)
             if (L[r] > top) top = L[r];
+        for (int32_t i = 0; i < N; i++) {  // ranks by ascending load (ties: the lower rank)
+            int32_t j = i;
+            while (j > 0 && L[rk[j - 1]] > L[i]) rk[j] = rk[j - 1], j--;
+            rk[j] = i;
+        }
         // hi: the most loaded rank with a trade; the next ones (ties: the lower rank) within
         // XCH_HI_NEAR of the most loaded only when it has none
         while (br < 0 && n_tried < XCH_HI_TRY && n_tried < N) {
@@ -215,50 +354,38 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
             }
             if (n_tried > 0 && L[hi] < top * (1 - XCH_HI_NEAR)) break;
             tried[n_tried++] = hi;
-        double best = L[hi] * (1 - 1e-12);
-        for (int32_t r = 0; r < N; r++) {
-            if (r == hi) continue;
-            for (int32_t a = 0; a < K; a++) {
-                int64_t ca = cnt[a * N + hi];
-                double tah = tt[a * N + hi], tar = tt[a * N + r];
-                double mah = mm[a * N + hi], mar = mm[a * N + r];
-                if (ca == 0 || tar == INFINITY) continue;
-                for (int64_t xi = 1; xi <= ca && xi <= XCH_MAX_UNITS; xi++) {
-                    double x = (double)xi, lh = L[hi] - x * tah, lr = L[r] + x * tar;
-                    priced += 1 + K;
-                    if (xch_fits(H[r], x, mar, 0, 0, cap)) {  // a move (hi's memory only falls)
-                        double mx = lh > lr ? lh : lr;
-                        if (mx < best) best = mx, br = r, ba = a, bb = -1, bx = xi, by = 0;
+            for (int32_t r = 0; r < N; r++)  // the budget counts what a scan of every r prices
+                for (int32_t a = 0; a < K && r != hi; a++)
+                    if (tt[a * N + r] < INFINITY) {
+                        int64_t ca = cnt[a * N + hi];
+                        priced += (ca < XCH_FEW ? ca : XCH_FEW) * (1 + K) + (ca > XCH_FEW) * K;
                     }
-                    for (int32_t b = 0; b < K; b++) {
-                        int64_t cb = cnt[b * N + r], ylo, yhi;
-                        double tbh = tt[b * N + hi], tbr = tt[b * N + r];
-                        if (b == a || cb == 0 || tbh == INFINITY) continue;
-                        if (!xch_range(H[r], H[hi], x, mar, mah, mm[b * N + r], mm[b * N + hi],
-                                       cap, cb, &ylo, &yhi))
-                            continue;
-                        double ys = tbh + tbr > 0 ? (lr - lh) / (tbh + tbr) : 0;
-                        int64_t y0 = ys < (double)ylo ? ylo : ys > (double)yhi ? yhi
-                                                                             : (int64_t)floor(ys);
-                        for (int64_t y = y0 - 1 < ylo ? ylo : y0 - 1; y <= y0 + 2 && y <= yhi;
-                             y++) {
-                            double nh = lh + (double)y * tbh, nr = lr - (double)y * tbr;
-                            double mx = nh > nr ? nh : nr;
-                            if (mx < best) best = mx, br = r, ba = a, bb = b, bx = xi, by = y;
-                        }
-                    }
+            // the lowest new maximum (ties: the lower r), the ranks by ascending load: between
+            // ranks of equal times (hom) a trade keeps L_hi + L_r, so its new maximum is at
+            // least (L_hi + L_r) / 2, and a rank where that is above the best so far is skipped
+            for (int32_t q = 0; q < N; q++) {
+                int32_t r = rk[q];
+                if (r == hi) continue;
+                xtrade *e = cache ? &row[(size_t)hi * N + r] : &row[r];
+                if (!cache || e->vh != ver[hi] || e->vr != ver[r]) {
+                    if (br >= 0 && hom[r] && hom[hi] && 0.5 * (L[hi] + L[r]) > bt.mx * (1 + 1e-9))
+                        continue;
+                    *e = xch_pair(&c, hi, r);
+                    e->vh = ver[hi], e->vr = ver[r];
                 }
+                if (e->mx < INFINITY && (br < 0 || e->mx < bt.mx || (e->mx == bt.mx && r < br)))
+                    bt = *e, br = r;
             }
-        }
         }
         if (br < 0) break;
         // bx units of type ba hi -> br, by units of type bb br -> hi, the first ones found
+        int64_t bx = bt.x, by = bt.y;
         for (int64_t i = 0; i < n && (bx > 0 || by > 0); i++) {
             funit *f = &u[i];
             int32_t from, to;
-            if (bx > 0 && f->rank == hi && ty[i] == ba)
+            if (bx > 0 && f->rank == hi && ty[i] == bt.a)
                 from = hi, to = br, bx--;
-            else if (by > 0 && f->rank == br && ty[i] == bb)
+            else if (by > 0 && f->rank == br && ty[i] == bt.b)
                 from = br, to = hi, by--;
             else
                 continue;
@@ -270,8 +397,9 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
             choice[f->seq] = j;
             cnt[ty[i] * N + from]--, cnt[ty[i] * N + to]++;
         }
+        ver[hi]++, ver[br]++;
     }
-    free(ty), free(cnt), free(tt);
+    free(ty), free(cnt), free(tt), free(ver), free(row), free(rk);
 }
 
 // The §5.3 score of whole option o on rank r (mode as in place): 1 and *s when the rank has

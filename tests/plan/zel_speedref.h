@@ -435,7 +435,7 @@ static inline void ref_exchange(const zg_problem *pr, ref_funit *u, int64_t n, d
                 const zg_group *A = &pr->groups[tg[a]];
                 int32_t jah = ref_whole_on(A, hi), jar = ref_whole_on(A, r);
                 if (c[a][0] == 0 || jar < 0) continue;
-                for (int64_t xi = 1; xi <= c[a][0] && xi <= 8; xi++) {
+                for (int64_t xi = 1; xi <= c[a][0] && xi <= 2; xi++) {
                     double x = (double)xi;
                     double lh = L[hi] - x * A->opts[jah].time, lr = L[r] + x * A->opts[jar].time;
                     priced += 1 + K;
@@ -452,6 +452,32 @@ static inline void ref_exchange(const zg_problem *pr, ref_funit *u, int64_t n, d
                                 continue;
                             double mx = fmax(lh + yd * B->opts[jbh].time,
                                              lr - yd * B->opts[jbr].time);
+                            if (mx < best) best = mx, br = r, ba = a, bb = b, bx = xi, by = y;
+                        }
+                    }
+                }
+            }
+            // then x = 3..16 units of a for y = 0 (b = -1: a move) or y = 1..2 units of b
+            for (int32_t a = 0; a < K; a++) {
+                const zg_group *A = &pr->groups[tg[a]];
+                int32_t jah = ref_whole_on(A, hi), jar = ref_whole_on(A, r);
+                if (c[a][0] <= 2 || jar < 0) continue;
+                priced += K;
+                for (int32_t b = -1; b < K; b++) {
+                    const zg_group *B = b < 0 ? NULL : &pr->groups[tg[b]];
+                    int32_t jbh = B ? ref_whole_on(B, hi) : 0, jbr = B ? ref_whole_on(B, r) : 0;
+                    if (b == a || (B && (c[b][1] == 0 || jbh < 0))) continue;
+                    double tbh = B ? B->opts[jbh].time : 0, tbr = B ? B->opts[jbr].time : 0;
+                    double mbh = B ? B->opts[jbh].mem : 0, mbr = B ? B->opts[jbr].mem : 0;
+                    for (int64_t y = B ? 1 : 0; y <= (B ? (c[b][1] < 2 ? c[b][1] : 2) : 0); y++) {
+                        double yd = (double)y;
+                        for (int64_t xi = 3; xi <= c[a][0] && xi <= 16; xi++) {
+                            double x = (double)xi;
+                            if (!(H[r] + x * A->opts[jar].mem - yd * mbr <= cap) ||
+                                !(H[hi] + yd * mbh - x * A->opts[jah].mem <= cap))
+                                continue;
+                            double mx = fmax((L[hi] + yd * tbh) - x * A->opts[jah].time,
+                                             (L[r] - yd * tbr) + x * A->opts[jar].time);
                             if (mx < best) best = mx, br = r, ba = a, bb = b, bx = xi, by = y;
                         }
                     }
