@@ -168,14 +168,17 @@ static int xch_xrange(double hr, double hh, double y, double mar, double mah, do
 // Typed exchanges after the repair, which only pairs the most loaded rank with the least
 // loaded one and trades one unit for one: on memory-tight batches that leaves memory-full
 // ranks under-loaded (they need dense fillers, more work per byte, for sparse ones, several
-// for one). Here the most loaded rank hi trades with any rank r: x <= 8 units of filler type a
-// go hi -> r and y units of type b come back (y = 0: a move). A type is a class of filler
-// groups whose whole options have the same time and memory on every rank. For each (r, a, x,
-// b) the pair's new maximum is convex in y, so only the integers around its balance point,
-// clipped to the y that keep both ranks within memory, are tried. The trade with the lowest
-// new max(L_hi, L_r), strictly below L_hi, is applied (ties: the first in r, a, x, move, b, y
-// order; the first units in placement order move); repeat while one exists, at most 8N times
-// and while fewer than XCH_MAX_PRICED (r, a, x) trades have been priced (K + 1 each).
+// for one). Here the most loaded rank hi trades with any rank r, in two families: x <=
+// XCH_FEW units of filler type a go hi -> r and y units of type b come back (y = 0: a move),
+// then x = XCH_FEW + 1 .. XCH_MANY units of a for y = 0 .. XCH_FEW of b. A type is a class of
+// filler groups whose whole options have the same time and memory on every rank. For fixed
+// (a, x, b) the pair's new maximum is convex in y (for fixed (a, b, y) in x), so only the
+// integers around its balance point, clipped to the values that keep both ranks within
+// memory, are tried. The trade with the lowest new max(L_hi, L_r), strictly below L_hi, is
+// applied (ties: the lower r, then the first in the first family's a, x, move, b, y order and
+// the second's a, b, y, x order; the first units in placement order move); repeat while one
+// exists, at most 8N times and while fewer than XCH_MAX_PRICED trades have been priced (what a
+// scan of every r prices: K + 1 per (r, a, x) of the first family, K per (r, a) of the second).
 typedef struct xch {
     int32_t N, K;
     double cap;

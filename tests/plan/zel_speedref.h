@@ -374,10 +374,12 @@ static inline void ref_repair(const zg_problem *pr, ref_funit *u, int64_t n, dou
 // classes of groups with the same whole option (time, memory) on every rank (in order of first
 // placed unit; more than 12: nothing); at most 8 N rounds; in each, over r != hi (the most
 // loaded rank; if it has no trade, the next ones as zel_filler.c says), types a on hi that go
-// whole on r, x = 1..min(8, units), first the move (r's
-// memory), then every type b != a on r that goes whole on hi and every y = 1..units with both
-// ranks within memory: the lowest max(new L_hi, new L_r) strictly below L_hi (1 - 1e-12) wins,
-// first found on ties; its units move first in placement order.
+// whole on r, x = 1..min(2, units), first the move (r's memory), then every type b != a on r
+// that goes whole on hi and every y = 1..units with both ranks within memory; then every such
+// a with more than 2 units on hi, b = none (a move) or each type as above, y = 0 (none) or
+// 1..min(2, units), x = 3..min(16, units) with both ranks within memory: the lowest max(new
+// L_hi, new L_r) strictly below L_hi (1 - 1e-12) wins, first found on ties; its units move
+// first in placement order.
 static inline int ref_same_whole(const zg_problem *pr, int32_t g, int32_t h) {
     for (int32_t r = 0; r < pr->world_size; r++) {
         int32_t a = ref_whole_on(&pr->groups[g], r), b = ref_whole_on(&pr->groups[h], r);
