@@ -275,12 +275,19 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
                      int32_t *choice, const int32_t *wt) {
     int32_t N = pr->world_size, K = 0, tg[XCH_MAX_TYPES];
     if (N < 2) return;
-    int32_t *ty = malloc(sizeof(int32_t) * (size_t)(n + 1));  // type of each unit (-1: split)
+    // type of each unit (-1: split) and of each group (-2: not seen yet)
+    int32_t *ty = malloc(sizeof(int32_t) * ((size_t)n + (size_t)pr->n_groups + 1));
     if (!ty) return;
+    int32_t *gty = ty + n;
+    for (int32_t g = 0; g < pr->n_groups; g++) gty[g] = -2;
     for (int64_t i = 0; i < n; i++) {
         ty[i] = -1;
         if (u[i].rank < 0) continue;
         int32_t g = u[i].g, k = 0;
+        if (gty[g] >= 0) {
+            ty[i] = gty[g];
+            continue;
+        }
         for (; k < K; k++) {  // same whole option values on every rank as type k's group?
             int32_t h = tg[k], r = 0;
             if (h == g) break;
@@ -300,7 +307,7 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
             }
             tg[K++] = g;
         }
-        ty[i] = k;
+        ty[i] = gty[g] = k;
     }
     // The pairs' best trades are cached (worlds up to XCH_CACHE_RANKS): a trade changes two
     // ranks, so most of hi's row is still valid the next time it is the most loaded rank.
