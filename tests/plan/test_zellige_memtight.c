@@ -97,6 +97,34 @@ ZG_TEST(zellige_memory_aware_v35_case) {
     zg_pricer_free(&e.pricer);
 }
 
+// A fresh `zellige` planner's makespan on the quality bench's batch: cluster, mix, tokens per
+// rank, video seconds and draw as bench_planner_quality draws them, into *ms (-1 on any error,
+// which is checked).
+static void bench_batch_makespan(int *zg_failed_, const char *cluster, const char *mix,
+                                 int64_t tpr, int32_t secs, int draw, double *ms) {
+    env e;
+    zg_error err;
+    *ms = -1;
+    CHECK_OK(env_init(&e, cluster, &err), &err);
+    zg_mix_spec spec = {zg_mix_share_from_name(mix), tpr, secs, e.cluster.world_size, 3};
+    zg_batch b;
+    zg_batch_init(&b);
+    zg_planner pl;
+    zg_plan z;
+    zg_plan_init(&z);
+    if (zg_workload_mix(&e.model, &spec, draw, &b, &err) == ZG_OK &&
+        zg_planner_init(&pl, "zellige", &e.ctx, &err) == ZG_OK) {
+        if (zg_planner_plan(&pl, &b, &z, &err) == ZG_OK &&
+            zg_plan_validate(&z, &b, &e.model, &err) == ZG_OK)
+            *ms = z.makespan;
+        zg_planner_free(&pl);
+    }
+    zg_plan_free(&z);
+    zg_batch_free(&b);
+    zg_pricer_free(&e.pricer);
+    CHECK_MSG(*ms > 0, "%s %s draw %d: %s", cluster, mix, draw, err.msg);
+}
+
 // Stage 2's typed exchange (zel_filler.c): on 16xA800 V55 draw 3 at 350K tokens/GPU
 // (bench_planner_quality --settings 16xA800:high, batch 22) the anchors leave six ranks
 // memory-full after the §5.3 rule and the one-for-one repair, 0.7-0.9 s under the others; the
@@ -104,50 +132,20 @@ ZG_TEST(zellige_memory_aware_v35_case) {
 // repair alone end at 215.196 s. Trading dense fillers (256-token images) for sparse ones
 // several for one brings it to 214.80 s; asserted below 214.9 s, and no faster than the fluid.
 ZG_TEST(zellige_typed_exchange_fills_memory_full_ranks) {
-    env e;
-    zg_error err;
-    CHECK_OK(env_init(&e, "16xA800", &err), &err);
-    zg_mix_spec spec = {zg_mix_share_from_name("V55"), 350000, 15, e.cluster.world_size, 3};
-    zg_batch b;
-    zg_batch_init(&b);
-    CHECK_OK(zg_workload_mix(&e.model, &spec, 3, &b, &err), &err);
-    zg_planner pl;
-    CHECK_OK(zg_planner_init(&pl, "zellige", &e.ctx, &err), &err);
-    zg_plan z;
-    zg_plan_init(&z);
-    CHECK_OK(zg_planner_plan(&pl, &b, &z, &err), &err);
-    CHECK_OK(zg_plan_validate(&z, &b, &e.model, &err), &err);
-    CHECK_MSG(z.makespan < 214.9 && z.makespan > 214.73, "makespan %.4f s", z.makespan);
-    zg_plan_free(&z);
-    zg_planner_free(&pl);
-    zg_batch_free(&b);
-    zg_pricer_free(&e.pricer);
+    double ms;
+    bench_batch_makespan(zg_failed_, "16xA800", "V55", 350000, 15, 3, &ms);
+    CHECK_MSG(ms < 214.9 && ms > 214.73, "makespan %.4f s", ms);
 }
 
-// Stage 2's density candidate (zel_plan.c theta_candidate): on 16xA800 V35 draw 3 at 350K
-// tokens/GPU (bench_planner_quality --settings 16xA800:high, batch 18) the mean-density stage-1
-// model rates the best layout at 123.42 s, above the one it picks (122.77 s, staged to 122.769
-// s); with the fillers' per-type densities that layout is worth 122.48 s and stages to 122.496
-// s. Asserted below 122.6 s.
+// Stage 2's density candidate (zel_density_layout): on 16xA800 V35 draw 3 at 350K tokens/GPU
+// (bench_planner_quality --settings 16xA800:high, batch 18) the mean-density stage-1 model
+// rates the best layout at 123.42 s, above the one it picks (122.77 s, staged to 122.769 s);
+// with the fillers' per-type densities that layout is worth 122.48 s and stages to 122.496 s.
+// Asserted below 122.6 s.
 ZG_TEST(zellige_density_candidate_wins) {
-    env e;
-    zg_error err;
-    CHECK_OK(env_init(&e, "16xA800", &err), &err);
-    zg_mix_spec spec = {zg_mix_share_from_name("V35"), 350000, 15, e.cluster.world_size, 3};
-    zg_batch b;
-    zg_batch_init(&b);
-    CHECK_OK(zg_workload_mix(&e.model, &spec, 3, &b, &err), &err);
-    zg_planner pl;
-    CHECK_OK(zg_planner_init(&pl, "zellige", &e.ctx, &err), &err);
-    zg_plan z;
-    zg_plan_init(&z);
-    CHECK_OK(zg_planner_plan(&pl, &b, &z, &err), &err);
-    CHECK_OK(zg_plan_validate(&z, &b, &e.model, &err), &err);
-    CHECK_MSG(z.makespan < 122.6, "makespan %.4f s", z.makespan);
-    zg_plan_free(&z);
-    zg_planner_free(&pl);
-    zg_batch_free(&b);
-    zg_pricer_free(&e.pricer);
+    double ms;
+    bench_batch_makespan(zg_failed_, "16xA800", "V35", 350000, 15, 3, &ms);
+    CHECK_MSG(ms < 122.6, "makespan %.4f s", ms);
 }
 
 // The exchange's next-most-loaded ranks (zel_filler.c XCH_HI_TRY): on 8xA800 V45 draw 4 at
@@ -156,24 +154,9 @@ ZG_TEST(zellige_density_candidate_wins) {
 // loaded holds no dense fillers, so trading only from the most loaded rank stops at 75.195 s.
 // Letting a tied rank trade first reaches 75.051 s (the relaxation bound is 74.995 s).
 ZG_TEST(zellige_exchange_breaks_ties_at_the_top) {
-    env e;
-    zg_error err;
-    CHECK_OK(env_init(&e, "8xA800", &err), &err);
-    zg_mix_spec spec = {zg_mix_share_from_name("V45"), 125000, 10, e.cluster.world_size, 3};
-    zg_batch b;
-    zg_batch_init(&b);
-    CHECK_OK(zg_workload_mix(&e.model, &spec, 4, &b, &err), &err);
-    zg_planner pl;
-    CHECK_OK(zg_planner_init(&pl, "zellige", &e.ctx, &err), &err);
-    zg_plan z;
-    zg_plan_init(&z);
-    CHECK_OK(zg_planner_plan(&pl, &b, &z, &err), &err);
-    CHECK_OK(zg_plan_validate(&z, &b, &e.model, &err), &err);
-    CHECK_MSG(z.makespan < 75.1 && z.makespan > 74.99, "makespan %.4f s", z.makespan);
-    zg_plan_free(&z);
-    zg_planner_free(&pl);
-    zg_batch_free(&b);
-    zg_pricer_free(&e.pricer);
+    double ms;
+    bench_batch_makespan(zg_failed_, "8xA800", "V45", 125000, 10, 4, &ms);
+    CHECK_MSG(ms < 75.1 && ms > 74.99, "makespan %.4f s", ms);
 }
 
 ZG_TEST(zellige_async_matches_sync) {
