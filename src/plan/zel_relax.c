@@ -184,14 +184,14 @@ zg_status zel_relax_bound(const zg_plan_ctx *ctx, const zg_problem *pr, const ze
         if (!dup) th[n_var++] = rho[k];
     }
     if (n_var == 0) th[n_var++] = 0;
-    // Each density alone: its incumbent (the greedy ladder + neighbourhoods).
+    // Each density alone: its incumbent (the greedy ladder; neighbourhoods on each as well took
+    // time from the search: lbgap means 16 high 0.061 -> 0.054 %, 32 low 0.046 -> 0.043 % without).
     for (int32_t v = 0; v < n_var && !st; v++) {
         set_theta(&m, rho, work, nt, A, th[v], &m.free_area, &m.fill_mem);
         st = zel_sol_alloc(&m, &sols[v], err);
         if (st) break;
         if (m.n_units == 0 || !zel_heuristic(&m, zel_model_lower_bound(&m), &sols[v]))
             sols[v].T = INFINITY, sols[v].K = 0;
-        if (sols[v].T < INFINITY) zel_lns_improve(&m, &sols[v], 2500, 312);
         inc[v] = sols[v].T;
         ord[v] = v;
     }
