@@ -341,8 +341,8 @@ void zel_density_layout(const zg_problem *pr, const int32_t *fil, int32_t n_fil,
 // Per-sequence choice: the option (index into its zg_group.opts) of every batch index.
 // Stage 2: whole fillers on top of ledgers L/H (n_ranks, updated in place), §5.3 rule, then a
 // deterministic local repair of the worst rank and typed exchanges (zel_filler.c). fill[] lists
-// filler group indices (any order; processed by descending whole price). choice[seq] is set for their members.
-// b (may be NULL) names sequences in errors.
+// filler group indices (any order; processed by descending whole price). choice[seq] is set
+// for their members. b (may be NULL) names sequences in errors.
 zg_status zel_filler_place(const zg_problem *pr, const zg_batch *b, const int32_t *fill,
                            int32_t n_fill, double *L, double *H, int32_t *choice,
                            zg_error *err);
