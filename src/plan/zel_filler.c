@@ -105,14 +105,13 @@ static void repair(const zg_problem *pr, funit *u, int64_t n, double *L, double 
     free(on_hi), free(wt);
 }
 
-// exchange(): units of one type per trade side (x), the most filler types it handles, and the
-// most trades it prices per call (a bound on its time at large worlds: ~10 ms; at 32 ranks a
-// round prices ~17 000).
-// Trades: x <= XCH_FEW units of type a for y units of b (y = 0: a move; any y, the best one
+// exchange()'s trades: x <= XCH_FEW units of type a for y units of b (y = 0: a move; any y, the best one
 // found around the balance point), and y = 1..XCH_FEW units of b for x = XCH_FEW + 1 ..
 // XCH_MANY units of a (the best x the same way): several dense fillers for one sparse one.
 #define XCH_FEW 2
 #define XCH_MANY 16
+// The most filler types it handles, and the most trades it prices per call (a bound on its
+// time at large worlds).
 #define XCH_MAX_TYPES 12
 #define XCH_MAX_PRICED 4000000
 // When the most loaded rank has no trade, the next most loaded ones (at most XCH_HI_TRY in all,

@@ -146,6 +146,14 @@ double zel_objective(const zel_model *m, const double *L, const double *H, doubl
 // reachable option, and the area (LP) bound restricted to options no taller than T.
 double zel_model_lower_bound(const zel_model *m);
 
+// The density family's fluids (zel_relax.c) on m over filler types k < nt (densest work per
+// byte rho[k], work[k]): theta[0] is the main fluid (free_area, fill_mem), theta[1..n_theta)
+// extras (n_xfl, those whose work D(theta) > 0, at most ZEL_MAX_XFL); D(theta) = sum_k work[k]
+// min(1, theta / rho[k]) at density theta (theta <= 0: D = 0, no memory term), the rest of
+// m->extra_area (set by the caller) free work.
+void zel_model_set_densities(zel_model *m, const double *rho, const double *work, int32_t nt,
+                             const double *theta, int32_t n_theta);
+
 // Greedy incumbent: units in group order; each takes the smallest-area option that keeps its
 // block under a target, else the option with the lowest resulting block maximum; the best over
 // a ladder of targets above `lb`. Returns 0 if no memory-feasible assignment was found.

@@ -427,6 +427,21 @@ static void bp_sift(bp *h, size_t n, size_t i) {
 }
 
 // Shared with zel_bb.c through zel_model_lower_bound only.
+void zel_model_set_densities(zel_model *m, const double *rho, const double *work, int32_t nt,
+                             const double *theta, int32_t n_theta) {
+    m->n_xfl = 0;
+    for (int32_t v = 0; v < n_theta; v++) {
+        double D = 0;
+        for (int32_t k = 0; k < nt && theta[v] > 0; k++)
+            D += rho[k] > theta[v] ? work[k] * (theta[v] / rho[k]) : work[k];
+        double fa = m->extra_area - D, fm = D > 0 ? D / theta[v] : 0;
+        if (v == 0)
+            m->free_area = fa, m->fill_mem = fm;
+        else if (D > 0 && m->n_xfl < ZEL_MAX_XFL)
+            m->xfl_free[m->n_xfl] = fa, m->xfl_mem[m->n_xfl++] = fm;
+    }
+}
+
 double zel_model_lower_bound(const zel_model *m) {
     int32_t N = m->n_ranks;
     double lb = 0, sum = m->extra_area;

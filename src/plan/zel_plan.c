@@ -297,14 +297,7 @@ void zel_density_layout(const zg_problem *pr, const int32_t *fil, int32_t n_fil,
     out->T = INFINITY;
     if (nth < 2) return;  // one density: the mean-density model is the same
     zel_model t = *m;  // shallow: only the fluid's scalars change
-    t.n_xfl = 0;
-    for (int32_t v = 0; v < nth; v++) {
-        double D = 0;
-        for (int32_t k = 0; k < nt; k++) D += rho[k] > th[v] ? W[k] * (th[v] / rho[k]) : W[k];
-        double fa = m->extra_area - D, fm = D > 0 ? D / th[v] : 0;
-        if (v == 0) t.free_area = fa, t.fill_mem = fm;
-        else t.xfl_free[t.n_xfl] = fa, t.xfl_mem[t.n_xfl++] = fm;
-    }
+    zel_model_set_densities(&t, rho, W, nt, th, nth);
     if (!zel_heuristic(&t, zel_model_lower_bound(&t), out)) {
         out->T = INFINITY;
         return;
