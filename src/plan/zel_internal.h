@@ -373,7 +373,15 @@ double zel_choice_makespan(const zg_problem *pr, const int32_t *choice, double *
 // and its degree in *degree.
 double zel_uniform_best(const zg_problem *pr, int32_t *choice, int32_t *degree);
 
-// ---- a lower bound on the joint optimum (zel_relax.c) -------------------------------------------
+// ---- a lower bound on the joint optimum (zel_relax.c, zel_pattern.c) ---------------------------
+
+// The pattern bound (zel_pattern.c): a configuration LP over what one rank can hold (anchor
+// pieces by degree, the model's fluids in what is left), bisected on T between lo (a proven
+// bound) and hi (an incumbent's objective). *lb >= lo is a lower bound on m's optimum; lim:
+// max_nodes caps the restricted-LP solves (0: 4000), time_limit_s the seconds. Needs Clp
+// (ZG_HAVE_CBC); without it *lb = lo.
+zg_status zel_pattern_bound(const zel_model *m, double lo, double hi, const zel_limits *lim,
+                            double *lb, zg_error *err);
 
 // Every plan of pr has a makespan >= *lb: the stage-1 model (anchors by the cut, exact) with the
 // fillers as fluid work of their least area, which for a density theta must fit in
@@ -383,8 +391,12 @@ double zel_uniform_best(const zg_problem *pr, int32_t *choice, int32_t *degree);
 // branch-and-bound under lim (rel_gap ignored: exact), with target probes when the search does
 // not finish. *complete = 1: *lb is that relaxation's optimum (less ZEL_REL_TOL); else a
 // proven bound. *lb = INFINITY: no plan.
+// When that search does not finish, the pattern bound (zel_pattern.c) follows, between the
+// bound and min(its incumbent, plan_T) (a plan's makespan, INFINITY if none), in pattern_s
+// seconds (0: no time limit, deterministic; < 0: skipped).
 zg_status zel_relax_bound(const zg_plan_ctx *ctx, const zg_problem *pr, const zel_limits *lim,
-                          double *lb, int *complete, int64_t *nodes, zg_error *err);
+                          double pattern_s, double plan_T, double *lb, int *complete,
+                          int64_t *nodes, zg_error *err);
 
 // ---- the two-stage planner as a function (zel_plan.c), shared by zellige and joint --------------
 

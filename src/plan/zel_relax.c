@@ -146,7 +146,8 @@ static zg_status relax_solve(const zel_model *m, zel_sol *sol, budget *b, double
 }
 
 zg_status zel_relax_bound(const zg_plan_ctx *ctx, const zg_problem *pr, const zel_limits *lim,
-                          double *lb, int *complete, int64_t *nodes, zg_error *err) {
+                          double pattern_s, double plan_T, double *lb, int *complete,
+                          int64_t *nodes, zg_error *err) {
     *lb = 0, *complete = 0, *nodes = 0;
     zel_model m;
     zg_status st = zel_stage1_model(ctx, pr, &m, err);  // anchors by the cut, fillers replaced
@@ -214,7 +215,16 @@ zg_status zel_relax_bound(const zg_plan_ctx *ctx, const zg_problem *pr, const ze
             }
             if (best->T < INFINITY) zel_lns_improve(&m, best, 2500, 312);
             budget bud = {lim->max_nodes, lim->time_limit_s};
-            st = relax_solve(&m, best, &bud, lb, complete, nodes, err);
+            if (!st) st = relax_solve(&m, best, &bud, lb, complete, nodes, err);
+            // then the pattern bound (zel_pattern.c) in its own time, from there to the better
+            // of the relaxation's incumbent and the caller's plan (both above its optimum)
+            double hi = best->T < plan_T ? best->T : plan_T;
+            if (!st && !*complete && pattern_s >= 0 && hi > *lb) {
+                zel_limits pl = {0, pattern_s, 0, 0, 0};
+                double pat = *lb;
+                st = zel_pattern_bound(&m, *lb, hi, &pl, &pat, err);
+                if (!st && pat > *lb) *lb = pat;
+            }
         }
     }
     for (int32_t v = 0; v <= n_var; v++) zel_sol_free(&sols[v]);
