@@ -35,35 +35,39 @@ static zg_status plan_joint(zg_planner *pl, const zg_batch *b, zg_plan *out, zg_
     double relax_lb = 0;
     int64_t relax_nodes = 0;
     if (!st) {
-        // incumbent: the two-stage plan (when it exists) and the greedy ladder
+        // incumbent: the two-stage plan (when it exists) and the greedy ladder, which wins ties
         double lb = zel_model_lower_bound(&m);
-        if (!zel_heuristic(&m, lb, &sol)) sol.T = INFINITY;
+        sol.T = INFINITY;
         zg_error e2;
         if (zel_two_stage(&pl->ctx, &pr, b, NULL, &res, &e2) == ZG_OK) {
             // group-wise units of the two-stage choice, canonical order
-            zel_sol ts = {0};
-            if (zel_sol_alloc(&m, &ts, &e2) == ZG_OK) {
-                for (int32_t i = 0; i < m.n_grps; i++) {
-                    const zel_grp *G = &m.grps[i];
-                    const zg_group *pg = &pr.groups[G->g];
-                    for (int64_t j = 0; j < G->count; j++) {
-                        int32_t src = res.choice[pg->members[j]], k = -1;
-                        const zg_option *o = &pg->opts[src];
-                        for (int32_t q = 0; q < G->n_opts && k < 0; q++)  // same or dominating
-                            if (G->opts[q].start == o->start &&
-                                G->opts[q].degree == zg_option_degree(o) &&
-                                G->opts[q].time <= o->time && G->opts[q].mem <= o->mem)
-                                k = q;
-                        ts.opt[m.unit0[i] + j] = k < 0 ? 0 : k;
-                    }
+            for (int32_t i = 0; i < m.n_grps; i++) {
+                const zel_grp *G = &m.grps[i];
+                const zg_group *pg = &pr.groups[G->g];
+                for (int64_t j = 0; j < G->count; j++) {
+                    int32_t src = res.choice[pg->members[j]], k = -1;
+                    const zg_option *o = &pg->opts[src];
+                    for (int32_t q = 0; q < G->n_opts && k < 0; q++)  // same or dominating
+                        if (G->opts[q].start == o->start &&
+                            G->opts[q].degree == zg_option_degree(o) &&
+                            G->opts[q].time <= o->time && G->opts[q].mem <= o->mem)
+                            k = q;
+                    sol.opt[m.unit0[i] + j] = k < 0 ? 0 : k;
                 }
-                zel_sol_canon(&m, &ts);
-                if (zel_sol_eval(&m, ts.opt, NULL, NULL, &ts.T, &ts.K) &&
-                    (ts.T < sol.T || (ts.T == sol.T && ts.K < sol.K)))
-                    zel_sol_copy(&m, &sol, &ts);
-                zel_sol_free(&ts);
             }
+            zel_sol_canon(&m, &sol);
+            if (!zel_sol_eval(&m, sol.opt, NULL, NULL, &sol.T, &sol.K)) sol.T = INFINITY;
         }
+        // The greedy ladder scans every option of every unit per pass: ~4.5e9 option looks
+        // per pass at 1024xH100 with ~30 000 sequences (44 s in all). With a two-stage plan in
+        // hand it gets a quarter of the limit; without one it runs to the end.
+        zel_sol h = {0};
+        if (!st) st = zel_sol_alloc(&m, &h, err);
+        double h_end = sol.T < INFINITY ? t0 + 0.25 * limit : 0;
+        if (!st && zel_heuristic_until(&m, lb, h_end, &h) &&
+            (h.T < sol.T || (h.T == sol.T && h.K <= sol.K)))
+            zel_sol_copy(&m, &sol, &h);
+        zel_sol_free(&h);
         // the relaxation bound (zel_relax.c) first, with half of the time left: 0.1-0.3 % above
         // the full model's root bound, which the search over every sequence seldom moves, on
         // 16xA800 high-load batches (bench_planner_quality lbgap means 0.26-0.64 -> 0.06-0.38 %)

@@ -158,6 +158,9 @@ void zel_model_set_densities(zel_model *m, const double *rho, const double *work
 // block under a target, else the option with the lowest resulting block maximum; the best over
 // a ladder of targets above `lb`. Returns 0 if no memory-feasible assignment was found.
 int zel_heuristic(const zel_model *m, double lb, zel_sol *out);
+// The same, stopping at zg_time_now() > t_end (0: never): a pass cut short counts for nothing,
+// the best finished pass is returned (0 if none finished).
+int zel_heuristic_until(const zel_model *m, double lb, double t_end, zel_sol *out);
 
 // Column-structured incumbent (zel_column.c): the best plan whose units stack in disjoint rank
 // blocks (every unit of a block on exactly that block), by a DP over (next rank, units left)

@@ -625,7 +625,8 @@ static int try_option(const zel_model *m, const zel_opt *o, double *L, double *H
 // *above: the least block result e > tgt among the options it looked at (INFINITY: none). A
 // pass with a target in [tgt, *above) classes every option alike, so it makes the same choices.
 static int greedy_pass(const zel_model *m, double tgt, double *L, double *H, zel_rmq *rl,
-                       zel_rmq *rh, int32_t *opt, double *T, int64_t *K, double *above) {
+                       zel_rmq *rh, int32_t *opt, double *T, int64_t *K, double *above,
+                       double t_end) {
     int32_t N = m->n_ranks;
     *above = INFINITY;
     memcpy(L, m->base_load, sizeof(double) * (size_t)N);
@@ -634,6 +635,7 @@ static int greedy_pass(const zel_model *m, double tgt, double *L, double *H, zel
     zel_rmq_build(rl, L);
     zel_rmq_build(rh, H);
     for (int64_t u = 0; u < m->n_units; u++) {
+        if (t_end > 0 && (u & 255) == 0 && zg_time_now() > t_end) return 0;
         const zel_grp *G = &m->grps[m->grp_of[u]];
         int32_t best = -1, best_cls = 2;
         double best_a = 0, best_b = 0;
@@ -777,6 +779,10 @@ void zel_local_improve(const zel_model *m, zel_sol *s, int32_t max_sweeps) {
 }
 
 int zel_heuristic(const zel_model *m, double lb, zel_sol *out) {
+    return zel_heuristic_until(m, lb, 0, out);
+}
+
+int zel_heuristic_until(const zel_model *m, double lb, double t_end, zel_sol *out) {
     int32_t N = m->n_ranks;
     out->T = INFINITY;
     out->K = 0;
@@ -809,6 +815,7 @@ int zel_heuristic(const zel_model *m, double lb, zel_sol *out) {
     for (size_t i = 0; i <= n_steps; i++) {
         double T;
         int64_t K;
+        if (t_end > 0 && zg_time_now() > t_end) break;
         if (i == n_steps) {
             // memory-aware model only, and only where the work stays small
             if (m->fill_mem <= 0 || work * (size_t)(N > 1 ? N : 1) > 2000000) continue;
@@ -818,7 +825,7 @@ int zel_heuristic(const zel_model *m, double lb, zel_sol *out) {
             // the same choices as the last pass run (nothing it looked at lies in
             // (prev_tgt, tgt]): its result is already counted, and equal does not replace
             if (tgt >= prev_tgt && (prev_above == INFINITY || tgt < prev_above)) continue;
-            int ok = greedy_pass(m, tgt, L, H, &rl, &rh, opt, &T, &K, &prev_above);
+            int ok = greedy_pass(m, tgt, L, H, &rl, &rh, opt, &T, &K, &prev_above, t_end);
             prev_tgt = tgt;
             if (!ok) continue;
         }

@@ -63,6 +63,7 @@ typedef struct pbound {
     // pool: pattern j has class pool_cls[j] and counts pool[j * np + i]
     int32_t n_pool, cap_pool;
     int32_t *pool, *pool_cls;
+    uint64_t *pool_key;  // a hash of each pattern's counts: the duplicate test compares these first
     // pricing
     int32_t *items, *cnt, *best_n, *gleft;
     double *scratch;  // frac_add's sort keys
@@ -70,6 +71,10 @@ typedef struct pbound {
 } pbound;
 
 #define POOL_MAX 20000
+// Beyond this many piece types the bound is not tried: every LP round prices them all and the
+// pool holds np ints per pattern. 1024xH100 with ~30 000 sequences has 6 240 types (one LP
+// round 2.3 s); 32xA6000 has at most a few hundred.
+#define PB_MAX_PIECES 2000
 #define PRICE_NODES 500
 // Bisection stops when the interval is this small (relative): the quality bench's targets are
 // 5e-4, and every step costs a column generation.
@@ -308,12 +313,15 @@ static int pool_fits(const pbound *b, int32_t j, double T) {
     return t <= T && m <= b->m->mem_cap;
 }
 
-// Adds counts n of class c to the pool unless present. Returns 1 if added.
-static int pool_add(pbound *b, int32_t c, const int32_t *n) {
-    for (int32_t j = 0; j < b->n_pool; j++)
-        if (b->pool_cls[j] == c &&
-            !memcmp(&b->pool[(size_t)j * b->np], n, sizeof(int32_t) * (size_t)b->np))
-            return 0;
+static uint64_t pool_hash(int32_t c, const int32_t *n, int32_t np) {
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)c;  // FNV-1a over (index, count) pairs
+    for (int32_t i = 0; i < np; i++)
+        if (n[i]) h = (h ^ ((uint64_t)i << 32 | (uint32_t)n[i])) * 1099511628211ull;
+    return h;
+}
+
+// Appends counts n of class c to the pool. Returns 1 if added (0: the pool is full).
+static int pool_push(pbound *b, int32_t c, const int32_t *n, uint64_t key) {
     if (b->n_pool == b->cap_pool) {
         if (b->cap_pool >= POOL_MAX) return 0;
         int32_t nc = b->cap_pool ? 2 * b->cap_pool : 256;
@@ -323,11 +331,25 @@ static int pool_add(pbound *b, int32_t c, const int32_t *n) {
         int32_t *pc = realloc(b->pool_cls, sizeof(int32_t) * (size_t)nc);
         if (!pc) return 0;
         b->pool_cls = pc;
+        uint64_t *pk = realloc(b->pool_key, sizeof(uint64_t) * (size_t)nc);
+        if (!pk) return 0;
+        b->pool_key = pk;
         b->cap_pool = nc;
     }
     memcpy(&b->pool[(size_t)b->n_pool * b->np], n, sizeof(int32_t) * (size_t)b->np);
+    b->pool_key[b->n_pool] = key;
     b->pool_cls[b->n_pool++] = c;
     return 1;
+}
+
+// Adds counts n of class c to the pool unless present. Returns 1 if added.
+static int pool_add(pbound *b, int32_t c, const int32_t *n) {
+    uint64_t key = pool_hash(c, n, b->np);
+    for (int32_t j = 0; j < b->n_pool; j++)
+        if (b->pool_key[j] == key && b->pool_cls[j] == c &&
+            !memcmp(&b->pool[(size_t)j * b->np], n, sizeof(int32_t) * (size_t)b->np))
+            return 0;
+    return pool_push(b, c, n, key);
 }
 
 enum { PB_FEASIBLE = 0, PB_INFEASIBLE = 1, PB_UNKNOWN = 2 };
@@ -524,6 +546,10 @@ zg_status zel_pattern_bound(const zel_model *m, double lo, double hi, const zel_
         free(b.pc);
         return ZG_ERR_NOMEM;
     }
+    if (b.np > PB_MAX_PIECES) {
+        free(b.pc);
+        return ZG_OK;  // *lb = lo
+    }
     // fluids: the main one, the extra densities, the mean term
     double D[ZEL_MAX_XFL + 2], tau[ZEL_MAX_XFL + 2];
     if (m->fill_mem > 0 && zel_mem_area(m) > 0)
@@ -552,13 +578,13 @@ zg_status zel_pattern_bound(const zel_model *m, double lo, double hi, const zel_
         if (c == b.nc) b.cls[b.nc++] = (pclass){m->base_load[r], m->base_mem[r], 0};
         b.cls[c].n++;
     }
-    // the pool starts with each class's empty and single-piece patterns
+    // the pool starts with each class's empty and single-piece patterns (distinct: no test)
     for (int32_t c = 0; c < b.nc; c++) {
         memset(b.cnt, 0, sizeof(int32_t) * npz);
-        pool_add(&b, c, b.cnt);
+        pool_push(&b, c, b.cnt, pool_hash(c, b.cnt, b.np));
         for (int32_t i = 0; i < b.np; i++) {
             b.cnt[i] = 1;
-            pool_add(&b, c, b.cnt);
+            pool_push(&b, c, b.cnt, pool_hash(c, b.cnt, b.np));
             b.cnt[i] = 0;
         }
     }
@@ -575,7 +601,7 @@ zg_status zel_pattern_bound(const zel_model *m, double lo, double hi, const zel_
     *lb = lo;
 out:
     free(b.pc), free(b.cls), free(b.gcount), free(b.items), free(b.scratch);
-    free(b.pool), free(b.pool_cls);
+    free(b.pool), free(b.pool_cls), free(b.pool_key);
     return st;
 }
 

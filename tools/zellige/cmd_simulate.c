@@ -42,7 +42,8 @@ static const char *usage_text =
     "  --gamma X           KnapFormer attention weight (default 1.0)\n"
     "  --family F          rank sets: node | aligned | sliding (default node)\n"
     "  --time-limit S      seconds per joint solve (default 10; up to half of it on\n"
-    "                      joint's relaxation lower bound)\n"
+    "                      joint's relaxation lower bound, a quarter on its pattern\n"
+    "                      bound)\n"
     "  --seed N            workload seed (default 1)\n"
     "  --report FILE       write a self-contained HTML report (Gantt per policy, bars)\n"
     "  --json              print one JSON line with the results\n";
