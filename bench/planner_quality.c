@@ -180,56 +180,6 @@ static void explain_batch(const zb_env *e, const zg_batch *b, const zg_plan *z,
     zg_problem_free(&pr);
 }
 
-// --best FILE: {"mixes": "V35,...", "settings": {"16xA800:high": [makespan per batch], ...}}.
-// Opens it (a missing file is an empty one when it will be written); NULL (printed) on error.
-static cJSON *best_open(const char *path, const char *mixes, int update) {
-    if (!path) return NULL;
-    zg_error err;
-    cJSON *j = NULL;
-    FILE *f = fopen(path, "r");
-    if (f) {
-        fclose(f);
-        if (zg_json_read_file(path, &j, &err)) {
-            fprintf(stderr, "bench_planner_quality: --best: %s\n", err.msg);
-            return NULL;
-        }
-        const cJSON *m = cJSON_GetObjectItem(j, "mixes");
-        if (!cJSON_IsString(m) || strcmp(m->valuestring, mixes) ||
-            !cJSON_IsObject(cJSON_GetObjectItem(j, "settings"))) {
-            fprintf(stderr, "bench_planner_quality: --best: %s holds batches of mixes '%s', "
-                            "this run draws '%s' (use --mixes %s, or another file)\n",
-                    path, cJSON_IsString(m) ? m->valuestring : "?", mixes,
-                    cJSON_IsString(m) ? m->valuestring : "...");
-            cJSON_Delete(j);
-            return NULL;
-        }
-        return j;
-    }
-    if (!update) {
-        fprintf(stderr, "bench_planner_quality: --best: cannot open %s (add --best-update to "
-                        "create it)\n", path);
-        return NULL;
-    }
-    j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "mixes", mixes);
-    cJSON_AddStringToObject(j, "note", "best plan makespan (s) recorded per batch index by "
-                                       "bench_planner_quality --best-update");
-    cJSON_AddItemToObject(j, "settings", cJSON_CreateObject());
-    return j;
-}
-
-// The row of setting `name` (CLUSTER:LOAD), padded to n entries (0 = none recorded yet).
-static cJSON *best_row(cJSON *best, const char *name, int n) {
-    cJSON *set = cJSON_GetObjectItem(best, "settings");
-    cJSON *row = cJSON_GetObjectItem(set, name);
-    if (!cJSON_IsArray(row)) {
-        cJSON_DeleteItemFromObject(set, name);
-        row = cJSON_AddArrayToObject(set, name);
-    }
-    while (cJSON_GetArraySize(row) < n) cJSON_AddItemToArray(row, cJSON_CreateNumber(0));
-    return row;
-}
-
 int main(int argc, char **argv) {
     char settings[256] = "8xA800:high,8xA800:low", mixes[128] = "V35,V40,V45,V50,V55,V60";
     int batches = 100, export_count = 5, per_batch = 0, explain = -1, best_update = 0;
@@ -319,11 +269,8 @@ int main(int argc, char **argv) {
         zp.ctx.opts.anchor_memory = no_memory ? -1 : 0;
         jp.ctx.opts.anchor_lns_nodes = ref_lns_nodes;
         for (int k = 0; k < batches; k++) {
-            zg_mix_spec spec = {zg_mix_share_from_name(mx[k % nmx]), tpr, e.video_seconds,
-                                e.cluster.world_size, 3};
             zg_batch b;
-            zg_batch_init(&b);
-            if (zg_workload_mix(&e.model, &spec, k / nmx, &b, &err)) {
+            if (zb_quality_batch(&e, tpr, mx, nmx, k, &b, &err)) {
                 fprintf(stderr, "bench_planner_quality: %s\n", err.msg);
                 return 1;
             }

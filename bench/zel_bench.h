@@ -22,7 +22,7 @@ typedef struct zb_env {
 } zb_env;
 
 // 8xA800: 10 s videos, 350K / 125K; 32xA6000: 15 s, 175K / 125K; others: 15 s, 350K / 125K.
-static int zb_env_init(zb_env *e, const char *cluster, zg_error *err) {
+static inline int zb_env_init(zb_env *e, const char *cluster, zg_error *err) {
     memset(e, 0, sizeof *e);
     if (zg_model_preset("wan2.1-1.3b", &e->model, err)) return 1;
     if (zg_cluster_preset(cluster, &e->cluster, err)) return 1;
@@ -41,18 +41,79 @@ static int zb_env_init(zb_env *e, const char *cluster, zg_error *err) {
     return 0;
 }
 
-static void zb_env_free(zb_env *e) {
+// Batch k of a quality-bench setting (tokens per rank tpr; the mixes mx[0..nmx) alternate, each
+// mix's draws seeded k / nmx): bench_planner_quality and bench_planner_stage1 plan the same ones.
+static inline int zb_quality_batch(const zb_env *e, int64_t tpr, char **mx, int nmx, int k,
+                                   zg_batch *b, zg_error *err) {
+    zg_mix_spec spec = {zg_mix_share_from_name(mx[k % nmx]), tpr, e->video_seconds,
+                        e->cluster.world_size, 3};
+    zg_batch_init(b);
+    return zg_workload_mix(&e->model, &spec, k / nmx, b, err) != ZG_OK;
+}
+
+// --best FILE: {"mixes": "V35,...", "settings": {"16xA800:high": [makespan per batch], ...}}.
+// Opens it (a missing file is an empty one when it will be written); NULL (printed) on error.
+static inline cJSON *best_open(const char *path, const char *mixes, int update) {
+    if (!path) return NULL;
+    zg_error err;
+    cJSON *j = NULL;
+    FILE *f = fopen(path, "r");
+    if (f) {
+        fclose(f);
+        if (zg_json_read_file(path, &j, &err)) {
+            fprintf(stderr, "bench_planner_quality: --best: %s\n", err.msg);
+            return NULL;
+        }
+        const cJSON *m = cJSON_GetObjectItem(j, "mixes");
+        if (!cJSON_IsString(m) || strcmp(m->valuestring, mixes) ||
+            !cJSON_IsObject(cJSON_GetObjectItem(j, "settings"))) {
+            fprintf(stderr, "bench_planner_quality: --best: %s holds batches of mixes '%s', "
+                            "this run draws '%s' (use --mixes %s, or another file)\n",
+                    path, cJSON_IsString(m) ? m->valuestring : "?", mixes,
+                    cJSON_IsString(m) ? m->valuestring : "...");
+            cJSON_Delete(j);
+            return NULL;
+        }
+        return j;
+    }
+    if (!update) {
+        fprintf(stderr, "bench_planner_quality: --best: cannot open %s (add --best-update to "
+                        "create it)\n", path);
+        return NULL;
+    }
+    j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "mixes", mixes);
+    cJSON_AddStringToObject(j, "note", "best plan makespan (s) recorded per batch index by "
+                                       "bench_planner_quality --best-update");
+    cJSON_AddItemToObject(j, "settings", cJSON_CreateObject());
+    return j;
+}
+
+// The row of setting `name` (CLUSTER:LOAD), padded to n entries (0 = none recorded yet).
+static inline cJSON *best_row(cJSON *best, const char *name, int n) {
+    cJSON *set = cJSON_GetObjectItem(best, "settings");
+    cJSON *row = cJSON_GetObjectItem(set, name);
+    if (!cJSON_IsArray(row)) {
+        cJSON_DeleteItemFromObject(set, name);
+        row = cJSON_AddArrayToObject(set, name);
+    }
+    while (cJSON_GetArraySize(row) < n) cJSON_AddItemToArray(row, cJSON_CreateNumber(0));
+    return row;
+}
+
+
+static inline void zb_env_free(zb_env *e) {
     zg_pricer_free(&e->pricer);
     zg_catalog_free(&e->catalog);
 }
 
-static int zb_dcmp(const void *a, const void *b) {
+static inline int zb_dcmp(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
 // Quantile q in [0,1] of v[0..n) (sorts v), nearest-rank.
-static double zb_quantile(double *v, int n, double q) {
+static inline double zb_quantile(double *v, int n, double q) {
     if (n == 0) return 0;
     qsort(v, (size_t)n, sizeof *v, zb_dcmp);
     int k = (int)(q * n + 0.999999) - 1;
@@ -62,7 +123,7 @@ static double zb_quantile(double *v, int n, double q) {
 }
 
 // Splits a comma list in place into at most max items.
-static int zb_split(char *s, char **items, int max) {
+static inline int zb_split(char *s, char **items, int max) {
     int n = 0;
     for (char *t = strtok(s, ","); t && n < max; t = strtok(NULL, ",")) items[n++] = t;
     return n;

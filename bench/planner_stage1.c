@@ -1,0 +1,254 @@
+// planner_stage1.c — stage-1 layouts from an outside MIP solver, as a yardstick for the planner.
+//
+//   build/bin/bench_planner_stage1 --export DIR [--settings C:L,...] [--batches N] [--mixes M]
+//   python3 bench/stage1_mip.py DIR [--time-limit S]
+//   build/bin/bench_planner_stage1 --stage DIR [same settings] [--best FILE [--best-update]]
+//
+// --export writes the stage-1 model (zel_stage1_model: anchors by the cut, fillers as fluid
+// work) of each batch bench_planner_quality plans (same settings, mixes and draws) to
+// DIR/<cluster>_<load>_<k>.model.json. stage1_mip.py solves each as a positional MIP (OR-Tools
+// SCIP) and writes the layout it finds to <...>.layout.json. --stage places the fillers on each
+// layout with zellige's stage 2 (zel_filler_place) and prints the plan's makespan per batch next
+// to the best known one (FILE, bench/data/planner_best.json); --best-update records it where it
+// is lower. The staged plans are real plans under the same prices (legal options, memory
+// checked by stage 2), so they bound the optimum from above; they say nothing about lower bounds.
+#include <math.h>
+
+#include "zel_bench.h"
+
+static const char *usage =
+    "usage: bench_planner_stage1 --export DIR | --stage DIR [--best FILE [--best-update]]\n"
+    "                            [--settings CLUSTER:LOAD,...] [--batches N] [--mixes LIST]\n"
+    "--export DIR: write each batch's stage-1 model to DIR/<cluster>_<load>_<k>.model.json\n"
+    "--stage DIR: stage the layouts DIR/<...>.layout.json (bench/stage1_mip.py) into plans\n"
+    "batches as bench_planner_quality's (defaults: 32xA6000:high, 100, V35,...,V60).\n";
+
+static cJSON *model_json(const zel_model *m) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "N", m->n_ranks);
+    cJSON_AddNumberToObject(j, "cap", m->mem_cap);
+    cJSON_AddNumberToObject(j, "extra_area", m->extra_area);
+    cJSON_AddNumberToObject(j, "free_area", m->free_area);
+    cJSON_AddNumberToObject(j, "fill_mem", m->fill_mem);
+    cJSON *x = cJSON_AddArrayToObject(j, "xfl");
+    for (int32_t k = 0; k < m->n_xfl; k++) {
+        double v[2] = {m->xfl_free[k], m->xfl_mem[k]};
+        cJSON_AddItemToArray(x, cJSON_CreateDoubleArray(v, 2));
+    }
+    cJSON_AddItemToObject(j, "base_load", cJSON_CreateDoubleArray(m->base_load, m->n_ranks));
+    cJSON_AddItemToObject(j, "base_mem", cJSON_CreateDoubleArray(m->base_mem, m->n_ranks));
+    cJSON *gs = cJSON_AddArrayToObject(j, "groups");
+    for (int32_t g = 0; g < m->n_grps; g++) {
+        const zel_grp *G = &m->grps[g];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "count", (double)G->count);
+        cJSON *os = cJSON_AddArrayToObject(o, "opts");  // [start, degree, time, mem]
+        for (int32_t q = 0; q < G->n_opts; q++) {
+            double v[4] = {G->opts[q].start, G->opts[q].degree, G->opts[q].time, G->opts[q].mem};
+            cJSON_AddItemToArray(os, cJSON_CreateDoubleArray(v, 4));
+        }
+        cJSON_AddItemToArray(gs, o);
+    }
+    return j;
+}
+
+// Layout file -> solution of m: "layout": [[g, option index, start, degree], ...], one entry
+// per unit; the start and degree must match the option (the model was exported by this
+// build). Returns 0 with a message in why on any mismatch.
+static int layout_read(const zel_model *m, const cJSON *lay, zel_sol *s, char *why, size_t n) {
+    int64_t *next = calloc((size_t)m->n_grps + 1, sizeof(int64_t));
+    const cJSON *it;
+    int ok = next != NULL, cnt = 0;
+    cJSON_ArrayForEach(it, lay) {
+        if (!ok) break;
+        int g = cJSON_GetArrayItem(it, 0) ? cJSON_GetArrayItem(it, 0)->valueint : -1;
+        int q = cJSON_GetArrayItem(it, 1) ? cJSON_GetArrayItem(it, 1)->valueint : -1;
+        int a = cJSON_GetArrayItem(it, 2) ? cJSON_GetArrayItem(it, 2)->valueint : -1;
+        int d = cJSON_GetArrayItem(it, 3) ? cJSON_GetArrayItem(it, 3)->valueint : -1;
+        if (g < 0 || g >= m->n_grps || q < 0 || q >= m->grps[g].n_opts ||
+            m->grps[g].opts[q].start != a || m->grps[g].opts[q].degree != d ||
+            next[g] >= m->grps[g].count) {
+            snprintf(why, n, "entry %d (group %d, option %d, [%d,+%d)) is not an option of this "
+                             "model or one unit too many: export again with this build", cnt, g,
+                     q, a, d);
+            ok = 0;
+            break;
+        }
+        s->opt[m->unit0[g] + next[g]++] = q;
+        cnt++;
+    }
+    if (ok && cnt != m->n_units) {
+        snprintf(why, n, "%d units in the layout, the model has %lld", cnt,
+                 (long long)m->n_units);
+        ok = 0;
+    }
+    free(next);
+    if (ok) zel_sol_canon(m, s);
+    return ok;
+}
+
+// Stage 2 on layout s of m (pr's stage-1 model): the plan's makespan, INFINITY if stage 2 fails.
+static double stage_layout(const zg_problem *pr, const zg_batch *b, const zel_model *m,
+                           const zel_sol *s) {
+    int32_t *choice = calloc((size_t)pr->n_seqs + 1, sizeof(int32_t));
+    int32_t *fil = calloc((size_t)pr->n_groups + 1, sizeof(int32_t));
+    double *L = calloc(2 * (size_t)pr->world_size, sizeof(double));
+    double ms = INFINITY;
+    if (choice && fil && L) {
+        int32_t nf = 0;
+        for (int32_t g = 0; g < pr->n_groups; g++) {
+            int anchor = 0;
+            for (int32_t i = 0; i < m->n_grps; i++) anchor |= m->grps[i].g == g;
+            if (!anchor) fil[nf++] = g;
+        }
+        double *H = L + pr->world_size;
+        zel_sol_eval(m, s->opt, L, H, NULL, NULL);
+        zel_sol_to_choice(m, pr, s, choice);
+        zg_error err;
+        if (zel_filler_place(pr, b, fil, nf, L, H, choice, &err) == ZG_OK)
+            ms = zel_choice_makespan(pr, choice, NULL, NULL);
+    }
+    free(choice), free(fil), free(L);
+    return ms;
+}
+
+int main(int argc, char **argv) {
+    char settings[256] = "32xA6000:high", mixes[128] = "V35,V40,V45,V50,V55,V60";
+    const char *export_dir = NULL, *stage_dir = NULL, *best_path = NULL;
+    int batches = 100, best_update = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help")) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (v && !strcmp(a, "--export")) {
+            export_dir = v, i++;
+        } else if (v && !strcmp(a, "--stage")) {
+            stage_dir = v, i++;
+        } else if (v && !strcmp(a, "--best")) {
+            best_path = v, i++;
+        } else if (!strcmp(a, "--best-update")) {
+            best_update = 1;
+        } else if (v && !strcmp(a, "--settings")) {
+            snprintf(settings, sizeof settings, "%s", v), i++;
+        } else if (v && !strcmp(a, "--mixes")) {
+            snprintf(mixes, sizeof mixes, "%s", v), i++;
+        } else if (v && !strcmp(a, "--batches")) {
+            batches = atoi(v), i++;
+        } else {
+            fprintf(stderr, "bench_planner_stage1: bad argument '%s'\n%s", a, usage);
+            return 1;
+        }
+    }
+    if (!export_dir == !stage_dir || batches < 1 || (best_update && !best_path)) {
+        fprintf(stderr, "bench_planner_stage1: give one of --export DIR and --stage DIR, "
+                        "--batches >= 1, and --best FILE with --best-update\n%s", usage);
+        return 1;
+    }
+    cJSON *best = best_open(best_path, mixes, best_update);
+    if (best_path && !best) return 1;
+    char *st[16], *mx[16];
+    int nst = zb_split(settings, st, 16), nmx = zb_split(mixes, mx, 16);
+    int rc = 0;
+    for (int s = 0; s < nst && !rc; s++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s", st[s]);
+        char *colon = strchr(name, ':');
+        const char *load = colon ? colon + 1 : "high";
+        if (colon) *colon = '\0';
+        zb_env e;
+        zg_error err;
+        if (zb_env_init(&e, name, &err)) {
+            fprintf(stderr, "bench_planner_stage1: %s\n", err.msg);
+            return 1;
+        }
+        int64_t tpr = !strcmp(load, "low") ? e.low : e.high;
+        cJSON *brow = best ? best_row(best, st[s], batches) : NULL;
+        int staged = 0, better = 0, missing = 0;
+        double gsum = 0, gmin = INFINITY;
+        for (int k = 0; k < batches && !rc; k++) {
+            zg_batch b;
+            zg_problem pr;
+            zel_model m;
+            if (zb_quality_batch(&e, tpr, mx, nmx, k, &b, &err) ||
+                zg_problem_build(&e.ctx, &b, &pr, &err)) {
+                fprintf(stderr, "bench_planner_stage1: %s\n", err.msg);
+                return 1;
+            }
+            if (zel_stage1_model(&e.ctx, &pr, &m, &err)) {
+                fprintf(stderr, "bench_planner_stage1: %s\n", err.msg);
+                return 1;
+            }
+            char path[1024];
+            snprintf(path, sizeof path, "%s/%s_%s_%d.%s.json", export_dir ? export_dir : stage_dir,
+                     name, load, k, export_dir ? "model" : "layout");
+            if (export_dir) {
+                cJSON *j = model_json(&m);
+                if (zg_json_write_file(path, j, 0, &err)) {
+                    fprintf(stderr, "bench_planner_stage1: %s\n", err.msg);
+                    rc = 1;
+                }
+                cJSON_Delete(j);
+            } else {
+                cJSON *j = NULL;
+                FILE *f = fopen(path, "r");
+                if (f) fclose(f);
+                zel_sol sol = {0};
+                char why[256] = "";
+                if (!f) {
+                    missing++;
+                } else if (zg_json_read_file(path, &j, &err) || zel_sol_alloc(&m, &sol, &err)) {
+                    fprintf(stderr, "bench_planner_stage1: %s: %s\n", path, err.msg);
+                    rc = 1;
+                } else if (!layout_read(&m, cJSON_GetObjectItem(j, "layout"), &sol, why,
+                                        sizeof why)) {
+                    fprintf(stderr, "bench_planner_stage1: %s: %s\n", path, why);
+                    rc = 1;
+                } else {
+                    double T;
+                    int64_t K;
+                    int fits = zel_sol_eval(&m, sol.opt, NULL, NULL, &T, &K);
+                    double ms = fits ? stage_layout(&pr, &b, &m, &sol) : INFINITY;
+                    cJSON *it = brow ? cJSON_GetArrayItem(brow, k) : NULL;
+                    double bk = cJSON_IsNumber(it) && it->valuedouble > 0 ? it->valuedouble : 0;
+                    printf("%s:%s batch %d %s stage-1 objective %.6f staged %.9g best %.9g "
+                           "(%+.4f%%)\n", name, load, k, mx[k % nmx], T, ms, bk,
+                           bk > 0 ? 100 * (ms / bk - 1) : 0.0);
+                    if (ms < INFINITY) {
+                        staged++;
+                        if (bk > 0) {
+                            gsum += ms / bk - 1;
+                            if (ms / bk - 1 < gmin) gmin = ms / bk - 1;
+                        }
+                        if (bk == 0 || ms < bk) {
+                            better++;
+                            if (best_update && it)
+                                cJSON_ReplaceItemInArray(brow, k, cJSON_CreateNumber(ms));
+                        }
+                    }
+                }
+                zel_sol_free(&sol);
+                cJSON_Delete(j);
+            }
+            zel_model_free(&m);
+            zg_problem_free(&pr);
+            zg_batch_free(&b);
+        }
+        if (export_dir && !rc)
+            printf("%s:%s: wrote %d stage-1 models to %s\n", name, load, batches, export_dir);
+        if (stage_dir)
+            printf("%s:%s: %d layouts staged (%d missing), %d below the best known; staged vs "
+                   "best mean %+.4f%%, min %+.4f%%\n", name, load, staged, missing, better,
+                   staged ? 100 * gsum / staged : 0.0, gmin < INFINITY ? 100 * gmin : 0.0);
+        zb_env_free(&e);
+    }
+    if (!rc && best && best_update) {
+        zg_error werr;
+        if (zg_json_write_file(best_path, best, 1, &werr)) {
+            fprintf(stderr, "bench_planner_stage1: --best-update: %s\n", werr.msg);
+            rc = 1;
+        }
+    }
+    cJSON_Delete(best);
+    return rc;
+}

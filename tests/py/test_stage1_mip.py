@@ -1,0 +1,57 @@
+"""The stage-1 MIP yardstick (bench/stage1_mip.py) models what the planner's stage 1 minimises.
+
+bench_planner_stage1 --export writes the stage-1 models of two batches each at 8xA800 high and
+low and 16xA800 low; stage1_mip.py solves them with OR-Tools SCIP; --stage evaluates each
+layout with the C objective (zel_sol_eval) and places the fillers. The MIP's T must equal the C objective of its own layout (a formulation that
+drifted from zel_objective would not), and the staged plan must exist. Skips cleanly without
+ortools (or an ortools without SCIP). Binaries: $ZG_BUILD (default "build").
+"""
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import tempfile
+
+import pytest
+
+pywraplp = pytest.importorskip("ortools.linear_solver.pywraplp")
+
+BUILD = os.environ.get("ZG_BUILD", "build")
+BENCH = os.path.join(BUILD, "bin", "bench_planner_stage1")
+SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "stage1_mip.py")
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("stage1_mip", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_mip_objective_is_the_planner_objective():
+    if not os.path.exists(BENCH):
+        pytest.skip(f"{BENCH} not built (set ZG_BUILD)")
+    if pywraplp.Solver.CreateSolver("SCIP") is None:
+        pytest.skip("ortools without SCIP")
+    mip = load_script()
+    with tempfile.TemporaryDirectory() as d:
+        args = ["--settings", "8xA800:high,8xA800:low,16xA800:low", "--batches", "2"]
+        subprocess.run([BENCH, "--export", d] + args, check=True, capture_output=True)
+        objectives = {}
+        for name in sorted(os.listdir(d)):
+            res, _ = mip.solve(os.path.join(d, name), 60)
+            assert res is not None, name
+            with open(os.path.join(d, name.replace(".model.", ".layout.")), "w") as f:
+                json.dump(res, f)
+            objectives[name] = res["objective"]
+        assert len(objectives) == 6
+        out = subprocess.run([BENCH, "--stage", d] + args, check=True, capture_output=True,
+                             text=True).stdout
+        rows = re.findall(r"^(\S+):(\S+) batch (\d+) \S+ stage-1 objective (\S+) staged (\S+)",
+                          out, re.M)
+        assert len(rows) == 6, out
+        for cluster, load, k, obj, staged in rows:
+            want = objectives[f"{cluster}_{load}_{k}.model.json"]
+            assert abs(float(obj) - want) <= 1e-6 * want, (cluster, load, k, obj, want)
+            assert float(staged) < float("inf")
