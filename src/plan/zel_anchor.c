@@ -71,6 +71,11 @@ static int complete_warm(const zel_model *m, const int32_t *warm, zel_sol *out) 
 // (docs/planner-zellige.md, twelfth pass); after the search, not before, because a better
 // start sent the search elsewhere (4 of 100 32-high batches ended 0.1-0.2 % worse).
 #define ZEL_LNS_DEEP 10000
+// The beam on deep searches (zel_beam.c, sixteenth pass): the first 2 units, 4 prefixes kept.
+// On bench_planner_quality 32xA6000 high: widths 4 and 8 give the same plans, 2 loses batch 9
+// (0.52 %); 3 levels chose worse prefixes by their raw completions on batch 9 (a probe).
+#define ZEL_BEAM_LEVELS 2
+#define ZEL_BEAM_WIDTH 4
 
 // Phase 1 by rising caps. From the greedy incumbent the search spends most of its nodes before
 // it meets the optimum (measured: from the optimum it needs 2-25x fewer on 8xA800 high load).
@@ -197,6 +202,20 @@ zg_status zel_anchor_solve_lns(const zel_model *m, double eps, const zel_limits 
         // polishes an improvement with an eighth of its budget
         if (lns_nodes >= ZEL_LNS_DEEP && zel_column_leftover(m, lb, sol))
             lns_used += zel_lns_improve(m, sol, lns_nodes / 8, sub);
+        // and the beam over the largest anchors' options (zel_beam.c), polished the same way
+        if (lns_nodes >= ZEL_LNS_DEEP && sol->T > lb * (1 + ZEL_REL_TOL)) {
+            zel_sol bm;
+            if ((rc = zel_sol_alloc(m, &bm, err))) {
+                if (warm) zel_sol_free(&w);
+                return rc;
+            }
+            if (zel_beam_incumbent(m, lb, ZEL_BEAM_LEVELS, ZEL_BEAM_WIDTH, &bm)) {
+                lns_used += zel_lns_improve(m, &bm, lns_nodes / 8, lns_nodes / 64);
+                if (bm.T < sol->T * (1 - ZEL_REL_TOL) || (bm.T <= sol->T && bm.K < sol->K))
+                    zel_sol_copy(m, sol, &bm);
+            }
+            zel_sol_free(&bm);
+        }
     }
     if (warm) zel_sol_free(&w);
     if (sol->T <= lb * (1 + ZEL_REL_TOL) && sol->T < INFINITY) {

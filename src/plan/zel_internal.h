@@ -161,6 +161,14 @@ int zel_heuristic(const zel_model *m, double lb, zel_sol *out);
 // The same, stopping at zg_time_now() > t_end (0: never): a pass cut short counts for nothing,
 // the best finished pass is returned (0 if none finished).
 int zel_heuristic_until(const zel_model *m, double lb, double t_end, zel_sol *out);
+// The short ladder only (no objective-driven pass, no local search) with units [0, n_pre)
+// fixed to options pre[]: a cheap completion of a partial layout (zel_beam.c). Canonical.
+int zel_heuristic_prefix(const zel_model *m, double lb, const int32_t *pre, int64_t n_pre,
+                         zel_sol *out);
+// A beam over the first `levels` units' options, `width` prefixes kept per level, each scored
+// by zel_heuristic_prefix; *out (allocated) gets the best completion seen. Returns 0 if none.
+int zel_beam_incumbent(const zel_model *m, double lb, int32_t levels, int32_t width,
+                       zel_sol *out);
 
 // Column-structured incumbent (zel_column.c): the best plan whose units stack in disjoint rank
 // blocks (every unit of a block on exactly that block), by a DP over (next rank, units left)

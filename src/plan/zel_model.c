@@ -624,9 +624,10 @@ static int try_option(const zel_model *m, const zel_opt *o, double *L, double *H
 // One greedy pass with target `tgt`; returns 1 and fills opt/T/K if every unit got an option.
 // *above: the least block result e > tgt among the options it looked at (INFINITY: none). A
 // pass with a target in [tgt, *above) classes every option alike, so it makes the same choices.
+// Units [0, n_pre) take the options pre[] instead (0 if one does not fit the memory).
 static int greedy_pass(const zel_model *m, double tgt, double *L, double *H, zel_rmq *rl,
                        zel_rmq *rh, int32_t *opt, double *T, int64_t *K, double *above,
-                       double t_end) {
+                       double t_end, const int32_t *pre, int64_t n_pre) {
     int32_t N = m->n_ranks;
     *above = INFINITY;
     memcpy(L, m->base_load, sizeof(double) * (size_t)N);
@@ -639,7 +640,12 @@ static int greedy_pass(const zel_model *m, double tgt, double *L, double *H, zel
         const zel_grp *G = &m->grps[m->grp_of[u]];
         int32_t best = -1, best_cls = 2;
         double best_a = 0, best_b = 0;
-        for (int32_t j = 0; j < G->n_opts; j++) {
+        if (u < n_pre) {
+            const zel_opt *o = &G->opts[pre[u]];
+            if (zel_rmq_max(rh, o->start, o->degree) + o->mem > m->mem_cap) return 0;
+            best = pre[u];
+        }
+        for (int32_t j = 0; j < G->n_opts && u >= n_pre; j++) {
             const zel_opt *o = &G->opts[j];
             if (zel_rmq_max(rh, o->start, o->degree) + o->mem > m->mem_cap) continue;
             double e = zel_rmq_max(rl, o->start, o->degree) + o->time;
@@ -782,7 +788,10 @@ int zel_heuristic(const zel_model *m, double lb, zel_sol *out) {
     return zel_heuristic_until(m, lb, 0, out);
 }
 
-int zel_heuristic_until(const zel_model *m, double lb, double t_end, zel_sol *out) {
+// The ladder: the full one, or (quick) the short one without the objective-driven pass and
+// the local search, with units [0, n_pre) fixed to pre[].
+static int heuristic_run(const zel_model *m, double lb, double t_end, const int32_t *pre,
+                         int64_t n_pre, int quick, zel_sol *out) {
     int32_t N = m->n_ranks;
     out->T = INFINITY;
     out->K = 0;
@@ -804,12 +813,15 @@ int zel_heuristic_until(const zel_model *m, double lb, double t_end, zel_sol *ou
     double *L = buf + 2 * tsz, *H = L + N;
     static const double ladder[] = {0, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0, INFINITY};
     static const double short_ladder[] = {0, 3e-3, 3e-2, INFINITY};
+    static const double quick_ladder[] = {3e-3};
     size_t work = 0;
     for (int32_t i = 0; i < m->n_grps; i++)
         work += (size_t)m->grps[i].count * (size_t)(m->grps[i].n_opts + N);
-    const double *steps = work > 4000000 ? short_ladder : ladder;
-    size_t n_steps = work > 4000000 ? sizeof short_ladder / sizeof *short_ladder
-                                    : sizeof ladder / sizeof *ladder;
+    int shrt = work > 4000000;
+    const double *steps = quick ? quick_ladder : shrt ? short_ladder : ladder;
+    size_t n_steps = quick  ? sizeof quick_ladder / sizeof *quick_ladder
+                     : shrt ? sizeof short_ladder / sizeof *short_ladder
+                            : sizeof ladder / sizeof *ladder;
     int found = 0;
     double prev_tgt = INFINITY, prev_above = -INFINITY;  // the last pass run: none yet
     for (size_t i = 0; i <= n_steps; i++) {
@@ -818,14 +830,14 @@ int zel_heuristic_until(const zel_model *m, double lb, double t_end, zel_sol *ou
         if (t_end > 0 && zg_time_now() > t_end) break;
         if (i == n_steps) {
             // memory-aware model only, and only where the work stays small
-            if (m->fill_mem <= 0 || work * (size_t)(N > 1 ? N : 1) > 2000000) continue;
+            if (quick || m->fill_mem <= 0 || work * (size_t)(N > 1 ? N : 1) > 2000000) continue;
             if (!greedy_objective(m, L, H, buf, opt, &T, &K)) continue;
         } else {
             double tgt = steps[i] == INFINITY ? INFINITY : lb * (1 + steps[i]);
             // the same choices as the last pass run (nothing it looked at lies in
             // (prev_tgt, tgt]): its result is already counted, and equal does not replace
             if (tgt >= prev_tgt && (prev_above == INFINITY || tgt < prev_above)) continue;
-            int ok = greedy_pass(m, tgt, L, H, &rl, &rh, opt, &T, &K, &prev_above, t_end);
+            int ok = greedy_pass(m, tgt, L, H, &rl, &rh, opt, &T, &K, &prev_above, t_end, pre, n_pre);
             prev_tgt = tgt;
             if (!ok) continue;
         }
@@ -839,8 +851,18 @@ int zel_heuristic_until(const zel_model *m, double lb, double t_end, zel_sol *ou
     free(buf), free(lg), free(opt);
     if (found) {
         zel_sol_canon(m, out);
-        if (out->T > lb * (1 + ZEL_REL_TOL) && m->fill_mem > 0 && m->n_units * N <= 1024)
+        if (!quick && out->T > lb * (1 + ZEL_REL_TOL) && m->fill_mem > 0 &&
+            m->n_units * N <= 1024)
             zel_local_improve(m, out, 4 * (int32_t)(m->n_units < 64 ? m->n_units : 64));
     }
     return found;
+}
+
+int zel_heuristic_until(const zel_model *m, double lb, double t_end, zel_sol *out) {
+    return heuristic_run(m, lb, t_end, NULL, 0, 0, out);
+}
+
+int zel_heuristic_prefix(const zel_model *m, double lb, const int32_t *pre, int64_t n_pre,
+                         zel_sol *out) {
+    return heuristic_run(m, lb, 0, pre, n_pre, 1, out);
 }

@@ -234,9 +234,10 @@ ZG_TEST(planner_replays_remembered_layouts) {
 
 // The first step of an anchor multiset searches deeper (anchor_first_nodes): on 16xA800 V50 step
 // 11 at high load (bench_planner_quality --settings 16xA800:high, batch 69) the default first
-// budget finds a layout 0.15 % faster than the ordinary budget does (0.8 % before stage 2's
-// typed exchange and density layout, which narrow the gap from the filler side; asserted:
-// 0.1 %);
+// budget finds a layout 0.047 % faster than the ordinary budget does (278.674 vs 278.806 s;
+// 0.15 % before the beam of zel_beam.c, which runs on both since the neighbourhood budget is
+// deep on either, and 0.8 % before stage 2's typed exchange and density layout; asserted:
+// 0.03 %);
 // anchor_first_nodes = -1 and an explicit anchor_nodes both give the ordinary search's plan, and
 // an explicit first budget equal to the default gives the default's plan, byte for byte.
 ZG_TEST(first_visit_searches_deeper) {
@@ -265,7 +266,7 @@ ZG_TEST(first_visit_searches_deeper) {
         zg_plan_free(&p);
         zg_planner_free(&pl);
     }
-    CHECK(ms[0] < ms[1] * (1 - 1e-3));
+    CHECK_MSG(ms[0] < ms[1] * (1 - 3e-4), "first visit %.9g, ordinary %.9g", ms[0], ms[1]);
     CHECK_STR(text[2], text[1]);
     CHECK_STR(text[3], text[0]);
     for (int v = 0; v < 4; v++) free(text[v]);
