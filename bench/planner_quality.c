@@ -242,10 +242,7 @@ int main(int argc, char **argv) {
     zg_error err;
     for (int s = 0; s < nst; s++) {
         char name[64];
-        snprintf(name, sizeof name, "%s", st[s]);
-        char *colon = strchr(name, ':');
-        const char *load = colon ? colon + 1 : "high";
-        if (colon) *colon = '\0';
+        const char *load = zb_setting(st[s], name);
         zb_env e;
         if (zb_env_init(&e, name, &err)) {
             fprintf(stderr, "bench_planner_quality: %s\n", err.msg);

@@ -152,10 +152,7 @@ int main(int argc, char **argv) {
     int rc = 0;
     for (int s = 0; s < nst && !rc; s++) {
         char name[64];
-        snprintf(name, sizeof name, "%s", st[s]);
-        char *colon = strchr(name, ':');
-        const char *load = colon ? colon + 1 : "high";
-        if (colon) *colon = '\0';
+        const char *load = zb_setting(st[s], name);
         zb_env e;
         zg_error err;
         if (zb_env_init(&e, name, &err)) {

@@ -41,6 +41,15 @@ static inline int zb_env_init(zb_env *e, const char *cluster, zg_error *err) {
     return 0;
 }
 
+// A setting "CLUSTER[:LOAD]" into name[64] (the cluster) and its load ("high" when absent).
+static inline const char *zb_setting(const char *setting, char name[64]) {
+    snprintf(name, 64, "%s", setting);
+    char *colon = strchr(name, ':');
+    if (!colon) return "high";
+    *colon = '\0';
+    return colon + 1;
+}
+
 // Batch k of a quality-bench setting (tokens per rank tpr; the mixes mx[0..nmx) alternate, each
 // mix's draws seeded k / nmx): bench_planner_quality and bench_planner_stage1 plan the same ones.
 static inline int zb_quality_batch(const zb_env *e, int64_t tpr, char **mx, int nmx, int k,
