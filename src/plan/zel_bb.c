@@ -362,7 +362,8 @@ static void node(bb *c, int64_t u) {
         c->stop = 1;
         return;
     }
-    if (c->time_limit > 0 && (c->nodes & c->clock_mask) == 0 && zg_time_now() - c->t0 > c->time_limit) {
+    if (c->time_limit > 0 && (c->nodes & c->clock_mask) == 0 &&
+        zg_time_now() - c->t0 > c->time_limit) {
         c->stop = 1;
         return;
     }

@@ -837,7 +837,8 @@ static int heuristic_run(const zel_model *m, double lb, double t_end, const int3
             // the same choices as the last pass run (nothing it looked at lies in
             // (prev_tgt, tgt]): its result is already counted, and equal does not replace
             if (tgt >= prev_tgt && (prev_above == INFINITY || tgt < prev_above)) continue;
-            int ok = greedy_pass(m, tgt, L, H, &rl, &rh, opt, &T, &K, &prev_above, t_end, pre, n_pre);
+            int ok = greedy_pass(m, tgt, L, H, &rl, &rh, opt, &T, &K, &prev_above, t_end, pre,
+                                 n_pre);
             prev_tgt = tgt;
             if (!ok) continue;
         }
