@@ -206,6 +206,19 @@ zg_status zel_anchor_solve_lns(const zel_model *m, double eps, const zel_limits 
         // polishes an improvement with an eighth of its budget
         if (lns_nodes >= ZEL_LNS_DEEP && zel_column_leftover(m, lb, sol))
             lns_used += zel_lns_improve(m, sol, lns_nodes / 8, sub);
+        // then the nested columns (zel_column.c), polished the same way when they are better
+        if (lns_nodes >= ZEL_LNS_DEEP && sol->T > lb * (1 + ZEL_REL_TOL)) {
+            zel_sol nm;
+            if ((rc = zel_sol_alloc(m, &nm, err))) {
+                if (warm) zel_sol_free(&w);
+                return rc;
+            }
+            if (zel_column_nested(m, lb, sol->T, &nm) && nm.T < sol->T * (1 - ZEL_REL_TOL)) {
+                lns_used += zel_lns_improve(m, &nm, lns_nodes / 8, lns_nodes / 64);
+                zel_sol_copy(m, sol, &nm);
+            }
+            zel_sol_free(&nm);
+        }
         // and the beam over the largest anchors' options (zel_beam.c), polished the same way,
         // where the incumbent is still ZEL_BEAM_GAP above the root bound
         if (lns_nodes >= ZEL_LNS_DEEP && sol->T > lb * (1 + ZEL_BEAM_GAP)) {

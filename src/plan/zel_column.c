@@ -38,6 +38,8 @@
 // below (8 steps to 1e-3: the same quality on bench_planner_quality, 10-30 % slower plans).
 #define ZEL_COL_STEPS 5
 #define ZEL_COL_TOL 3e-3
+// Nests (zel_column_nested) add n_nest * K pushes per rank: skipped above this much in all.
+#define ZEL_COL_NEST_WORK 4000000
 
 typedef struct col_ctx {
     const zel_model *m;
@@ -65,8 +67,34 @@ typedef struct col_ctx {
     uint8_t *lean_j;                 // [p][j] 1: the column uses the leanest options
     double *A;                       // [p][j] added area
     double *f;                       // [p][k]
-    int32_t *pick;                   // [p][k] chosen j, -1 skip
+    int32_t *pick;                   // [p][k] chosen j, -1 skip, K + i nest i
+    // Nests (zel_column_nested): one unit of group ng[i] on a block [p, p + w), w >= 2, over
+    // nc[i] whole units of group nh[i] on the block's single ranks (ceil / floor of nc / w
+    // each, the first nc % w ranks one more), n_nest of them (0: plain columns only).
+    int32_t n_nest;
+    // Nested runs also price a rank by its effective load max(L, T - tau (cap - H)) instead of
+    // L (the memory-aware fluid's tau; 0: plain areas): what it leaves to the fillers.
+    double tau, T;                   // (T: the height dp_run runs)
+    uint8_t *ng, *nh;                // [i]
+    int32_t *nc;                     // [i]
+    int32_t *NW;                     // [p][i] least width (0: none)
+    uint8_t *nlean;                  // [p][i] 1: leanest options (top and wholes)
+    double *NA;                      // [p][i] area
 } col_ctx;
+
+// Effective load of rank q holding `t` seconds and `mem` bytes over its ledgers at height T.
+static double eff_rank(const col_ctx *c, int32_t q, double t, double mem, double T) {
+    double L = c->m->base_load[q] + t, room = c->m->mem_cap - c->m->base_mem[q] - mem;
+    double e = T - c->tau * (room > 0 ? room : 0);
+    return e > L ? e : L;
+}
+
+// The same summed over block [p, p + w), each rank holding the same stack.
+static double eff_block(const col_ctx *c, int32_t p, int32_t w, double t, double mem, double T) {
+    double a = 0;
+    for (int32_t q = p; q < p + w; q++) a += eff_rank(c, q, t, mem, T);
+    return a;
+}
 
 // W, A, lean_j of every content j at rank p for height T. Contents in increasing index order:
 // j - e_g < j, so a parent's width is known (and bounds this one's from below). At each block
@@ -118,7 +146,20 @@ static void widths_at(col_ctx *c, int32_t p, double T) {
                 if (!(c->rL[r] + t <= T) || mem > cap) continue;
                 lean = 1;
             }
-            Wr[j] = c->rw[r], c->A[row + (size_t)j] = t * c->rw[r];
+            Wr[j] = c->rw[r];
+            c->A[row + (size_t)j] = t * c->rw[r];
+            if (c->tau > 0) {  // effective loads: the leaner stack may leave the fillers more
+                c->A[row + (size_t)j] = eff_block(c, p, c->rw[r], t, mem - c->rH[r], T);
+                double tl = 0, ml = c->rH[r];
+                for (int32_t i = 0; i < n && !lean && (mask & c->rdf[r]); i++) {
+                    tl += ds[i] * t4[2 * G + gs[i]];
+                    ml += ds[i] * t4[3 * G + gs[i]];
+                }
+                if (!lean && (mask & c->rdf[r]) && c->rL[r] + tl <= T && ml <= cap) {
+                    double e = eff_block(c, p, c->rw[r], tl, ml - c->rH[r], T);
+                    if (e < c->A[row + (size_t)j]) c->A[row + (size_t)j] = e, lean = 1;
+                }
+            }
             c->lean_j[row + (size_t)j] = (uint8_t)lean;
             break;
         }
@@ -127,6 +168,79 @@ static void widths_at(col_ctx *c, int32_t p, double T) {
         const int16_t *d = c->dig + (size_t)j * (size_t)G;
         for (int32_t g = 0; g < G; g++)
             if (d[g] < c->cnt[g]) ok[j + c->stride[g]]++;
+    }
+}
+
+// The record of block (p, w), -1 when no group has an option there.
+static int32_t rec_of(const col_ctx *c, int32_t p, int32_t w) {
+    const int32_t *first = c->first + (size_t)p * (size_t)(c->N + 2);
+    int32_t r = first[w];
+    return r < first[c->N + 1] && c->rw[r] == w ? r : -1;
+}
+
+// Nest i on block (p, w) at height T, on the fastest (lean 0) or leanest (1) options: its area,
+// or INFINITY when a rank would go over T or the memory cap, or an option is missing.
+static double nest_fit(const col_ctx *c, int32_t i, int32_t p, int32_t w, int lean, double T) {
+    int32_t G = c->G, g = c->ng[i], h = c->nh[i], n = c->nc[i];
+    int32_t r = rec_of(c, p, w);
+    if (r < 0 || !(c->rav[r] >> g & 1)) return INFINITY;
+    const double *t4 = c->rt + (size_t)r * 4 * (size_t)G;
+    double tt = t4[2 * lean * G + g], tm = t4[2 * lean * G + G + g];
+    double area = c->tau > 0 ? 0 : w * tt;
+    const double *bl = c->m->base_load, *bm = c->m->base_mem;
+    for (int32_t q = 0; q < w; q++) {
+        int32_t r1 = rec_of(c, p + q, 1);
+        if (r1 < 0 || !(c->rav[r1] >> h & 1)) return INFINITY;
+        const double *u4 = c->rt + (size_t)r1 * 4 * (size_t)G;
+        int32_t cnt = n / w + (q < n % w);
+        double t = tt + cnt * u4[2 * lean * G + h], mem = tm + cnt * u4[2 * lean * G + G + h];
+        if (!(bl[p + q] + t <= T) || bm[p + q] + mem > c->m->mem_cap) return INFINITY;
+        area += c->tau > 0 ? eff_rank(c, p + q, t, mem, T) : cnt * u4[2 * lean * G + h];
+    }
+    return area;
+}
+
+// NW, NA, nlean of every nest at rank p for height T: the least width that fits (fastest
+// options, else the leanest). A nest's units only grow with its count, so the least width of
+// count n + 1 is at least that of n (nests of one pair (g, h) are listed by count).
+static void nests_at(col_ctx *c, int32_t p, double T) {
+    size_t row = (size_t)p * (size_t)c->n_nest;
+    int32_t w0 = 2;
+    for (int32_t i = 0; i < c->n_nest; i++) {
+        if (i == 0 || c->nc[i] == 1) w0 = 2;  // a new pair (g, h)
+        int32_t *W = c->NW + row + i;
+        *W = 0;
+        for (int32_t w = w0; p + w <= c->N && !*W; w++)
+            for (int lean = 0; lean < 2; lean++) {  // effective loads: the lower of both
+                double a = nest_fit(c, i, p, w, lean, T);
+                if (a < INFINITY && (!*W || a < c->NA[row + i]))
+                    *W = w, c->NA[row + i] = a, c->nlean[row + i] = (uint8_t)lean;
+                if (*W && !(c->tau > 0)) break;
+            }
+        if (*W) w0 = *W;
+        else w0 = c->N + 1;  // more units of h fit nowhere either
+    }
+}
+
+// The nests' share of f(p, k): k = r + e_g + n e_h from every rest r that leaves room.
+static void dp_rank_nests(col_ctx *c, int32_t p) {
+    int32_t K = c->K, G = c->G;
+    size_t row = (size_t)p * (size_t)K, nrow = (size_t)p * (size_t)c->n_nest;
+    double *fp = c->f + row;
+    int32_t *pk = c->pick + row;
+    for (int32_t i = 0; i < c->n_nest; i++) {
+        int32_t w = c->NW[nrow + i];
+        if (!w) continue;
+        int32_t g = c->ng[i], h = c->nh[i], n = c->nc[i];
+        int32_t add = c->stride[g] + n * c->stride[h];
+        double a = c->NA[nrow + i];
+        const double *fw = c->f + (size_t)(p + w) * (size_t)K;
+        for (int32_t r = 0; r < K; r++) {
+            const int16_t *d = c->dig + (size_t)r * (size_t)G;
+            if (d[g] >= c->cnt[g] || d[h] + n > c->cnt[h]) continue;
+            double v = a + fw[r];
+            if (v < fp[r + add]) fp[r + add] = v, pk[r + add] = K + i;
+        }
     }
 }
 
@@ -145,7 +259,12 @@ static void dp_rank(col_ctx *c, int32_t p) {
     double *fp = c->f + row;
     int32_t *pk = c->pick + row;
     const double *f1 = fp + K;
-    memcpy(fp, f1, sizeof(double) * (size_t)K);
+    if (c->tau > 0) {  // rank p left to the fillers still costs its effective load
+        double e = eff_rank(c, p, 0, 0, c->T);
+        for (int32_t k = 0; k < K; k++) fp[k] = f1[k] + e;
+    } else {
+        memcpy(fp, f1, sizeof(double) * (size_t)K);
+    }
     memset(pk, 0xff, sizeof(int32_t) * (size_t)K);  // -1
     for (int32_t q = 0; q < c->nfit; q++) {  // the contents that fit at p, ascending
         int32_t j = c->fit[q], w = c->W[row + (size_t)j];
@@ -179,10 +298,15 @@ static void dp_rank(col_ctx *c, int32_t p) {
 // Least column area of all units at height T (INFINITY: no column structure fits).
 static double dp_run(col_ctx *c, double T) {
     int32_t N = c->N, K = c->K;
+    c->T = T;
     for (int32_t k = 0; k < K; k++) c->f[(size_t)N * (size_t)K + (size_t)k] = k ? INFINITY : 0;
     for (int32_t p = N - 1; p >= 0; p--) {
         widths_at(c, p, T);
         dp_rank(c, p);
+        if (c->n_nest) {
+            nests_at(c, p, T);
+            dp_rank_nests(c, p);
+        }
     }
     return c->f[K - 1];
 }
@@ -200,6 +324,18 @@ static int dp_decode(const col_ctx *c, zel_sol *out) {
             p++;
             continue;
         }
+        if (j >= c->K) {  // a nest: the top unit, then the wholes round the block
+            int32_t i = j - c->K, g = c->ng[i], h = c->nh[i], G = c->G;
+            size_t ni = (size_t)p * (size_t)c->n_nest + (size_t)i;
+            int32_t w = c->NW[ni], lean = c->nlean[ni];
+            out->opt[next[g]++] = c->ro[(size_t)rec_of(c, p, w) * 2 * (size_t)G +
+                                        (size_t)(lean * G + g)];
+            for (int32_t u = 0; u < c->nc[i]; u++)
+                out->opt[next[h]++] = c->ro[(size_t)rec_of(c, p + u % w, 1) * 2 * (size_t)G +
+                                            (size_t)(lean * G + h)];
+            p += w, k -= c->stride[g] + c->nc[i] * c->stride[h];
+            continue;
+        }
         size_t row = (size_t)p * (size_t)c->K + (size_t)j;
         int32_t w = c->W[row];
         const int32_t *ro = c->ro + (size_t)c->first[(size_t)p * (size_t)(c->N + 2) + (size_t)w] *
@@ -212,6 +348,31 @@ static int dp_decode(const col_ctx *c, zel_sol *out) {
     if (k != 0) return 0;
     zel_sol_canon(m, out);
     return zel_sol_eval(m, out->opt, NULL, NULL, &out->T, &out->K);
+}
+
+// The nests of m (zel_column_nested): every pair of groups g != h with whole options for h,
+// each count of h, unless their DP work passes ZEL_COL_NEST_WORK (then none). 0: out of memory.
+static int nests_init(col_ctx *c) {
+    const zel_model *m = c->m;
+    int64_t n = 0;
+    for (int32_t g = 0; g < c->G; g++)
+        for (int32_t h = 0; h < c->G; h++)
+            if (h != g && c->cnt[g] > 0 && m->grps[h].n_whole > 0) n += c->cnt[h];
+    if (n == 0 || n * c->K * (int64_t)c->N > ZEL_COL_NEST_WORK) return 1;
+    size_t np = (size_t)n * (size_t)c->N;
+    c->ng = malloc(2 * (size_t)n + np);
+    c->nc = malloc(sizeof(int32_t) * ((size_t)n + np));
+    c->NA = malloc(sizeof(double) * np);
+    if (!c->ng || !c->nc || !c->NA) return 0;
+    c->nh = c->ng + n, c->nlean = c->nh + n, c->NW = c->nc + n;
+    for (int32_t g = 0; g < c->G; g++)
+        for (int32_t h = 0; h < c->G; h++)
+            if (h != g && c->cnt[g] > 0 && m->grps[h].n_whole > 0)
+                for (int32_t k = 1; k <= c->cnt[h]; k++) {
+                    c->ng[c->n_nest] = (uint8_t)g, c->nh[c->n_nest] = (uint8_t)h;
+                    c->nc[c->n_nest++] = k;
+                }
+    return 1;
 }
 
 static int col_init(col_ctx *c, const zel_model *m) {
@@ -328,6 +489,7 @@ static int col_init(col_ctx *c, const zel_model *m) {
 }
 
 static void col_free(col_ctx *c) {
+    free(c->ng), free(c->nc), free(c->NA);
     free(c->W), free(c->pick), free(c->lean_j), free(c->A), free(c->f), free(c->dig);
     free(c->jmask), free(c->jd), free(c->jp), free(c->jneed), free(c->fit), free(c->first);
     free(c->rw), free(c->rav), free(c->rL);
@@ -348,22 +510,27 @@ static int try_height(col_ctx *c, double T, double S, zel_sol *cand, zel_sol *ou
     return (S + a) / c->N <= T * (1 + 1e-12);
 }
 
-int zel_column_incumbent(const zel_model *m, double lb, double ub, zel_sol *out) {
+static int column_run(const zel_model *m, double lb, double ub, int nest, zel_sol *out) {
     out->T = INFINITY;
     out->K = 0;
     // an incumbent within the bisection's tolerance of the bound: nothing to gain here (running
     // the DP at lb anyway changes plans both ways on bench_planner_quality, at more cost)
     if (m->n_units == 0 || !(lb > 0) || !(ub > lb * (1 + ZEL_COL_TOL))) return 0;
     col_ctx c;
-    int ok = col_init(&c, m);
+    int ok = col_init(&c, m) && (!nest || nests_init(&c));
+    if (ok && nest && c.n_nest == 0) ok = 0;  // nothing the plain columns would not give
     zel_sol cand = {0};
     if (ok) ok = zel_sol_alloc(m, &cand, NULL) == ZG_OK;
     if (!ok) {
         col_free(&c);
         return 0;
     }
+    // achievable at T: (S + a) / N <= T, a the DP's least area; with effective loads (nested
+    // runs) a holds the ledgers and what the memory keeps from the fillers, so S is their work
     double S = m->extra_area;
-    for (int32_t r = 0; r < c.N; r++) S += m->base_load[r];
+    if (nest && m->fill_mem > 0 && zel_mem_area(m) > 0) c.tau = zel_mem_area(m) / m->fill_mem;
+    else
+        for (int32_t r = 0; r < c.N; r++) S += m->base_load[r];
     int found = 0;
     double lo = lb * (1 + 1e-5), hi = ub;
     // With an incumbent the bisection starts at once: the root bound is 0.3-1 % below the
@@ -388,6 +555,14 @@ int zel_column_incumbent(const zel_model *m, double lb, double ub, zel_sol *out)
     zel_sol_free(&cand);
     col_free(&c);
     return found;
+}
+
+int zel_column_incumbent(const zel_model *m, double lb, double ub, zel_sol *out) {
+    return column_run(m, lb, ub, 0, out);
+}
+
+int zel_column_nested(const zel_model *m, double lb, double ub, zel_sol *out) {
+    return column_run(m, lb, ub, 1, out);
 }
 
 // Layers: the units of group g are re-placed by the column DP on top of the other units' loads

@@ -176,6 +176,11 @@ int zel_beam_incumbent(const zel_model *m, double lb, int32_t levels, int32_t wi
 // allocated by the caller; canonical and evaluated. Returns 0 (out->T = INFINITY) when none was
 // found or the model is outside the DP's size limits (N <= 64, <= 8 groups, small counts).
 int zel_column_incumbent(const zel_model *m, double lb, double ub, zel_sol *out);
+// The same DP with nests as well: one unit of a group on a block of w >= 2 ranks over whole
+// units of another group spread evenly on the block's ranks (32xA6000 high batches 37 and 61:
+// a 219 600-token video on [0, 8) over eight whole 95 160-token ones, which neither the plain
+// columns nor the search reach). Returns 0 when the model has no nests or is too large for them.
+int zel_column_nested(const zel_model *m, double lb, double ub, zel_sol *out);
 // Layers: for every group, re-places its units by the column DP on top of the other units'
 // loads (a zel_sub); keeps strictly better T (s: feasible; stays canonical). Returns 1 if s
 // improved. Deterministic.
@@ -393,6 +398,13 @@ double zel_uniform_best(const zg_problem *pr, int32_t *choice, int32_t *degree);
 // (ZG_HAVE_CBC); without it *lb = lo.
 zg_status zel_pattern_bound(const zel_model *m, double lo, double hi, const zel_limits *lim,
                             double *lb, zg_error *err);
+
+// The model zel_relax_bound minimises (below), without its search: the stage-1 model with
+// extra_area = the fillers' least work and the density family's fluids set. Its optimum bounds
+// every plan of pr from below, so an outside solver's proven bound on it does too
+// (bench_planner_stage1 --relax exports it).
+zg_status zel_relax_model(const zg_plan_ctx *ctx, const zg_problem *pr, zel_model *m,
+                          zg_error *err);
 
 // Every plan of pr has a makespan >= *lb: the stage-1 model (anchors by the cut, exact) with the
 // fillers as fluid work of their least area, which for a density theta must fit in

@@ -145,38 +145,69 @@ static zg_status relax_solve(const zel_model *m, zel_sol *sol, budget *b, double
     return ZG_OK;
 }
 
+// The relaxation's parts: the stage-1 model (anchors by the cut) with extra_area = A (the
+// fillers' least work), and per filler type its density rho[k] and work[k] (nt types), and the
+// candidate densities th[0..n_var): each type's (distinct, finite), or one 0 (no memory term)
+// when none is. rho, work, th: room for pr->n_groups + 1 each. The fluids are not set yet.
+static zg_status relax_parts(const zg_plan_ctx *ctx, const zg_problem *pr, zel_model *m,
+                             double *rho, double *work, double *th, int32_t *nt, int32_t *n_var,
+                             zg_error *err) {
+    zg_status st = zel_stage1_model(ctx, pr, m, err);  // anchors by the cut, fillers replaced
+    if (st) return st;
+    double A = 0;
+    *nt = filler_types(pr, m, rho, work, &A, err);
+    if (*nt < 0) {
+        zel_model_free(m);
+        return ZG_ERR_NOMEM;
+    }
+    *n_var = 0;
+    for (int32_t k = 0; k < *nt; k++) {
+        int dup = !(rho[k] < INFINITY) || rho[k] <= 0;
+        for (int32_t i = 0; i < *n_var && !dup; i++) dup = th[i] == rho[k];
+        if (!dup) th[(*n_var)++] = rho[k];
+    }
+    if (*n_var == 0) th[(*n_var)++] = 0;
+    m->extra_area = A;
+    return ZG_OK;
+}
+
+zg_status zel_relax_model(const zg_plan_ctx *ctx, const zg_problem *pr, zel_model *m,
+                          zg_error *err) {
+    size_t ng = (size_t)pr->n_groups + 1;
+    double *rho = zg_calloc(3 * ng, sizeof(double), err);
+    if (!rho) return ZG_ERR_NOMEM;
+    int32_t nt, n_var;
+    zg_status st = relax_parts(ctx, pr, m, rho, rho + ng, rho + 2 * ng, &nt, &n_var, err);
+    if (!st) zel_model_set_densities(m, rho, rho + ng, nt, rho + 2 * ng, n_var);
+    free(rho);
+    return st;
+}
+
 zg_status zel_relax_bound(const zg_plan_ctx *ctx, const zg_problem *pr, const zel_limits *lim,
                           double pattern_s, double plan_T, double *lb, int *complete,
                           int64_t *nodes, zg_error *err) {
     *lb = 0, *complete = 0, *nodes = 0;
-    zel_model m;
-    zg_status st = zel_stage1_model(ctx, pr, &m, err);  // anchors by the cut, fillers replaced
-    if (st) return st;
     size_t ng = (size_t)pr->n_groups + 1;
     double *rho = zg_calloc(4 * ng, sizeof(double), err);
-    double *work = rho ? rho + ng : NULL, *th = rho ? rho + 2 * ng : NULL;
-    double *inc = rho ? rho + 3 * ng : NULL, A = 0;
-    int32_t nt = rho ? filler_types(pr, &m, rho, work, &A, err) : -1;
-    zel_sol *sols = nt >= 0 ? zg_calloc((size_t)nt + 2, sizeof(zel_sol), err) : NULL;
+    if (!rho) return ZG_ERR_NOMEM;
+    double *work = rho + ng, *th = rho + 2 * ng, *inc = rho + 3 * ng;
+    int32_t nt, n_var;
+    zel_model m;
+    zg_status st = relax_parts(ctx, pr, &m, rho, work, th, &nt, &n_var, err);
+    if (st) {
+        free(rho);
+        return st;
+    }
+    zel_sol *sols = zg_calloc((size_t)nt + 2, sizeof(zel_sol), err);
     if (!sols) {
         free(rho);
         zel_model_free(&m);
         return ZG_ERR_NOMEM;
     }
-    // The candidate densities: each type's (distinct, finite). None (no fillers, or only
-    // memory-free ones): one variant without the memory term (theta 0, D 0).
-    int32_t n_var = 0;
-    for (int32_t k = 0; k < nt; k++) {
-        int dup = !(rho[k] < INFINITY) || rho[k] <= 0;
-        for (int32_t i = 0; i < n_var && !dup; i++) dup = th[i] == rho[k];
-        if (!dup) th[n_var++] = rho[k];
-    }
-    if (n_var == 0) th[n_var++] = 0;
     // Each density alone: its incumbent (the greedy ladder; neighbourhoods on each as well took
     // time from the search: without them lbgap means 16 high 0.061 -> 0.054 %, 32 low 0.046 ->
     // 0.043 %, bench_planner_quality at 40 batches).
     // The ladders get half of the time (at 1024xH100 one takes 0.4 s); one cut short is none.
-    m.extra_area = A;
     double h_end = lim->time_limit_s > 0 ? zg_time_now() + 0.5 * lim->time_limit_s : 0;
     for (int32_t v = 0; v < n_var && !st; v++) {
         zel_model_set_densities(&m, rho, work, nt, &th[v], 1);

@@ -2,7 +2,9 @@
 // completion it scores with (zel_heuristic_prefix): legal, canonical, deterministic, the prefix
 // kept; and on the quality bench's 32xA6000 high batch 9, where depth-first search stays at
 // 203.29 (stage-1 objective), the beam finds SCIP's proven stage-1 optimum 202.2608 and the
-// zellige planner's first visit plans it (203.305 -> 202.257 s).
+// zellige planner's first visit plans it (203.305 -> 202.257 s). On batch 37, where the beam
+// does not help either, the nested columns (zel_column.c) find SCIP's stage-1 optimum 202.7576
+// and the first visit plans it (202.977 -> 202.467 s).
 #include <math.h>
 
 #include "zgtest.h"
@@ -111,6 +113,64 @@ ZG_TEST(zellige_first_visit_plans_batch9_at_the_optimum_layout) {
     CHECK_OK(zg_planner_plan(&pl, &b, &p, &err), &err);
     printf("  zellige %.6f s\n", p.makespan);
     CHECK_MSG(p.makespan < 202.3, "makespan %.9g (203.305 before the beam)", p.makespan);
+    zg_plan_free(&p);
+    zg_planner_free(&pl);
+    zg_batch_free(&b);
+    zg_pricer_free(&e.pricer);
+}
+
+// Batch 37 of the quality bench's 32xA6000 high load: V40, draw 6.
+static zg_status batch37(env *e, zg_batch *b, zg_error *err) {
+    zg_status st = env_init(e, "32xA6000", err);
+    if (st) return st;
+    zg_mix_spec spec = {zg_mix_share_from_name("V40"), 175000, 15, e->cluster.world_size, 3};
+    zg_batch_init(b);
+    return zg_workload_mix(&e->model, &spec, 6, b, err);
+}
+
+ZG_TEST(nested_columns_find_the_stage1_optimum_of_batch37) {
+    env e;
+    zg_batch b;
+    zg_error err;
+    CHECK_OK(batch37(&e, &b, &err), &err);
+    zg_problem pr;
+    CHECK_OK(zg_problem_build(&e.ctx, &b, &pr, &err), &err);
+    zel_model m;
+    CHECK_OK(zel_stage1_model(&e.ctx, &pr, &m, &err), &err);
+    zel_sol g, s;
+    CHECK_OK(zel_sol_alloc(&m, &g, &err), &err);
+    CHECK_OK(zel_sol_alloc(&m, &s, &err), &err);
+    double lb = zel_model_lower_bound(&m);
+    CHECK(zel_heuristic(&m, lb, &g));
+    zel_lns_improve(&m, &g, 2500, 312);
+    CHECK(zel_beam_incumbent(&m, lb, 2, 4, &s));
+    zel_lns_improve(&m, &s, 2500, 312);
+    printf("  greedy + neighbourhoods %.6f, beam + neighbourhoods %.6f", g.T, s.T);
+    CHECK_MSG(g.T > 202.9 && s.T > 202.9, "the premise moved: %.9g, %.9g", g.T, s.T);
+    CHECK(zel_column_nested(&m, lb, g.T, &s));
+    printf(", nested columns %.6f\n", s.T);
+    // SCIP proved 202.757567 optimal (bench/stage1_mip.py): a 219 600-token video on [0, 8)
+    // over eight whole 95 160-token ones
+    CHECK_MSG(s.T < 202.7576 && s.T > 202.7575, "nested %.9g", s.T);
+    zel_sol_free(&g), zel_sol_free(&s);
+    zel_model_free(&m);
+    zg_problem_free(&pr);
+    zg_batch_free(&b);
+    zg_pricer_free(&e.pricer);
+}
+
+ZG_TEST(zellige_first_visit_plans_batch37_nested) {
+    env e;
+    zg_batch b;
+    zg_error err;
+    CHECK_OK(batch37(&e, &b, &err), &err);
+    zg_planner pl;
+    CHECK_OK(zg_planner_init(&pl, "zellige", &e.ctx, &err), &err);
+    zg_plan p;
+    zg_plan_init(&p);
+    CHECK_OK(zg_planner_plan(&pl, &b, &p, &err), &err);
+    printf("  zellige %.6f s\n", p.makespan);
+    CHECK_MSG(p.makespan < 202.5, "makespan %.9g (202.977 before the nests)", p.makespan);
     zg_plan_free(&p);
     zg_planner_free(&pl);
     zg_batch_free(&b);

@@ -1,8 +1,9 @@
 // test_zel_column.c — the column-structured incumbents of stage 1 (zel_column.c): the DP's plan
 // is within its bisection tolerance of the best column structure (brute force over every column
 // structure, ledgers included), legal, evaluated, canonical and deterministic; the layer moves
-// never make a plan worse and improve some, and so do the leftover layouts; out-of-range models
-// are declined.
+// never make a plan worse and improve some, and so do the leftover layouts; the nested columns
+// (zel_column_nested) are legal and deterministic, reach a nest no column structure has, and
+// beat the plain columns on some random models; out-of-range models are declined.
 #include "zgtest.h"
 #include "zel_testlib.h"
 
@@ -236,6 +237,71 @@ ZG_TEST(column_leftovers_legal_deterministic_and_useful) {
     CHECK(runs >= 50);
     CHECK_MSG(better > 0 && better_after_layers > 0, "better on %d, after layers on %d of %d",
               better, better_after_layers, runs);
+}
+
+// Nests: one unit over whole units of another group. On 4 ranks a group whose only option is
+// the whole block [0, 4) (1 s per rank) and four whole units (1 s each): no column structure
+// exists (the wholes have no option on [0, 4)), the nest is the optimum, T = 2.
+ZG_TEST(column_nest_places_a_unit_over_wholes) {
+    int64_t cnt[2] = {1, 4};
+    zg_problem pr = tprob_shell(4, 10.0, 2, cnt, 'n');
+    pr.groups[0].opts = calloc(1, sizeof(zg_option));
+    pr.groups[0].opts[0] = (zg_option){.config = {1, 4, 1}, .start = 0, .time = 1, .mem = 1};
+    pr.groups[0].n_opts = 1;
+    pr.groups[1].opts = calloc(4, sizeof(zg_option));
+    for (int32_t r = 0; r < 4; r++)
+        pr.groups[1].opts[r] = (zg_option){.config = {1, 1, 1}, .start = r, .time = 1, .mem = 1};
+    pr.groups[1].n_opts = 4;
+    for (int32_t g = 0; g < 2; g++) pr.groups[g].whole_time = 4 - 3 * g, pr.groups[g].whole_mem = 1;
+    int32_t idx[2] = {0, 1};
+    zel_model m;
+    zg_error err;
+    CHECK_OK(zel_model_build(&pr, idx, 2, NULL, NULL, &m, &err), &err);
+    zel_sol s;
+    CHECK_OK(zel_sol_alloc(&m, &s, &err), &err);
+    double lb = zel_model_lower_bound(&m);
+    CHECK_EQ_INT(zel_column_incumbent(&m, lb, 4.0, &s), 0);
+    CHECK(zel_column_nested(&m, lb, 4.0, &s));
+    CHECK_MSG(s.T == 2.0 && legal(&m, &s), "nested T %.12g", s.T);
+    zel_sol_free(&s);
+    zel_model_free(&m);
+    tprob_free(&pr);
+}
+
+// Random models, with and without the memory-aware fluid (effective loads): legal, evaluated,
+// canonical, deterministic, above the root bound; better than the plain columns on some.
+ZG_TEST(column_nests_legal_deterministic_and_useful) {
+    zg_rng rng;
+    zg_rng_init(&rng, 13);
+    int runs = 0, better = 0;
+    for (int trial = 0; trial < 80; trial++) {
+        zg_problem pr;
+        zel_model m;
+        zg_error err;
+        CHECK_OK(rand_model(&rng, trial, 3, 8, &pr, &m, &err), &err);
+        zel_sol g0, a, b;
+        CHECK_OK(zel_sol_alloc(&m, &g0, &err), &err);
+        CHECK_OK(zel_sol_alloc(&m, &a, &err), &err);
+        CHECK_OK(zel_sol_alloc(&m, &b, &err), &err);
+        double lb = zel_model_lower_bound(&m);
+        if (zel_heuristic(&m, lb, &g0)) {
+            int ga = zel_column_nested(&m, lb, g0.T, &a);
+            int gb = zel_column_nested(&m, lb, g0.T, &b);
+            CHECK_EQ_INT(ga, gb);
+            if (ga) {
+                runs++;
+                CHECK(a.T == b.T && !memcmp(a.opt, b.opt, sizeof(int32_t) * (size_t)m.n_units));
+                CHECK_MSG(legal(&m, &a), "trial %d", trial);
+                CHECK(tsol_canonical(&m, &a));
+                CHECK(a.T >= lb * (1 - 1e-12));
+                if (!zel_column_incumbent(&m, lb, g0.T, &b) || a.T < b.T * (1 - 1e-9)) better++;
+            }
+        }
+        zel_sol_free(&g0), zel_sol_free(&a), zel_sol_free(&b);
+        zel_model_free(&m);
+        tprob_free(&pr);
+    }
+    CHECK_MSG(runs >= 20 && better > 0, "nests ran on %d models, better on %d", runs, better);
 }
 
 // Models outside the DP's limits are declined, not approximated: more than 64 ranks, more than
