@@ -18,7 +18,7 @@ static const char *usage =
     "usage: bench_planner_quality [--settings CLUSTER:LOAD,...] [--batches N] [--time-limit S]\n"
     "                             [--mixes LIST] [--anchor-nodes N] [--lns-nodes N]\n"
     "                             [--ref-lns-nodes N] [--per-batch] [--explain K]\n"
-    "                             [--best FILE [--best-update]] [--no-memory]\n"
+    "                             [--best FILE [--best-update]] [--lb FILE] [--no-memory]\n"
     "                             [--first-nodes N]\n"
     "                             | --export DIR\n"
     "                             [--export-count K]\n"
@@ -35,6 +35,9 @@ static const char *usage =
     "min(FILE's makespan, joint, zellige)); FILE (bench/data/planner_best.json) holds, per\n"
     "setting, the best makespan any run has recorded for each batch index (same --mixes).\n"
     "--best-update: write the new minima back into FILE (atomic; creates it).\n"
+    "--lb FILE: also report the gap to the best proven lower bound per batch (pgap: against\n"
+    "max(joint's bound, FILE's)); FILE (bench/data/planner_lb.json, bench_planner_stage1\n"
+    "--relax) holds bounds proven offline by a MIP solver on joint's relaxation model.\n"
     "--explain K: for batch K of each setting, both plans' anchors (block and time per anchor,\n"
     "by group) and their objective on zellige's stage-1 model (lower = the model prefers it;\n"
     "joint's layout scoring lower means a stage-1 search failure, not a model error).\n"
@@ -183,7 +186,7 @@ static void explain_batch(const zb_env *e, const zg_batch *b, const zg_plan *z,
 int main(int argc, char **argv) {
     char settings[256] = "8xA800:high,8xA800:low", mixes[128] = "V35,V40,V45,V50,V55,V60";
     int batches = 100, export_count = 5, per_batch = 0, explain = -1, best_update = 0;
-    const char *best_path = NULL;
+    const char *best_path = NULL, *lb_path = NULL;
     int64_t anchor_nodes = 0, lns_nodes = 0, ref_lns_nodes = 0, first_nodes = 0;
     int no_memory = 0;
     double limit = 0.2;
@@ -201,6 +204,8 @@ int main(int argc, char **argv) {
             best_path = v, i++;
         } else if (!strcmp(a, "--best-update")) {
             best_update = 1;
+        } else if (v && !strcmp(a, "--lb")) {
+            lb_path = v, i++;
         } else if (!strcmp(a, "--no-memory")) {
             no_memory = 1;
         } else if (v && !strcmp(a, "--settings")) {
@@ -235,6 +240,11 @@ int main(int argc, char **argv) {
     }
     cJSON *best = best_open(best_path, mixes, best_update);
     if (best_path && !best) return 1;
+    cJSON *lbf = lb_open(lb_path, mixes, 0);
+    if (lb_path && !lbf) {
+        cJSON_Delete(best);
+        return 1;
+    }
     char *st[16], *mx[16];
     int nst = zb_split(settings, st, 16), nmx = zb_split(mixes, mx, 16);
     printf("%-10s %-4s %7s %7s %9s %9s %9s %9s %9s %8s\n", "cluster", "load", "batches",
@@ -250,8 +260,10 @@ int main(int argc, char **argv) {
         }
         e.ctx.opts.time_limit_s = limit;
         int64_t tpr = !strcmp(load, "low") ? e.low : e.high;
-        double gsum = 0, gmax = 0, lsum = 0, lmax = 0, bsum = 0, bmax = 0;
+        double gsum = 0, gmax = 0, lsum = 0, lmax = 0, bsum = 0, bmax = 0, psum = 0, pmax = 0;
         cJSON *brow = best ? best_row(best, st[s], batches) : NULL;
+        cJSON *lrow = lbf ? best_row(lbf, st[s], batches) : NULL;
+        int from_file = 0;
         int n = 0, proven = 0, infeasible = 0;
         double *zt = calloc((size_t)batches + 1, sizeof(double));
         zg_planner zp, jp;
@@ -298,7 +310,24 @@ int main(int argc, char **argv) {
                            mx[k % nmx], z.makespan, j.makespan, 100 * g, j.lower_bound,
                            brow ? "" : "\n");
                 if (per_batch && brow)
-                    printf(" best %.9g bestgap %.4f%%\n", bk, 100 * (z.makespan / bk - 1));
+                    printf(" best %.9g bestgap %.4f%%%s", bk, 100 * (z.makespan / bk - 1),
+                           lrow ? "" : "\n");
+                if (lrow) {
+                    cJSON *it = cJSON_GetArrayItem(lrow, k);
+                    double fb = cJSON_IsNumber(it) ? it->valuedouble : 0, pb = j.lower_bound;
+                    if (fb > bk * (1 + 1e-9)) {
+                        fprintf(stderr, "bench_planner_quality: --lb: %s's bound for %s batch %d "
+                                        "is %.9g, above a plan of %.9g s: not a lower bound of "
+                                        "these batches (other prices or mixes?)\n",
+                                lb_path, st[s], k, fb, bk);
+                        return 1;
+                    }
+                    if (fb > pb) pb = fb, from_file++;
+                    double pg = z.makespan / pb - 1;
+                    psum += pg;
+                    if (pg > pmax) pmax = pg;
+                    if (per_batch) printf(" pb %.9g pgap %.4f%%\n", pb, 100 * pg);
+                }
                 if (k == explain) explain_batch(&e, &b, &z, &j);
                 // joint starts from a two-stage plan without the layout memory (so without the
                 // deeper first-visit search): zellige can end below it; counted as 0
@@ -320,6 +349,9 @@ int main(int argc, char **argv) {
         if (brow)
             printf("  best known (%s): bestgap mean %.4f%% max %.4f%%\n", best_path,
                    100 * bsum / d, 100 * bmax);
+        if (lrow)
+            printf("  best proven bound (joint's, or %s's on %d batches): pgap mean %.4f%% "
+                   "max %.4f%%\n", lb_path, from_file, 100 * psum / d, 100 * pmax);
         printf("{\"bench\":\"planner_quality\",\"cluster\":\"%s\",\"load\":\"%s\","
                "\"tokens_per_rank\":%lld,\"batches\":%d,\"joint_proven\":%d,"
                "\"gap_mean\":%.6g,\"gap_max\":%.6g,\"gap_lb_mean\":%.6g,\"gap_lb_max\":%.6g,"
@@ -327,6 +359,7 @@ int main(int argc, char **argv) {
                name, load, (long long)tpr, n, proven, gsum / d, gmax, lsum / d, lmax, p50, limit,
                infeasible);
         if (brow) printf(",\"best_gap_mean\":%.6g,\"best_gap_max\":%.6g", bsum / d, bmax);
+        if (lrow) printf(",\"proven_gap_mean\":%.6g,\"proven_gap_max\":%.6g", psum / d, pmax);
         printf("}\n");
         fflush(stdout);
         free(zt);
@@ -343,5 +376,6 @@ int main(int argc, char **argv) {
         }
     }
     cJSON_Delete(best);
+    cJSON_Delete(lbf);
     return rc;
 }

@@ -12,15 +12,25 @@
 // to the best known one (FILE, bench/data/planner_best.json); --best-update records it where it
 // is lower. The staged plans are real plans under the same prices (legal options, memory
 // checked by stage 2), so they bound the optimum from above; they say nothing about lower bounds.
+//
+// With --relax, --export writes zel_relax_model instead: joint's relaxation (the fillers as
+// fluid work of their least area at every filler density), whose optimum is below every plan's
+// makespan; stage1_mip.py solves it the same way, and --stage then reads the MIP's proven bound
+// ("bound": SCIP's dual bound, less 1e-6 relative for its tolerances), checks it against the
+// layout's objective in C and the best known plan, and --lb FILE --lb-update records it where it
+// is higher (bench/data/planner_lb.json: bench_planner_quality --lb reads it).
 #include <math.h>
 
 #include "zel_bench.h"
 
 static const char *usage =
-    "usage: bench_planner_stage1 --export DIR | --stage DIR [--best FILE [--best-update]]\n"
+    "usage: bench_planner_stage1 [--relax] --export DIR | --stage DIR [--best FILE [--best-update]]\n"
+    "                            [--lb FILE [--lb-update]]\n"
     "                            [--settings CLUSTER:LOAD,...] [--batches N] [--mixes LIST]\n"
     "--export DIR: write each batch's stage-1 model to DIR/<cluster>_<load>_<k>.model.json\n"
     "--stage DIR: stage the layouts DIR/<...>.layout.json (bench/stage1_mip.py) into plans\n"
+    "--relax: joint's relaxation model instead; --stage reads the MIP's proven bound (a lower\n"
+    "    bound on every plan), checks it against --best, and --lb-update records it in FILE\n"
     "batches as bench_planner_quality's (defaults: 32xA6000:high, 100, V35,...,V60).\n";
 
 static cJSON *model_json(const zel_model *m) {
@@ -114,8 +124,8 @@ static double stage_layout(const zg_problem *pr, const zg_batch *b, const zel_mo
 
 int main(int argc, char **argv) {
     char settings[256] = "32xA6000:high", mixes[128] = "V35,V40,V45,V50,V55,V60";
-    const char *export_dir = NULL, *stage_dir = NULL, *best_path = NULL;
-    int batches = 100, best_update = 0;
+    const char *export_dir = NULL, *stage_dir = NULL, *best_path = NULL, *lb_path = NULL;
+    int batches = 100, best_update = 0, lb_update = 0, relax = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help")) {
@@ -129,6 +139,12 @@ int main(int argc, char **argv) {
             best_path = v, i++;
         } else if (!strcmp(a, "--best-update")) {
             best_update = 1;
+        } else if (v && !strcmp(a, "--lb")) {
+            lb_path = v, i++;
+        } else if (!strcmp(a, "--lb-update")) {
+            lb_update = 1;
+        } else if (!strcmp(a, "--relax")) {
+            relax = 1;
         } else if (v && !strcmp(a, "--settings")) {
             snprintf(settings, sizeof settings, "%s", v), i++;
         } else if (v && !strcmp(a, "--mixes")) {
@@ -140,13 +156,21 @@ int main(int argc, char **argv) {
             return 1;
         }
     }
-    if (!export_dir == !stage_dir || batches < 1 || (best_update && !best_path)) {
+    if (!export_dir == !stage_dir || batches < 1 || (best_update && !best_path) ||
+        (lb_update && !lb_path) || (relax && best_update) || (!relax && lb_path)) {
         fprintf(stderr, "bench_planner_stage1: give one of --export DIR and --stage DIR, "
-                        "--batches >= 1, and --best FILE with --best-update\n%s", usage);
+                        "--batches >= 1, --best FILE with --best-update, --lb FILE with "
+                        "--lb-update; --lb goes with --relax, --best-update without it\n%s",
+                usage);
         return 1;
     }
     cJSON *best = best_open(best_path, mixes, best_update);
     if (best_path && !best) return 1;
+    cJSON *lbf = lb_open(lb_path, mixes, lb_update);
+    if (lb_path && !lbf) {
+        cJSON_Delete(best);
+        return 1;
+    }
     char *st[16], *mx[16];
     int nst = zb_split(settings, st, 16), nmx = zb_split(mixes, mx, 16);
     int rc = 0;
@@ -161,7 +185,8 @@ int main(int argc, char **argv) {
         }
         int64_t tpr = !strcmp(load, "low") ? e.low : e.high;
         cJSON *brow = best ? best_row(best, st[s], batches) : NULL;
-        int staged = 0, better = 0, missing = 0;
+        cJSON *lrow = lbf ? best_row(lbf, st[s], batches) : NULL;
+        int staged = 0, better = 0, missing = 0, bad = 0;
         double gsum = 0, gmin = INFINITY;
         for (int k = 0; k < batches && !rc; k++) {
             zg_batch b;
@@ -172,7 +197,7 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "bench_planner_stage1: %s\n", err.msg);
                 return 1;
             }
-            if (zel_stage1_model(&e.ctx, &pr, &m, &err)) {
+            if ((relax ? zel_relax_model : zel_stage1_model)(&e.ctx, &pr, &m, &err)) {
                 fprintf(stderr, "bench_planner_stage1: %s\n", err.msg);
                 return 1;
             }
@@ -201,6 +226,36 @@ int main(int argc, char **argv) {
                                         sizeof why)) {
                     fprintf(stderr, "bench_planner_stage1: %s: %s\n", path, why);
                     rc = 1;
+                } else if (relax) {
+                    double T;
+                    int64_t K;
+                    int fits = zel_sol_eval(&m, sol.opt, NULL, NULL, &T, &K);
+                    const cJSON *jb = cJSON_GetObjectItem(j, "bound");
+                    const cJSON *jo = cJSON_GetObjectItem(j, "objective");
+                    double bd = cJSON_IsNumber(jb) ? jb->valuedouble * (1 - 1e-6) : 0;
+                    double ob = cJSON_IsNumber(jo) ? jo->valuedouble : INFINITY;
+                    cJSON *it = brow ? cJSON_GetArrayItem(brow, k) : NULL;
+                    double bk = cJSON_IsNumber(it) && it->valuedouble > 0 ? it->valuedouble : 0;
+                    cJSON *li = lrow ? cJSON_GetArrayItem(lrow, k) : NULL;
+                    double old = cJSON_IsNumber(li) ? li->valuedouble : 0;
+                    // the MIP's layout must score the same in C (the same model), and a lower
+                    // bound above a real plan would be a wrong model
+                    int ok = fits && fabs(T - ob) <= 1e-6 * ob && (bk == 0 || bd <= bk);
+                    printf("%s:%s batch %d %s relaxation bound %.6f (layout %.6f, C %.6f) best "
+                           "plan %.9g (%+.4f%%) recorded %.6f%s\n", name, load, k,
+                           mx[k % nmx], bd, ob, fits ? T : INFINITY, bk,
+                           bk > 0 ? 100 * (bk / bd - 1) : 0.0, old, ok ? "" : "  INVALID");
+                    if (!ok) {
+                        bad++;
+                    } else {
+                        staged++;
+                        if (bk > 0) gsum += bk / bd - 1;
+                        if (bd > old) {
+                            better++;
+                            if (lb_update && li) cJSON_ReplaceItemInArray(lrow, k,
+                                                                          cJSON_CreateNumber(bd));
+                        }
+                    }
                 } else {
                     double T;
                     int64_t K;
@@ -232,13 +287,27 @@ int main(int argc, char **argv) {
             zg_batch_free(&b);
         }
         if (export_dir && !rc)
-            printf("%s:%s: wrote %d stage-1 models to %s\n", name, load, batches, export_dir);
-        if (stage_dir)
+            printf("%s:%s: wrote %d %s models to %s\n", name, load, batches,
+                   relax ? "relaxation" : "stage-1", export_dir);
+        if (stage_dir && relax)
+            printf("%s:%s: %d bounds read (%d missing, %d invalid), %d above the recorded; best "
+                   "plan vs bound mean %+.4f%%\n", name, load, staged, missing, bad, better,
+                   staged ? 100 * gsum / staged : 0.0);
+        else if (stage_dir)
             printf("%s:%s: %d layouts staged (%d missing), %d below the best known; staged vs "
                    "best mean %+.4f%%, min %+.4f%%\n", name, load, staged, missing, better,
                    staged ? 100 * gsum / staged : 0.0, gmin < INFINITY ? 100 * gmin : 0.0);
+        if (bad) rc = 1;  // an invalid bound: stop after this setting's report
         zb_env_free(&e);
     }
+    if (!rc && lbf && lb_update) {
+        zg_error werr;
+        if (zg_json_write_file(lb_path, lbf, 1, &werr)) {
+            fprintf(stderr, "bench_planner_stage1: --lb-update: %s\n", werr.msg);
+            rc = 1;
+        }
+    }
+    cJSON_Delete(lbf);
     if (!rc && best && best_update) {
         zg_error werr;
         if (zg_json_write_file(best_path, best, 1, &werr)) {

@@ -60,9 +60,12 @@ static inline int zb_quality_batch(const zb_env *e, int64_t tpr, char **mx, int 
     return zg_workload_mix(&e->model, &spec, k / nmx, b, err) != ZG_OK;
 }
 
-// --best FILE: {"mixes": "V35,...", "settings": {"16xA800:high": [makespan per batch], ...}}.
-// Opens it (a missing file is an empty one when it will be written); NULL (printed) on error.
-static inline cJSON *best_open(const char *path, const char *mixes, int update) {
+// --best FILE: {"mixes": "V35,...", "settings": {"16xA800:high": [makespan per batch], ...}};
+// --lb FILE the same with proven lower bounds (flag: the option's name, for messages; note: what
+// a new file's numbers are). Opens it (a missing file is an empty one when it will be written);
+// NULL (printed) on error.
+static inline cJSON *best_open_as(const char *path, const char *mixes, int update,
+                                  const char *flag, const char *note) {
     if (!path) return NULL;
     zg_error err;
     cJSON *j = NULL;
@@ -70,15 +73,15 @@ static inline cJSON *best_open(const char *path, const char *mixes, int update) 
     if (f) {
         fclose(f);
         if (zg_json_read_file(path, &j, &err)) {
-            fprintf(stderr, "bench_planner_quality: --best: %s\n", err.msg);
+            fprintf(stderr, "bench_planner: %s: %s\n", flag, err.msg);
             return NULL;
         }
         const cJSON *m = cJSON_GetObjectItem(j, "mixes");
         if (!cJSON_IsString(m) || strcmp(m->valuestring, mixes) ||
             !cJSON_IsObject(cJSON_GetObjectItem(j, "settings"))) {
-            fprintf(stderr, "bench_planner_quality: --best: %s holds batches of mixes '%s', "
+            fprintf(stderr, "bench_planner: %s: %s holds batches of mixes '%s', "
                             "this run draws '%s' (use --mixes %s, or another file)\n",
-                    path, cJSON_IsString(m) ? m->valuestring : "?", mixes,
+                    flag, path, cJSON_IsString(m) ? m->valuestring : "?", mixes,
                     cJSON_IsString(m) ? m->valuestring : "...");
             cJSON_Delete(j);
             return NULL;
@@ -86,16 +89,27 @@ static inline cJSON *best_open(const char *path, const char *mixes, int update) 
         return j;
     }
     if (!update) {
-        fprintf(stderr, "bench_planner_quality: --best: cannot open %s (add --best-update to "
-                        "create it)\n", path);
+        fprintf(stderr, "bench_planner: %s: cannot open %s (add %s-update to create it)\n",
+                flag, path, flag);
         return NULL;
     }
     j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "mixes", mixes);
-    cJSON_AddStringToObject(j, "note", "best plan makespan (s) recorded per batch index by "
-                                       "bench_planner_quality --best-update");
+    cJSON_AddStringToObject(j, "note", note);
     cJSON_AddItemToObject(j, "settings", cJSON_CreateObject());
     return j;
+}
+
+static inline cJSON *best_open(const char *path, const char *mixes, int update) {
+    return best_open_as(path, mixes, update, "--best",
+                        "best plan makespan (s) recorded per batch index by "
+                        "bench_planner_quality --best-update");
+}
+
+static inline cJSON *lb_open(const char *path, const char *mixes, int update) {
+    return best_open_as(path, mixes, update, "--lb",
+                        "proven lower bound (s) on every plan's makespan per batch index: SCIP's "
+                        "dual bound on joint's relaxation model (bench_planner_stage1 --relax)");
 }
 
 // The row of setting `name` (CLUSTER:LOAD), padded to n entries (0 = none recorded yet).
