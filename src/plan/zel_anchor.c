@@ -207,6 +207,8 @@ zg_status zel_anchor_solve_lns(const zel_model *m, double eps, const zel_limits 
         if (lns_nodes >= ZEL_LNS_DEEP && zel_column_leftover(m, lb, sol))
             lns_used += zel_lns_improve(m, sol, lns_nodes / 8, sub);
         // then the nested columns (zel_column.c), polished the same way when they are better
+        // (bench_planner_quality 32xA6000 high: bestgap mean 0.0197 -> 0.0063 %, max 0.25 ->
+        // 0.11 %, 9 batches better; 16 high 2 batches +0.001 / -0.004 %, 32 low the same plans)
         if (lns_nodes >= ZEL_LNS_DEEP && sol->T > lb * (1 + ZEL_REL_TOL)) {
             zel_sol nm;
             if ((rc = zel_sol_alloc(m, &nm, err))) {

@@ -38,8 +38,10 @@
 // below (8 steps to 1e-3: the same quality on bench_planner_quality, 10-30 % slower plans).
 #define ZEL_COL_STEPS 5
 #define ZEL_COL_TOL 3e-3
-// Nests (zel_column_nested) add n_nest * K pushes per rank: skipped above this much in all.
-#define ZEL_COL_NEST_WORK 4000000
+// Nests (zel_column_nested) add n_nest * K pushes per rank: skipped above this much in all;
+// their inner units have degrees 1..ZEL_COL_NEST_DEG.
+#define ZEL_COL_NEST_WORK 8000000
+#define ZEL_COL_NEST_DEG 4
 
 typedef struct col_ctx {
     const zel_model *m;
@@ -68,15 +70,16 @@ typedef struct col_ctx {
     double *A;                       // [p][j] added area
     double *f;                       // [p][k]
     int32_t *pick;                   // [p][k] chosen j, -1 skip, K + i nest i
-    // Nests (zel_column_nested): one unit of group ng[i] on a block [p, p + w), w >= 2, over
-    // nc[i] whole units of group nh[i] on the block's single ranks (ceil / floor of nc / w
-    // each, the first nc % w ranks one more), n_nest of them (0: plain columns only).
+    // Nests (zel_column_nested): a top content ntop[i] (one or two units, as a column's) on a
+    // block [p, p + w) over nc[i] units of group nh[i] on the sub-blocks of degree nd[i] that
+    // tile it (w a multiple of nd, w >= 2 nd; ceil / floor of nc / (w / nd) units each, the
+    // first ones one more), n_nest of them (0: plain columns only).
     int32_t n_nest;
     // Nested runs also price a rank by its effective load max(L, T - tau (cap - H)) instead of
     // L (the memory-aware fluid's tau; 0: plain areas): what it leaves to the fillers.
     double tau, T;                   // (T: the height dp_run runs)
-    uint8_t *ng, *nh;                // [i]
-    int32_t *nc;                     // [i]
+    int32_t *ntop, *nc;              // [i]
+    uint8_t *nh, *nd;                // [i]
     int32_t *NW;                     // [p][i] least width (0: none)
     uint8_t *nlean;                  // [p][i] 1: leanest options (top and wholes)
     double *NA;                      // [p][i] area
@@ -181,48 +184,55 @@ static int32_t rec_of(const col_ctx *c, int32_t p, int32_t w) {
 // Nest i on block (p, w) at height T, on the fastest (lean 0) or leanest (1) options: its area,
 // or INFINITY when a rank would go over T or the memory cap, or an option is missing.
 static double nest_fit(const col_ctx *c, int32_t i, int32_t p, int32_t w, int lean, double T) {
-    int32_t G = c->G, g = c->ng[i], h = c->nh[i], n = c->nc[i];
+    int32_t G = c->G, j = c->ntop[i], h = c->nh[i], d = c->nd[i], n = c->nc[i], S = w / d;
     int32_t r = rec_of(c, p, w);
-    if (r < 0 || !(c->rav[r] >> g & 1)) return INFINITY;
+    if (r < 0 || (c->jmask[j] & ~(uint32_t)c->rav[r])) return INFINITY;
     const double *t4 = c->rt + (size_t)r * 4 * (size_t)G;
-    double tt = t4[2 * lean * G + g], tm = t4[2 * lean * G + G + g];
+    const uint8_t *gs = c->jg + (size_t)j * (size_t)G;
+    const double *ds = c->jd + (size_t)j * (size_t)G;
+    double tt = 0, tm = 0;
+    for (int32_t x = 0; x < c->jn[j]; x++)
+        tt += ds[x] * t4[2 * lean * G + gs[x]], tm += ds[x] * t4[2 * lean * G + G + gs[x]];
     double area = c->tau > 0 ? 0 : w * tt;
     const double *bl = c->m->base_load, *bm = c->m->base_mem;
-    for (int32_t q = 0; q < w; q++) {
-        int32_t r1 = rec_of(c, p + q, 1);
+    for (int32_t sb = 0; sb < S; sb++) {
+        int32_t r1 = rec_of(c, p + sb * d, d);
         if (r1 < 0 || !(c->rav[r1] >> h & 1)) return INFINITY;
         const double *u4 = c->rt + (size_t)r1 * 4 * (size_t)G;
-        int32_t cnt = n / w + (q < n % w);
+        int32_t cnt = n / S + (sb < n % S);
         double t = tt + cnt * u4[2 * lean * G + h], mem = tm + cnt * u4[2 * lean * G + G + h];
-        if (!(bl[p + q] + t <= T) || bm[p + q] + mem > c->m->mem_cap) return INFINITY;
-        area += c->tau > 0 ? eff_rank(c, p + q, t, mem, T) : cnt * u4[2 * lean * G + h];
+        for (int32_t q = p + sb * d; q < p + (sb + 1) * d; q++) {
+            if (!(bl[q] + t <= T) || bm[q] + mem > c->m->mem_cap) return INFINITY;
+            area += c->tau > 0 ? eff_rank(c, q, t, mem, T) : cnt * u4[2 * lean * G + h];
+        }
     }
     return area;
 }
 
 // NW, NA, nlean of every nest at rank p for height T: the least width that fits (fastest
-// options, else the leanest). A nest's units only grow with its count, so the least width of
-// count n + 1 is at least that of n (nests of one pair (g, h) are listed by count).
+// options, else the leanest; with effective loads the lower of both). A nest's units only grow
+// with its count, so the least width of count n + 1 is at least that of n (the nests of one
+// top, group and degree are listed by count).
 static void nests_at(col_ctx *c, int32_t p, double T) {
     size_t row = (size_t)p * (size_t)c->n_nest;
     int32_t w0 = 2;
     for (int32_t i = 0; i < c->n_nest; i++) {
-        if (i == 0 || c->nc[i] == 1) w0 = 2;  // a new pair (g, h)
+        int32_t d = c->nd[i];
+        if (i == 0 || c->nc[i] == 1) w0 = 2 * d;  // a new (top, group, degree)
         int32_t *W = c->NW + row + i;
         *W = 0;
-        for (int32_t w = w0; p + w <= c->N && !*W; w++)
-            for (int lean = 0; lean < 2; lean++) {  // effective loads: the lower of both
+        for (int32_t w = (w0 + d - 1) / d * d; p + w <= c->N && !*W; w += d)
+            for (int lean = 0; lean < 2; lean++) {
                 double a = nest_fit(c, i, p, w, lean, T);
                 if (a < INFINITY && (!*W || a < c->NA[row + i]))
                     *W = w, c->NA[row + i] = a, c->nlean[row + i] = (uint8_t)lean;
                 if (*W && !(c->tau > 0)) break;
             }
-        if (*W) w0 = *W;
-        else w0 = c->N + 1;  // more units of h fit nowhere either
+        w0 = *W ? *W : c->N + 1;  // none: more units fit nowhere either
     }
 }
 
-// The nests' share of f(p, k): k = r + e_g + n e_h from every rest r that leaves room.
+// The nests' share of f(p, k): k = r + top + n e_h from every rest r that leaves room.
 static void dp_rank_nests(col_ctx *c, int32_t p) {
     int32_t K = c->K, G = c->G;
     size_t row = (size_t)p * (size_t)K, nrow = (size_t)p * (size_t)c->n_nest;
@@ -231,13 +241,17 @@ static void dp_rank_nests(col_ctx *c, int32_t p) {
     for (int32_t i = 0; i < c->n_nest; i++) {
         int32_t w = c->NW[nrow + i];
         if (!w) continue;
-        int32_t g = c->ng[i], h = c->nh[i], n = c->nc[i];
-        int32_t add = c->stride[g] + n * c->stride[h];
+        int32_t j = c->ntop[i], h = c->nh[i], n = c->nc[i];
+        int32_t add = j + n * c->stride[h], need[ZEL_COL_MAX_GROUPS];
+        const int16_t *dj = c->dig + (size_t)j * (size_t)G;
+        for (int32_t g = 0; g < G; g++) need[g] = c->cnt[g] - dj[g] - (g == h ? n : 0);
         double a = c->NA[nrow + i];
         const double *fw = c->f + (size_t)(p + w) * (size_t)K;
         for (int32_t r = 0; r < K; r++) {
             const int16_t *d = c->dig + (size_t)r * (size_t)G;
-            if (d[g] >= c->cnt[g] || d[h] + n > c->cnt[h]) continue;
+            int32_t g = 0;
+            while (g < G && d[g] <= need[g]) g++;
+            if (g < G) continue;
             double v = a + fw[r];
             if (v < fp[r + add]) fp[r + add] = v, pk[r + add] = K + i;
         }
@@ -324,16 +338,18 @@ static int dp_decode(const col_ctx *c, zel_sol *out) {
             p++;
             continue;
         }
-        if (j >= c->K) {  // a nest: the top unit, then the wholes round the block
-            int32_t i = j - c->K, g = c->ng[i], h = c->nh[i], G = c->G;
+        if (j >= c->K) {  // a nest: the top units, then the inner ones round the sub-blocks
+            int32_t i = j - c->K, t = c->ntop[i], h = c->nh[i], d = c->nd[i], G = c->G;
             size_t ni = (size_t)p * (size_t)c->n_nest + (size_t)i;
             int32_t w = c->NW[ni], lean = c->nlean[ni];
-            out->opt[next[g]++] = c->ro[(size_t)rec_of(c, p, w) * 2 * (size_t)G +
-                                        (size_t)(lean * G + g)];
+            const int32_t *ro = c->ro + (size_t)rec_of(c, p, w) * 2 * (size_t)G + lean * G;
+            for (int32_t g = 0; g < G; g++)
+                for (int32_t n = c->dig[(size_t)t * (size_t)G + (size_t)g]; n > 0; n--)
+                    out->opt[next[g]++] = ro[g];
             for (int32_t u = 0; u < c->nc[i]; u++)
-                out->opt[next[h]++] = c->ro[(size_t)rec_of(c, p + u % w, 1) * 2 * (size_t)G +
-                                            (size_t)(lean * G + h)];
-            p += w, k -= c->stride[g] + c->nc[i] * c->stride[h];
+                out->opt[next[h]++] = c->ro[(size_t)rec_of(c, p + u % (w / d) * d, d) * 2 *
+                                                (size_t)G + (size_t)(lean * G + h)];
+            p += w, k -= t + c->nc[i] * c->stride[h];
             continue;
         }
         size_t row = (size_t)p * (size_t)c->K + (size_t)j;
@@ -350,28 +366,36 @@ static int dp_decode(const col_ctx *c, zel_sol *out) {
     return zel_sol_eval(m, out->opt, NULL, NULL, &out->T, &out->K);
 }
 
-// The nests of m (zel_column_nested): every pair of groups g != h with whole options for h,
-// each count of h, unless their DP work passes ZEL_COL_NEST_WORK (then none). 0: out of memory.
+// The nests of m (zel_column_nested): every top content of one or two units, every group h
+// and inner degree d <= ZEL_COL_NEST_DEG, each count of h the top leaves room for; none when
+// their DP work passes ZEL_COL_NEST_WORK. Returns 0 on out of memory.
 static int nests_init(col_ctx *c) {
-    const zel_model *m = c->m;
-    int64_t n = 0;
-    for (int32_t g = 0; g < c->G; g++)
-        for (int32_t h = 0; h < c->G; h++)
-            if (h != g && c->cnt[g] > 0 && m->grps[h].n_whole > 0) n += c->cnt[h];
-    if (n == 0 || n * c->K * (int64_t)c->N > ZEL_COL_NEST_WORK) return 1;
-    size_t np = (size_t)n * (size_t)c->N;
-    c->ng = malloc(2 * (size_t)n + np);
-    c->nc = malloc(sizeof(int32_t) * ((size_t)n + np));
-    c->NA = malloc(sizeof(double) * np);
-    if (!c->ng || !c->nc || !c->NA) return 0;
-    c->nh = c->ng + n, c->nlean = c->nh + n, c->NW = c->nc + n;
-    for (int32_t g = 0; g < c->G; g++)
-        for (int32_t h = 0; h < c->G; h++)
-            if (h != g && c->cnt[g] > 0 && m->grps[h].n_whole > 0)
-                for (int32_t k = 1; k <= c->cnt[h]; k++) {
-                    c->ng[c->n_nest] = (uint8_t)g, c->nh[c->n_nest] = (uint8_t)h;
-                    c->nc[c->n_nest++] = k;
-                }
+    int32_t G = c->G;
+    for (int pass = 0; pass < 2; pass++) {  // count, then fill
+        int64_t n = 0;
+        for (int32_t j = 1; j < c->K; j++) {
+            const int16_t *dj = c->dig + (size_t)j * (size_t)G;
+            int32_t units = 0;
+            for (int32_t g = 0; g < G; g++) units += dj[g];
+            if (units > 2) continue;
+            for (int32_t h = 0; h < G; h++)
+                for (int32_t d = 1; d <= ZEL_COL_NEST_DEG; d++)
+                    for (int32_t k = 1; k <= c->cnt[h] - dj[h]; k++, n++)
+                        if (pass) {
+                            c->ntop[n] = j, c->nh[n] = (uint8_t)h, c->nd[n] = (uint8_t)d;
+                            c->nc[n] = k;
+                        }
+        }
+        if (pass) break;
+        if (n == 0 || n * c->K * (int64_t)c->N > ZEL_COL_NEST_WORK) return 1;
+        size_t np = (size_t)n * (size_t)c->N;
+        c->ntop = malloc(sizeof(int32_t) * (2 * (size_t)n + np));
+        c->nh = malloc(2 * (size_t)n + np);
+        c->NA = malloc(sizeof(double) * np);
+        if (!c->ntop || !c->nh || !c->NA) return 0;
+        c->nc = c->ntop + n, c->NW = c->nc + n, c->nd = c->nh + n, c->nlean = c->nd + n;
+        c->n_nest = (int32_t)n;
+    }
     return 1;
 }
 
@@ -489,7 +513,7 @@ static int col_init(col_ctx *c, const zel_model *m) {
 }
 
 static void col_free(col_ctx *c) {
-    free(c->ng), free(c->nc), free(c->NA);
+    free(c->ntop), free(c->nh), free(c->NA);
     free(c->W), free(c->pick), free(c->lean_j), free(c->A), free(c->f), free(c->dig);
     free(c->jmask), free(c->jd), free(c->jp), free(c->jneed), free(c->fit), free(c->first);
     free(c->rw), free(c->rav), free(c->rL);

@@ -176,10 +176,11 @@ int zel_beam_incumbent(const zel_model *m, double lb, int32_t levels, int32_t wi
 // allocated by the caller; canonical and evaluated. Returns 0 (out->T = INFINITY) when none was
 // found or the model is outside the DP's size limits (N <= 64, <= 8 groups, small counts).
 int zel_column_incumbent(const zel_model *m, double lb, double ub, zel_sol *out);
-// The same DP with nests as well: one unit of a group on a block of w >= 2 ranks over whole
-// units of another group spread evenly on the block's ranks (32xA6000 high batches 37 and 61:
-// a 219 600-token video on [0, 8) over eight whole 95 160-token ones, which neither the plain
-// columns nor the search reach). Returns 0 when the model has no nests or is too large for them.
+// The same DP with nests as well, and ranks priced by what they leave the memory-aware fluid:
+// one or two units on a block over units of one group spread evenly on the sub-blocks of degree
+// d <= 4 that tile it (32xA6000 high batches 37 and 61: a 219 600-token video on [0, 8) over
+// eight whole 95 160-token ones; batch 23: one on [8, 16) over four on 2-rank blocks; neither
+// the plain columns nor the search reach them). Returns 0 when the model is out of its range.
 int zel_column_nested(const zel_model *m, double lb, double ub, zel_sol *out);
 // Layers: for every group, re-places its units by the column DP on top of the other units'
 // loads (a zel_sub); keeps strictly better T (s: feasible; stays canonical). Returns 1 if s

@@ -2,7 +2,7 @@
 // is within its bisection tolerance of the best column structure (brute force over every column
 // structure, ledgers included), legal, evaluated, canonical and deterministic; the layer moves
 // never make a plan worse and improve some, and so do the leftover layouts; the nested columns
-// (zel_column_nested) are legal and deterministic, reach a nest no column structure has, and
+// (zel_column_nested) are legal and deterministic, reach nests no column structure has, and
 // beat the plain columns on some random models; out-of-range models are declined.
 #include "zgtest.h"
 #include "zel_testlib.h"
@@ -239,33 +239,47 @@ ZG_TEST(column_leftovers_legal_deterministic_and_useful) {
               better, better_after_layers, runs);
 }
 
-// Nests: one unit over whole units of another group. On 4 ranks a group whose only option is
-// the whole block [0, 4) (1 s per rank) and four whole units (1 s each): no column structure
-// exists (the wholes have no option on [0, 4)), the nest is the optimum, T = 2.
-ZG_TEST(column_nest_places_a_unit_over_wholes) {
-    int64_t cnt[2] = {1, 4};
+// Nests on 4 ranks where no column structure exists (the inner group has no option on the top's
+// block [0, 4), the top group no other): each case's nest is the optimum.
+//   top count 1 over 4 wholes (1 s each): T = 2;  top count 1 over 2 units of degree 2 on
+//   [0, 2) and [2, 4): T = 2;  two top units over 4 wholes: T = 3.
+static zg_problem nest_problem(int64_t top, int64_t inner, int32_t deg) {
+    int64_t cnt[2] = {top, inner};
     zg_problem pr = tprob_shell(4, 10.0, 2, cnt, 'n');
     pr.groups[0].opts = calloc(1, sizeof(zg_option));
     pr.groups[0].opts[0] = (zg_option){.config = {1, 4, 1}, .start = 0, .time = 1, .mem = 1};
     pr.groups[0].n_opts = 1;
     pr.groups[1].opts = calloc(4, sizeof(zg_option));
-    for (int32_t r = 0; r < 4; r++)
-        pr.groups[1].opts[r] = (zg_option){.config = {1, 1, 1}, .start = r, .time = 1, .mem = 1};
-    pr.groups[1].n_opts = 4;
-    for (int32_t g = 0; g < 2; g++) pr.groups[g].whole_time = 4 - 3 * g, pr.groups[g].whole_mem = 1;
-    int32_t idx[2] = {0, 1};
-    zel_model m;
-    zg_error err;
-    CHECK_OK(zel_model_build(&pr, idx, 2, NULL, NULL, &m, &err), &err);
-    zel_sol s;
-    CHECK_OK(zel_sol_alloc(&m, &s, &err), &err);
-    double lb = zel_model_lower_bound(&m);
-    CHECK_EQ_INT(zel_column_incumbent(&m, lb, 4.0, &s), 0);
-    CHECK(zel_column_nested(&m, lb, 4.0, &s));
-    CHECK_MSG(s.T == 2.0 && legal(&m, &s), "nested T %.12g", s.T);
-    zel_sol_free(&s);
-    zel_model_free(&m);
-    tprob_free(&pr);
+    for (int32_t r = 0; r + deg <= 4; r += deg)
+        pr.groups[1].opts[pr.groups[1].n_opts++] =
+            (zg_option){.config = {1, deg, 1}, .start = r, .time = 1, .mem = 1};
+    pr.groups[0].whole_time = 4, pr.groups[1].whole_time = deg;
+    pr.groups[0].whole_mem = pr.groups[1].whole_mem = 1;
+    return pr;
+}
+
+ZG_TEST(column_nests_reach_layouts_no_column_has) {
+    struct {
+        int64_t top, inner;
+        int32_t deg;
+        double T;
+    } cases[] = {{1, 4, 1, 2.0}, {1, 2, 2, 2.0}, {2, 4, 1, 3.0}};
+    for (int c = 0; c < 3; c++) {
+        zg_problem pr = nest_problem(cases[c].top, cases[c].inner, cases[c].deg);
+        int32_t idx[2] = {0, 1};
+        zel_model m;
+        zg_error err;
+        CHECK_OK(zel_model_build(&pr, idx, 2, NULL, NULL, &m, &err), &err);
+        zel_sol s;
+        CHECK_OK(zel_sol_alloc(&m, &s, &err), &err);
+        double lb = zel_model_lower_bound(&m);
+        CHECK_EQ_INT(zel_column_incumbent(&m, lb, 8.0, &s), 0);
+        CHECK(zel_column_nested(&m, lb, 8.0, &s));
+        CHECK_MSG(s.T == cases[c].T && legal(&m, &s), "case %d: nested T %.12g", c, s.T);
+        zel_sol_free(&s);
+        zel_model_free(&m);
+        tprob_free(&pr);
+    }
 }
 
 // Random models, with and without the memory-aware fluid (effective loads): legal, evaluated,
