@@ -122,6 +122,14 @@ static double stage_layout(const zg_problem *pr, const zg_batch *b, const zel_mo
     return ms;
 }
 
+// Writes j to path (atomic); 1 (printed, naming the option) on failure.
+static int write_back(const char *path, const cJSON *j, const char *flag) {
+    zg_error err;
+    if (!zg_json_write_file(path, j, 1, &err)) return 0;
+    fprintf(stderr, "bench_planner_stage1: %s: %s\n", flag, err.msg);
+    return 1;
+}
+
 int main(int argc, char **argv) {
     char settings[256] = "32xA6000:high", mixes[128] = "V35,V40,V45,V50,V55,V60";
     const char *export_dir = NULL, *stage_dir = NULL, *best_path = NULL, *lb_path = NULL;
@@ -300,21 +308,9 @@ int main(int argc, char **argv) {
         if (bad) rc = 1;  // an invalid bound: stop after this setting's report
         zb_env_free(&e);
     }
-    if (!rc && lbf && lb_update) {
-        zg_error werr;
-        if (zg_json_write_file(lb_path, lbf, 1, &werr)) {
-            fprintf(stderr, "bench_planner_stage1: --lb-update: %s\n", werr.msg);
-            rc = 1;
-        }
-    }
+    if (!rc && lbf && lb_update) rc = write_back(lb_path, lbf, "--lb-update");
     cJSON_Delete(lbf);
-    if (!rc && best && best_update) {
-        zg_error werr;
-        if (zg_json_write_file(best_path, best, 1, &werr)) {
-            fprintf(stderr, "bench_planner_stage1: --best-update: %s\n", werr.msg);
-            rc = 1;
-        }
-    }
+    if (!rc && best && best_update) rc = write_back(best_path, best, "--best-update");
     cJSON_Delete(best);
     return rc;
 }
