@@ -18,19 +18,25 @@
 // makespan; stage1_mip.py solves it the same way, and --stage then reads the MIP's proven bound
 // ("bound": SCIP's dual bound, less 1e-6 relative for its tolerances), checks it against the
 // layout's objective in C and the best known plan, and --lb FILE --lb-update records it where it
-// is higher (bench/data/planner_lb.json: bench_planner_quality --lb reads it).
+// is higher (bench/data/planner_lb.json: bench_planner_quality --lb reads it). Its layout also
+// stages into a plan (the relaxation's anchors are real placements), reported and, with
+// --best-update, recorded like the stage-1 layouts'.
+//
+// --exact-extra N moves the cut so that the N next-priced groups are exact too (both models;
+// the relaxation stays one: any split of the groups into exact and fluid is one).
 #include <math.h>
 
 #include "zel_bench.h"
 
 static const char *usage =
     "usage: bench_planner_stage1 [--relax] --export DIR | --stage DIR [--best FILE [--best-update]]\n"
-    "                            [--lb FILE [--lb-update]]\n"
+    "                            [--lb FILE [--lb-update]] [--exact-extra N]\n"
     "                            [--settings CLUSTER:LOAD,...] [--batches N] [--mixes LIST]\n"
     "--export DIR: write each batch's stage-1 model to DIR/<cluster>_<load>_<k>.model.json\n"
     "--stage DIR: stage the layouts DIR/<...>.layout.json (bench/stage1_mip.py) into plans\n"
     "--relax: joint's relaxation model instead; --stage reads the MIP's proven bound (a lower\n"
     "    bound on every plan), checks it against --best, and --lb-update records it in FILE\n"
+    "--exact-extra N: the N groups priced next below the cut exact as well\n"
     "batches as bench_planner_quality's (defaults: 32xA6000:high, 100, V35,...,V60).\n";
 
 static cJSON *model_json(const zel_model *m) {
@@ -133,7 +139,7 @@ static int write_back(const char *path, const cJSON *j, const char *flag) {
 int main(int argc, char **argv) {
     char settings[256] = "32xA6000:high", mixes[128] = "V35,V40,V45,V50,V55,V60";
     const char *export_dir = NULL, *stage_dir = NULL, *best_path = NULL, *lb_path = NULL;
-    int batches = 100, best_update = 0, lb_update = 0, relax = 0;
+    int batches = 100, best_update = 0, lb_update = 0, relax = 0, extra = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help")) {
@@ -153,6 +159,8 @@ int main(int argc, char **argv) {
             lb_update = 1;
         } else if (!strcmp(a, "--relax")) {
             relax = 1;
+        } else if (v && !strcmp(a, "--exact-extra")) {
+            extra = atoi(v), i++;
         } else if (v && !strcmp(a, "--settings")) {
             snprintf(settings, sizeof settings, "%s", v), i++;
         } else if (v && !strcmp(a, "--mixes")) {
@@ -165,11 +173,10 @@ int main(int argc, char **argv) {
         }
     }
     if (!export_dir == !stage_dir || batches < 1 || (best_update && !best_path) ||
-        (lb_update && !lb_path) || (relax && best_update) || (!relax && lb_path)) {
+        (lb_update && !lb_path) || (!relax && lb_path) || extra < 0) {
         fprintf(stderr, "bench_planner_stage1: give one of --export DIR and --stage DIR, "
                         "--batches >= 1, --best FILE with --best-update, --lb FILE with "
-                        "--lb-update; --lb goes with --relax, --best-update without it\n%s",
-                usage);
+                        "--lb-update and --relax, --exact-extra >= 0\n%s", usage);
         return 1;
     }
     cJSON *best = best_open(best_path, mixes, best_update);
@@ -204,6 +211,20 @@ int main(int argc, char **argv) {
                 zg_problem_build(&e.ctx, &b, &pr, &err)) {
                 fprintf(stderr, "bench_planner_stage1: %s\n", err.msg);
                 return 1;
+            }
+            e.ctx.opts.anchor_cut_s = 0;
+            if (extra > 0) {  // the cut between the N-th group below it and the next
+                if (zel_stage1_model(&e.ctx, &pr, &m, &err)) {
+                    fprintf(stderr, "bench_planner_stage1: %s\n", err.msg);
+                    return 1;
+                }
+                int32_t a = m.n_grps + extra - 1;  // groups: whole price descending
+                zel_model_free(&m);
+                if (a + 1 < pr.n_groups)
+                    e.ctx.opts.anchor_cut_s =
+                        sqrt(pr.groups[a].whole_time * pr.groups[a + 1].whole_time);
+                else
+                    e.ctx.opts.anchor_cut_s = 0.5 * pr.groups[pr.n_groups - 1].whole_time;
             }
             if ((relax ? zel_relax_model : zel_stage1_model)(&e.ctx, &pr, &m, &err)) {
                 fprintf(stderr, "bench_planner_stage1: %s\n", err.msg);
@@ -246,13 +267,17 @@ int main(int argc, char **argv) {
                     double bk = cJSON_IsNumber(it) && it->valuedouble > 0 ? it->valuedouble : 0;
                     cJSON *li = lrow ? cJSON_GetArrayItem(lrow, k) : NULL;
                     double old = cJSON_IsNumber(li) ? li->valuedouble : 0;
+                    double ms = fits ? stage_layout(&pr, &b, &m, &sol) : INFINITY;
                     // the MIP's layout must score the same in C (the same model), and a lower
-                    // bound above a real plan would be a wrong model
-                    int ok = fits && fabs(T - ob) <= 1e-6 * ob && (bk == 0 || bd <= bk);
+                    // bound above a real plan (its own staged one too) would be a wrong model
+                    int ok = fits && fabs(T - ob) <= 1e-6 * ob && (bk == 0 || bd <= bk) &&
+                             bd <= ms;
                     printf("%s:%s batch %d %s relaxation bound %.6f (layout %.6f, C %.6f) best "
-                           "plan %.9g (%+.4f%%) recorded %.6f%s\n", name, load, k,
+                           "plan %.9g (%+.4f%%) recorded %.6f staged %.9g%s\n", name, load, k,
                            mx[k % nmx], bd, ob, fits ? T : INFINITY, bk,
-                           bk > 0 ? 100 * (bk / bd - 1) : 0.0, old, ok ? "" : "  INVALID");
+                           bk > 0 ? 100 * (bk / bd - 1) : 0.0, old, ms, ok ? "" : "  INVALID");
+                    if (ok && ms < INFINITY && (bk == 0 || ms < bk) && best_update && it)
+                        cJSON_ReplaceItemInArray(brow, k, cJSON_CreateNumber(ms));
                     if (!ok) {
                         bad++;
                     } else {

@@ -83,6 +83,7 @@ def test_relaxation_bound_is_below_every_known_plan():
         rows = re.findall(r"relaxation bound (\S+) \(layout (\S+), C (\S+)\) best plan (\S+)",
                           out)
         assert len(rows) == 4 and "INVALID" not in out, out
+        assert len(re.findall(r" staged \d", out)) == 4, out
         for bound, lay, c, plan in rows:
             assert abs(float(lay) - float(c)) <= 1e-6 * float(c)
             assert 0 < float(bound) <= float(plan)
