@@ -4,7 +4,8 @@
 // 203.29 (stage-1 objective), the beam finds SCIP's proven stage-1 optimum 202.2608 and the
 // zellige planner's first visit plans it (203.305 -> 202.257 s). On batch 37, where the beam
 // does not help either, the nested columns (zel_column.c) find SCIP's stage-1 optimum 202.7576
-// and the first visit plans it (202.977 -> 202.467 s).
+// and the first visit plans it (202.977 -> 202.467 s); 32xA6000 low batch 91's first visit
+// gets the density layout's columns (184.419 -> 183.699 s).
 #include <math.h>
 
 #include "zgtest.h"
@@ -65,18 +66,23 @@ ZG_TEST(prefix_completion_and_beam_are_legal) {
     CHECK(runs >= 20);
 }
 
-// A batch of the quality bench's 32xA6000 high load (175K tokens per rank, 15 s videos):
-// batch k is mix V35, V40, ... (k % 6), draw k / 6.
-static zg_status q32_batch(env *e, zg_batch *b, const char *mix, uint64_t draw, zg_error *err) {
+// A batch of the quality bench's 32xA6000 high load (175K tokens per rank, 15 s videos; low:
+// 125K): batch k is mix V35, V40, ... (k % 6), draw k / 6.
+static zg_status q32_batch_at(env *e, zg_batch *b, int64_t tpr, const char *mix, uint64_t draw,
+                              zg_error *err) {
     zg_status st = env_init(e, "32xA6000", err);
     if (st) return st;
-    zg_mix_spec spec = {zg_mix_share_from_name(mix), 175000, 15, e->cluster.world_size, 3};
+    zg_mix_spec spec = {zg_mix_share_from_name(mix), tpr, 15, e->cluster.world_size, 3};
     zg_batch_init(b);
     return zg_workload_mix(&e->model, &spec, draw, b, err);
 }
 
+static zg_status q32_batch(env *e, zg_batch *b, const char *mix, uint64_t draw, zg_error *err) {
+    return q32_batch_at(e, b, 175000, mix, draw, err);
+}
+
 // The zellige planner's first visit of that batch: its makespan.
-static double first_visit(const char *mix, uint64_t draw) {
+static double first_visit(int64_t tpr, const char *mix, uint64_t draw) {
     env e;
     zg_batch b;
     zg_error err;
@@ -86,7 +92,8 @@ static double first_visit(const char *mix, uint64_t draw) {
     zg_planner pl;
     zg_plan p;
     zg_plan_init(&p);
-    if (!q32_batch(&e, &b, mix, draw, &err) && !zg_planner_init(&pl, "zellige", &e.ctx, &err)) {
+    if (!q32_batch_at(&e, &b, tpr, mix, draw, &err) &&
+        !zg_planner_init(&pl, "zellige", &e.ctx, &err)) {
         if (!zg_planner_plan(&pl, &b, &p, &err)) ms = p.makespan;
         zg_planner_free(&pl);
     }
@@ -125,7 +132,7 @@ ZG_TEST(beam_finds_the_stage1_optimum_of_batch9) {
 }
 
 ZG_TEST(zellige_first_visit_plans_batch9_at_the_optimum_layout) {
-    double ms = first_visit("V50", 1);  // batch 9
+    double ms = first_visit(175000, "V50", 1);  // batch 9
     printf("  zellige %.6f s\n", ms);
     CHECK_MSG(ms < 202.3, "makespan %.9g (203.305 before the beam)", ms);
 }
@@ -162,9 +169,18 @@ ZG_TEST(nested_columns_find_the_stage1_optimum_of_batch37) {
 }
 
 ZG_TEST(zellige_first_visit_plans_batch37_nested) {
-    double ms = first_visit("V40", 6);  // batch 37
+    double ms = first_visit(175000, "V40", 6);  // batch 37
     printf("  zellige %.6f s\n", ms);
     CHECK_MSG(ms < 202.5, "makespan %.9g (202.977 before the nests)", ms);
+}
+
+// 32xA6000 low batch 91 (V40, draw 15): the density layout's column DP + 1-opt finds the layout
+// that joint's relaxation solved by HiGHS staged into (183.666 s: five 219 600-token videos on
+// their own blocks, one on four ranks); zellige planned 184.419 s before.
+ZG_TEST(zellige_first_visit_plans_low_batch91_by_the_density_columns) {
+    double ms = first_visit(125000, "V40", 15);
+    printf("  zellige %.6f s\n", ms);
+    CHECK_MSG(ms < 183.8, "makespan %.9g (184.419 before)", ms);
 }
 
 ZG_TEST_MAIN()
