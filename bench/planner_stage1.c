@@ -29,13 +29,15 @@
 #include "zel_bench.h"
 
 static const char *usage =
-    "usage: bench_planner_stage1 [--relax] --export DIR | --stage DIR [--best FILE [--best-update]]\n"
-    "                            [--lb FILE [--lb-update]] [--exact-extra N]\n"
+    "usage: bench_planner_stage1 [--relax] --export DIR | --stage DIR\n"
+    "                            [--best FILE [--best-update]] [--lb FILE [--lb-update]]\n"
+    "                            [--exact-extra N]\n"
     "                            [--settings CLUSTER:LOAD,...] [--batches N] [--mixes LIST]\n"
     "--export DIR: write each batch's stage-1 model to DIR/<cluster>_<load>_<k>.model.json\n"
     "--stage DIR: stage the layouts DIR/<...>.layout.json (bench/stage1_mip.py) into plans\n"
     "--relax: joint's relaxation model instead; --stage reads the MIP's proven bound (a lower\n"
-    "    bound on every plan), checks it against --best, and --lb-update records it in FILE\n"
+    "    bound on every plan), checks it against --best and against its own layout staged into\n"
+    "    a plan (--best-update records that plan where it is better), --lb-update records it\n"
     "--exact-extra N: the N groups priced next below the cut exact as well\n"
     "batches as bench_planner_quality's (defaults: 32xA6000:high, 100, V35,...,V60).\n";
 

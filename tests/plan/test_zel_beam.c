@@ -103,32 +103,49 @@ static double first_visit(int64_t tpr, const char *mix, uint64_t draw) {
     return ms;
 }
 
-ZG_TEST(beam_finds_the_stage1_optimum_of_batch9) {
+// A 32xA6000 high batch's stage-1 model with two incumbents: g = the greedy ladder, s = the
+// beam (2 levels x 4), each then through the neighbourhoods (2 500 / 312 nodes).
+typedef struct stage1_case {
     env e;
     zg_batch b;
-    zg_error err;
-    CHECK_OK(q32_batch(&e, &b, "V50", 1, &err), &err);
     zg_problem pr;
-    CHECK_OK(zg_problem_build(&e.ctx, &b, &pr, &err), &err);
     zel_model m;
-    CHECK_OK(zel_stage1_model(&e.ctx, &pr, &m, &err), &err);
     zel_sol g, s;
-    CHECK_OK(zel_sol_alloc(&m, &g, &err), &err);
-    CHECK_OK(zel_sol_alloc(&m, &s, &err), &err);
-    double lb = zel_model_lower_bound(&m);
-    CHECK(zel_heuristic(&m, lb, &g));
-    zel_lns_improve(&m, &g, 2500, 312);
-    CHECK(zel_beam_incumbent(&m, lb, 2, 4, &s));
-    zel_lns_improve(&m, &s, 2500, 312);
-    printf("  greedy + neighbourhoods %.6f, beam + neighbourhoods %.6f\n", g.T, s.T);
-    CHECK_MSG(g.T > 203.2, "the greedy start moved: %.9g (the test's premise)", g.T);
+    double lb;
+} stage1_case;
+
+static int stage1_open(stage1_case *x, const char *mix, uint64_t draw, zg_error *err) {
+    memset(x, 0, sizeof *x);
+    if (q32_batch(&x->e, &x->b, mix, draw, err) ||
+        zg_problem_build(&x->e.ctx, &x->b, &x->pr, err) ||
+        zel_stage1_model(&x->e.ctx, &x->pr, &x->m, err) || zel_sol_alloc(&x->m, &x->g, err) ||
+        zel_sol_alloc(&x->m, &x->s, err))
+        return 0;
+    x->lb = zel_model_lower_bound(&x->m);
+    if (!zel_heuristic(&x->m, x->lb, &x->g) || !zel_beam_incumbent(&x->m, x->lb, 2, 4, &x->s))
+        return 0;
+    zel_lns_improve(&x->m, &x->g, 2500, 312);
+    zel_lns_improve(&x->m, &x->s, 2500, 312);
+    printf("  greedy + neighbourhoods %.6f, beam + neighbourhoods %.6f\n", x->g.T, x->s.T);
+    return 1;
+}
+
+static void stage1_close(stage1_case *x) {
+    zel_sol_free(&x->g), zel_sol_free(&x->s);
+    zel_model_free(&x->m);
+    zg_problem_free(&x->pr);
+    zg_batch_free(&x->b);
+    zg_pricer_free(&x->e.pricer);
+}
+
+ZG_TEST(beam_finds_the_stage1_optimum_of_batch9) {
+    stage1_case x;
+    zg_error err;
+    CHECK_MSG(stage1_open(&x, "V50", 1, &err), "batch 9: %s", err.msg);
+    CHECK_MSG(x.g.T > 203.2, "the greedy start moved: %.9g (the test's premise)", x.g.T);
     // SCIP proved 202.260836 optimal (bench/stage1_mip.py); nothing may be below it
-    CHECK_MSG(s.T < 202.2609 && s.T > 202.2608, "beam %.9g", s.T);
-    zel_sol_free(&g), zel_sol_free(&s);
-    zel_model_free(&m);
-    zg_problem_free(&pr);
-    zg_batch_free(&b);
-    zg_pricer_free(&e.pricer);
+    CHECK_MSG(x.s.T < 202.2609 && x.s.T > 202.2608, "beam %.9g", x.s.T);
+    stage1_close(&x);
 }
 
 ZG_TEST(zellige_first_visit_plans_batch9_at_the_optimum_layout) {
@@ -138,34 +155,16 @@ ZG_TEST(zellige_first_visit_plans_batch9_at_the_optimum_layout) {
 }
 
 ZG_TEST(nested_columns_find_the_stage1_optimum_of_batch37) {
-    env e;
-    zg_batch b;
+    stage1_case x;
     zg_error err;
-    CHECK_OK(q32_batch(&e, &b, "V40", 6, &err), &err);
-    zg_problem pr;
-    CHECK_OK(zg_problem_build(&e.ctx, &b, &pr, &err), &err);
-    zel_model m;
-    CHECK_OK(zel_stage1_model(&e.ctx, &pr, &m, &err), &err);
-    zel_sol g, s;
-    CHECK_OK(zel_sol_alloc(&m, &g, &err), &err);
-    CHECK_OK(zel_sol_alloc(&m, &s, &err), &err);
-    double lb = zel_model_lower_bound(&m);
-    CHECK(zel_heuristic(&m, lb, &g));
-    zel_lns_improve(&m, &g, 2500, 312);
-    CHECK(zel_beam_incumbent(&m, lb, 2, 4, &s));
-    zel_lns_improve(&m, &s, 2500, 312);
-    printf("  greedy + neighbourhoods %.6f, beam + neighbourhoods %.6f", g.T, s.T);
-    CHECK_MSG(g.T > 202.9 && s.T > 202.9, "the premise moved: %.9g, %.9g", g.T, s.T);
-    CHECK(zel_column_nested(&m, lb, g.T, &s));
-    printf(", nested columns %.6f\n", s.T);
+    CHECK_MSG(stage1_open(&x, "V40", 6, &err), "batch 37: %s", err.msg);
+    CHECK_MSG(x.g.T > 202.9 && x.s.T > 202.9, "the premise moved: %.9g, %.9g", x.g.T, x.s.T);
+    CHECK(zel_column_nested(&x.m, x.lb, x.g.T, &x.s));
+    printf("  nested columns %.6f\n", x.s.T);
     // SCIP proved 202.757567 optimal (bench/stage1_mip.py): a 219 600-token video on [0, 8)
     // over eight whole 95 160-token ones
-    CHECK_MSG(s.T < 202.7576 && s.T > 202.7575, "nested %.9g", s.T);
-    zel_sol_free(&g), zel_sol_free(&s);
-    zel_model_free(&m);
-    zg_problem_free(&pr);
-    zg_batch_free(&b);
-    zg_pricer_free(&e.pricer);
+    CHECK_MSG(x.s.T < 202.7576 && x.s.T > 202.7575, "nested %.9g", x.s.T);
+    stage1_close(&x);
 }
 
 ZG_TEST(zellige_first_visit_plans_batch37_nested) {
