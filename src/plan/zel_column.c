@@ -24,6 +24,11 @@
 // Cost: (N + 1) * sum_k prod_g (k_g + 1) per height, pruned: a column content that fits at no
 // width makes every larger content fit at none (loads and memory only grow), and w(p, j) >=
 // w(p, j - e_g). Models beyond ZEL_COL_MAX_WORK pairs are skipped (return 0).
+//
+// Nested runs (zel_column_nested, seventeenth pass) add a second kind of transition, a nest: a
+// top content of one or two units on [p, p + w) over units of one group on the sub-blocks that
+// tile it, and price ranks by their effective load max(L, T - tau (cap - H)) (what they leave
+// the memory-aware fluid) instead of their area; a rank left empty then costs its own.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
