@@ -16,7 +16,7 @@
 // With --relax, --export writes zel_relax_model instead: joint's relaxation (the fillers as
 // fluid work of their least area at every filler density), whose optimum is below every plan's
 // makespan; stage1_mip.py solves it the same way, and --stage then reads the MIP's proven bound
-// ("bound": SCIP's dual bound, less 1e-6 relative for its tolerances), checks it against the
+// ("bound": the solver's dual bound, less 1e-6 relative for its tolerances), checks it against the
 // layout's objective in C and the best known plan, and --lb FILE --lb-update records it where it
 // is higher (bench/data/planner_lb.json: bench_planner_quality --lb reads it). Its layout also
 // stages into a plan (the relaxation's anchors are real placements), reported and, with
@@ -257,60 +257,59 @@ int main(int argc, char **argv) {
                                         sizeof why)) {
                     fprintf(stderr, "bench_planner_stage1: %s: %s\n", path, why);
                     rc = 1;
-                } else if (relax) {
-                    double T;
-                    int64_t K;
-                    int fits = zel_sol_eval(&m, sol.opt, NULL, NULL, &T, &K);
-                    const cJSON *jb = cJSON_GetObjectItem(j, "bound");
-                    const cJSON *jo = cJSON_GetObjectItem(j, "objective");
-                    double bd = cJSON_IsNumber(jb) ? jb->valuedouble * (1 - 1e-6) : 0;
-                    double ob = cJSON_IsNumber(jo) ? jo->valuedouble : INFINITY;
-                    cJSON *it = brow ? cJSON_GetArrayItem(brow, k) : NULL;
-                    double bk = cJSON_IsNumber(it) && it->valuedouble > 0 ? it->valuedouble : 0;
-                    cJSON *li = lrow ? cJSON_GetArrayItem(lrow, k) : NULL;
-                    double old = cJSON_IsNumber(li) ? li->valuedouble : 0;
-                    double ms = fits ? stage_layout(&pr, &b, &m, &sol) : INFINITY;
-                    // the MIP's layout must score the same in C (the same model), and a lower
-                    // bound above a real plan (its own staged one too) would be a wrong model
-                    int ok = fits && fabs(T - ob) <= 1e-6 * ob && (bk == 0 || bd <= bk) &&
-                             bd <= ms;
-                    printf("%s:%s batch %d %s relaxation bound %.6f (layout %.6f, C %.6f) best "
-                           "plan %.9g (%+.4f%%) recorded %.6f staged %.9g%s\n", name, load, k,
-                           mx[k % nmx], bd, ob, fits ? T : INFINITY, bk,
-                           bk > 0 ? 100 * (bk / bd - 1) : 0.0, old, ms, ok ? "" : "  INVALID");
-                    if (ok && ms < INFINITY && (bk == 0 || ms < bk) && best_update && it)
-                        cJSON_ReplaceItemInArray(brow, k, cJSON_CreateNumber(ms));
-                    if (!ok) {
-                        bad++;
-                    } else {
-                        staged++;
-                        if (bk > 0) gsum += bk / bd - 1;
-                        if (bd > old) {
-                            better++;
-                            if (lb_update && li) cJSON_ReplaceItemInArray(lrow, k,
-                                                                          cJSON_CreateNumber(bd));
-                        }
-                    }
                 } else {
+                    // the layout's objective in C and its plan (stage 2 on its anchors)
                     double T;
                     int64_t K;
                     int fits = zel_sol_eval(&m, sol.opt, NULL, NULL, &T, &K);
                     double ms = fits ? stage_layout(&pr, &b, &m, &sol) : INFINITY;
                     cJSON *it = brow ? cJSON_GetArrayItem(brow, k) : NULL;
                     double bk = cJSON_IsNumber(it) && it->valuedouble > 0 ? it->valuedouble : 0;
-                    printf("%s:%s batch %d %s stage-1 objective %.6f staged %.9g best %.9g "
-                           "(%+.4f%%)\n", name, load, k, mx[k % nmx], T, ms, bk,
-                           bk > 0 ? 100 * (ms / bk - 1) : 0.0);
-                    if (ms < INFINITY) {
-                        staged++;
-                        if (bk > 0) {
-                            gsum += ms / bk - 1;
-                            if (ms / bk - 1 < gmin) gmin = ms / bk - 1;
+                    if (relax) {
+                        const cJSON *jb = cJSON_GetObjectItem(j, "bound");
+                        const cJSON *jo = cJSON_GetObjectItem(j, "objective");
+                        double bd = cJSON_IsNumber(jb) ? jb->valuedouble * (1 - 1e-6) : 0;
+                        double ob = cJSON_IsNumber(jo) ? jo->valuedouble : INFINITY;
+                        cJSON *li = lrow ? cJSON_GetArrayItem(lrow, k) : NULL;
+                        double old = cJSON_IsNumber(li) ? li->valuedouble : 0;
+                        // the MIP's layout must score the same in C (the same model), and a
+                        // lower bound above a real plan (its own staged one too) would be a
+                        // wrong model
+                        int ok = fits && fabs(T - ob) <= 1e-6 * ob && (bk == 0 || bd <= bk) &&
+                                 bd <= ms;
+                        printf("%s:%s batch %d %s relaxation bound %.6f (layout %.6f, C %.6f) "
+                               "best plan %.9g (%+.4f%%) recorded %.6f staged %.9g%s\n", name,
+                               load, k, mx[k % nmx], bd, ob, fits ? T : INFINITY, bk,
+                               bk > 0 ? 100 * (bk / bd - 1) : 0.0, old, ms,
+                               ok ? "" : "  INVALID");
+                        if (ok && ms < INFINITY && (bk == 0 || ms < bk) && best_update && it)
+                            cJSON_ReplaceItemInArray(brow, k, cJSON_CreateNumber(ms));
+                        if (!ok) {
+                            bad++;
+                        } else {
+                            staged++;
+                            if (bk > 0) gsum += bk / bd - 1;
+                            if (bd > old) {
+                                better++;
+                                if (lb_update && li)
+                                    cJSON_ReplaceItemInArray(lrow, k, cJSON_CreateNumber(bd));
+                            }
                         }
-                        if (bk == 0 || ms < bk) {
-                            better++;
-                            if (best_update && it)
-                                cJSON_ReplaceItemInArray(brow, k, cJSON_CreateNumber(ms));
+                    } else {
+                        printf("%s:%s batch %d %s stage-1 objective %.6f staged %.9g best %.9g "
+                               "(%+.4f%%)\n", name, load, k, mx[k % nmx], T, ms, bk,
+                               bk > 0 ? 100 * (ms / bk - 1) : 0.0);
+                        if (ms < INFINITY) {
+                            staged++;
+                            if (bk > 0) {
+                                gsum += ms / bk - 1;
+                                if (ms / bk - 1 < gmin) gmin = ms / bk - 1;
+                            }
+                            if (bk == 0 || ms < bk) {
+                                better++;
+                                if (best_update && it)
+                                    cJSON_ReplaceItemInArray(brow, k, cJSON_CreateNumber(ms));
+                            }
                         }
                     }
                 }

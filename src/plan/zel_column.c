@@ -220,7 +220,7 @@ static double nest_fit(const col_ctx *c, int32_t i, int32_t p, int32_t w, int le
 // top, group and degree are listed by count).
 static void nests_at(col_ctx *c, int32_t p, double T) {
     size_t row = (size_t)p * (size_t)c->n_nest;
-    int32_t w0 = 2;
+    int32_t w0 = 0;  // set at i = 0 (count 1)
     for (int32_t i = 0; i < c->n_nest; i++) {
         int32_t d = c->nd[i];
         if (i == 0 || c->nc[i] == 1) w0 = 2 * d;  // a new (top, group, degree)
