@@ -190,14 +190,19 @@ typedef struct xtrade {
     int32_t a, b;          // b = -1: a move
     int64_t x, y;
     uint32_t vh, vr;       // the ranks' versions it was priced at (the cache)
+    double thr;            // priced below this bound only (mx = INFINITY: none at or below it)
 } xtrade;
 
 // The best trade of hi with r (lowest new maximum strictly below L_hi (1 - 1e-12), the first
-// in a, x, move, b, y order on ties).
-static xtrade xch_pair(const xch *c, int32_t hi, int32_t r) {
+// in a, x, move, b, y order on ties) when its new maximum is below thr; else none (mx =
+// INFINITY). Candidates that cannot go below the best so far are skipped by bounds on their
+// new maximum, so the threshold (the best trade with another rank) prunes from the start and
+// the result, when found, is the pair's best.
+static xtrade xch_pair(const xch *c, int32_t hi, int32_t r, double thr) {
     int32_t N = c->N, K = c->K;
     const double *L = c->L, *H = c->H, *tt = c->tt, *mm = c->mm;
-    xtrade t = {L[hi] * (1 - 1e-12), -1, -1, 0, 0, 0, 0};
+    double t0 = L[hi] * (1 - 1e-12);
+    xtrade t = {t0 < thr ? t0 : thr, -1, -1, 0, 0, 0, 0, thr};
     int found = 0;
     for (int32_t a = 0; a < K; a++) {
         int64_t ca = c->cnt[a * N + hi];
@@ -206,10 +211,11 @@ static xtrade xch_pair(const xch *c, int32_t hi, int32_t r) {
         if (ca == 0 || tar == INFINITY) continue;
         for (int64_t xi = 1; xi <= ca && xi <= XCH_FEW; xi++) {
             double x = (double)xi, lh = L[hi] - x * tah, lr = L[r] + x * tar;
+            if (lh >= t.mx) continue;  // every trade of these x units keeps hi at lh or above
             int move = xch_fits(H[r], x, mar, 0, 0, c->cap);  // (hi's memory only falls)
             if (move) {
                 double mx = lh > lr ? lh : lr;
-                if (mx < t.mx) t = (xtrade){mx, a, -1, xi, 0, 0, 0}, found = 1;
+                if (mx < t.mx) t = (xtrade){mx, a, -1, xi, 0, 0, 0, thr}, found = 1;
             }
             // a move that leaves r no higher than hi beats every trade back (those only
             // raise hi) when the returned type takes time
@@ -218,6 +224,12 @@ static xtrade xch_pair(const xch *c, int32_t hi, int32_t r) {
                 int64_t cb = c->cnt[b * N + r], ylo, yhi;
                 double tbh = tt[b * N + hi], tbr = tt[b * N + r];
                 if (b == a || cb == 0 || tbh == INFINITY || (dominated && tbh > 0)) continue;
+                // y >= 1 units back: hi at lh + tbh or above, and the pair at least at its
+                // balance point (the least max over real y; the margin covers the rounding)
+                if (lh + tbh >= t.mx ||
+                    (tbh + tbr > 0 &&
+                     (lh * tbr + lr * tbh) / (tbh + tbr) * (1 - 1e-9) >= t.mx))
+                    continue;
                 if (!xch_range(H[r], H[hi], x, mar, mah, mm[b * N + r], mm[b * N + hi], c->cap,
                                cb, &ylo, &yhi))
                     continue;
@@ -228,7 +240,7 @@ static xtrade xch_pair(const xch *c, int32_t hi, int32_t r) {
                 for (int64_t y = y0 - 1 < ylo ? ylo : y0 - 1; y <= y0 + 2 && y <= yhi; y++) {
                     double nh = lh + (double)y * tbh, nr = lr - (double)y * tbr;
                     double mx = nh > nr ? nh : nr;
-                    if (mx < t.mx) t = (xtrade){mx, a, b, xi, y, 0, 0}, found = 1;
+                    if (mx < t.mx) t = (xtrade){mx, a, b, xi, y, 0, 0, thr}, found = 1;
                 }
             }
         }
@@ -250,10 +262,16 @@ static xtrade xch_pair(const xch *c, int32_t hi, int32_t r) {
                  yi++) {
                 double y = (double)yi;
                 int64_t xlo, xhi;
+                double lh0 = L[hi] + y * tbh, lr0 = L[r] - y * tbr;  // before the x units
+                // x > XCH_FEW units to r: r at lr0 + (XCH_FEW + 1) tar or above, and the pair at
+                // least at its balance point (as above)
+                if (lr0 + (double)(XCH_FEW + 1) * tar >= t.mx ||
+                    (tah + tar > 0 &&
+                     (lh0 * tar + lr0 * tah) / (tah + tar) * (1 - 1e-9) >= t.mx))
+                    continue;
                 if (!xch_xrange(H[r], H[hi], y, mar, mah, mbr, mbh, c->cap, XCH_FEW + 1, xmax0,
                                 &xlo, &xhi))
                     continue;
-                double lh0 = L[hi] + y * tbh, lr0 = L[r] - y * tbr;  // before the x units
                 double xs = tah + tar > 0 ? (lh0 - lr0) / (tah + tar) : 0;
                 int64_t x0 = xs < (double)xlo   ? xlo
                              : xs > (double)xhi ? xhi
@@ -261,12 +279,13 @@ static xtrade xch_pair(const xch *c, int32_t hi, int32_t r) {
                 for (int64_t x = x0 - 1 < xlo ? xlo : x0 - 1; x <= x0 + 2 && x <= xhi; x++) {
                     double nh = lh0 - (double)x * tah, nr = lr0 + (double)x * tar;
                     double mx = nh > nr ? nh : nr;
-                    if (mx < t.mx) t = (xtrade){mx, a, b, x, yi, 0, 0}, found = 1;
+                    if (mx < t.mx) t = (xtrade){mx, a, b, x, yi, 0, 0, thr}, found = 1;
                 }
             }
         }
     }
     if (!found) t.mx = INFINITY;
+    t.thr = thr;
     return t;
 }
 
@@ -315,10 +334,20 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
     double *tt = malloc(sizeof(double) * (2 * (size_t)K * (size_t)N + 1));
     uint32_t *ver = calloc((size_t)N, sizeof(uint32_t));
     xtrade *row = malloc(sizeof(xtrade) * (cache ? (size_t)N * (size_t)N : (size_t)N));
-    if (!cnt || !tt || !ver || !row) {
-        free(ty), free(cnt), free(tt), free(ver), free(row);
+    // each type's units in placement order (tun[tof[k] .. tof[k + 1])), and a trade's units (mv)
+    int64_t *tof = malloc(sizeof(int64_t) * (2 * (size_t)n + (size_t)K + 2));
+    if (!cnt || !tt || !ver || !row || !tof) {
+        free(ty), free(cnt), free(tt), free(ver), free(row), free(tof);
         return;
     }
+    int64_t *tun = tof + K + 1, *mv = tun + n;
+    for (int32_t k = 0; k <= K; k++) tof[k] = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (ty[i] >= 0) tof[ty[i] + 1]++;
+    for (int32_t k = 0; k < K; k++) tof[k + 1] += tof[k];
+    int64_t at[XCH_MAX_TYPES] = {0};
+    for (int64_t i = 0; i < n; i++)
+        if (ty[i] >= 0) tun[tof[ty[i]] + at[ty[i]]++] = i;
     double *mm = tt + K * N;
     for (int32_t k = 0; k < K; k++)
         for (int32_t r = 0; r < N; r++) {
@@ -332,7 +361,7 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
         for (size_t i = 0; i < (size_t)N * (size_t)N; i++) row[i].vh = row[i].vr = UINT32_MAX;
     int32_t *rk = malloc(sizeof(int32_t) * 2 * (size_t)N), *hom = rk ? rk + N : NULL;
     if (!rk) {
-        free(ty), free(cnt), free(tt), free(ver), free(row);
+        free(ty), free(cnt), free(tt), free(ver), free(row), free(tof);
         return;
     }
     for (int32_t r = 0; r < N; r++) {  // ranks whose whole times equal rank 0's for every type
@@ -371,15 +400,19 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
                     }
             // the lowest new maximum (ties: the lower r), the ranks by ascending load: between
             // ranks of equal times (hom) a trade keeps L_hi + L_r, so its new maximum is at
-            // least (L_hi + L_r) / 2, and a rank where that is above the best so far is skipped
+            // least (L_hi + L_r) / 2, and a rank where that is above the best so far is skipped;
+            // the others are priced only below the best so far (a tie included: the lower r
+            // wins it), and a cached "none below" stands for any lower bound
             for (int32_t q = 0; q < N; q++) {
                 int32_t r = rk[q];
                 if (r == hi) continue;
                 xtrade *e = cache ? &row[(size_t)hi * N + r] : &row[r];
-                if (!cache || e->vh != ver[hi] || e->vr != ver[r]) {
+                double thr = br >= 0 ? nextafter(bt.mx, INFINITY) : INFINITY;
+                if (!cache || e->vh != ver[hi] || e->vr != ver[r] ||
+                    (e->mx == INFINITY && e->thr < thr)) {
                     if (br >= 0 && hom[r] && hom[hi] && 0.5 * (L[hi] + L[r]) > bt.mx * (1 + 1e-9))
                         continue;
-                    *e = xch_pair(&c, hi, r);
+                    *e = xch_pair(&c, hi, r, thr);
                     e->vh = ver[hi], e->vr = ver[r];
                 }
                 if (e->mx < INFINITY && (br < 0 || e->mx < bt.mx || (e->mx == bt.mx && r < br)))
@@ -387,17 +420,17 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
             }
         }
         if (br < 0) break;
-        // bx units of type ba hi -> br, by units of type bb br -> hi, the first ones found
-        int64_t bx = bt.x, by = bt.y;
-        for (int64_t i = 0; i < n && (bx > 0 || by > 0); i++) {
+        // bx units of type ba hi -> br, by units of type bb br -> hi, the first ones in
+        // placement order (each type's units are listed in that order), moved in that order
+        int64_t bx = bt.x, by = bt.y, na = 0, nb = 0;
+        for (int64_t q = tof[bt.a]; q < tof[bt.a + 1] && na < bx; q++)
+            if (u[tun[q]].rank == hi) mv[na++] = tun[q];
+        for (int64_t q = bt.b >= 0 ? tof[bt.b] : 0; bt.b >= 0 && q < tof[bt.b + 1] && nb < by; q++)
+            if (u[tun[q]].rank == br) mv[na + nb++] = tun[q];
+        for (int64_t p = 0, q = na; p < na || q < na + nb;) {
+            int64_t i = q >= na + nb || (p < na && mv[p] < mv[q]) ? mv[p++] : mv[q++];
             funit *f = &u[i];
-            int32_t from, to;
-            if (bx > 0 && f->rank == hi && ty[i] == bt.a)
-                from = hi, to = br, bx--;
-            else if (by > 0 && f->rank == br && ty[i] == bt.b)
-                from = br, to = hi, by--;
-            else
-                continue;
+            int32_t from = f->rank == hi ? hi : br, to = from == hi ? br : hi;
             int32_t j = wt[(size_t)f->g * N + to];
             const zg_option *o = &pr->groups[f->g].opts[j];
             L[from] -= f->time, H[from] -= f->mem;
@@ -408,7 +441,7 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
         }
         ver[hi]++, ver[br]++;
     }
-    free(ty), free(cnt), free(tt), free(ver), free(row), free(rk);
+    free(ty), free(cnt), free(tt), free(ver), free(row), free(rk), free(tof);
 }
 
 // The §5.3 score of whole option o on rank r (mode as in place): 1 and *s when the rank has
