@@ -119,7 +119,7 @@ static zg_status minmax_caps(const zel_model *m, zel_sol *sol, const zel_limits 
         if (!s.complete || found) {
             out->nodes = used;
             out->complete = s.complete;
-            out->lb = s.complete ? sol->T / (1 + gap) : (proven > lb ? proven : lb);
+            out->lb = s.complete ? sol->T * (1 - gap) : (proven > lb ? proven : lb);
             zel_sol_free(&tmp);
             return ZG_OK;
         }
@@ -255,7 +255,8 @@ zg_status zel_anchor_solve_lns(const zel_model *m, double eps, const zel_limits 
     if (!done1 && !(lim && lim->no_cover) && zel_cover_worth(m))
         lb = zel_cover_root_bound(m, lb, sol->T);  // budget ended: the cover bound on T*
     st->T = sol->T;
-    st->lb = done1 ? sol->T : (s1.lb > lb ? s1.lb : lb);
+    st->lb = s1.lb > lb ? s1.lb : lb;  // (done1: T itself, or T (1 - gap) after a search)
+    if (st->lb > sol->T) st->lb = sol->T;
     int done2 = 1;
     if (alt1) zel_sol_copy(m, alt1, sol);  // min T before the split minimisation
     if (sol->K > 0) {

@@ -64,7 +64,7 @@ typedef struct bb {
     double t0, time_limit;
     int64_t clock_mask;  // the clock is read when (nodes & clock_mask) == 0
     int stop, oom;
-    double gap;     // phase 1 prunes subtrees whose bound is >= best / (1 + gap)
+    double gap;     // phase 1 prunes subtrees whose bound is >= best * (1 - gap)
     int fl_on;      // the fluid-loss terms below are set (memory-aware model with fluid area)
     double *gfl;    // per group: its least fluid loss over all options
     double fl_rest; // node_bound: remaining units' least fluid loss, excluding unit u
@@ -672,7 +672,7 @@ zg_status zel_solve_minmax(const zel_model *m, zel_sol *best, const zel_limits *
     }
     double root = zel_model_lower_bound(m);
     double gap = lim && lim->rel_gap > ZEL_REL_TOL ? lim->rel_gap : 0;
-    s.lb = s.complete ? best->T / (1 + gap) : root;
+    s.lb = s.complete ? best->T * (1 - gap) : root;  // what the pruning (cap_of) proved
     if (s.complete && root > s.lb) s.lb = root;
     if (s.complete && best->T == INFINITY) s.lb = INFINITY;  // proven infeasible
     if (s.lb > best->T) s.lb = best->T;

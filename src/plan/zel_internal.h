@@ -222,9 +222,10 @@ int64_t zel_sub_build(zel_sub *q, const zel_model *m, const zel_sol *s, const ui
 typedef struct zel_limits {
     int64_t max_nodes;    // 0 = no limit
     double time_limit_s;  // 0 = no limit (time limits make results timing-dependent)
-    double rel_gap;       // min-max phase: prune subtrees whose bound is >= best / (1 + gap);
+    double rel_gap;       // min-max phase: prune subtrees whose bound is >= best * (1 - gap);
                           // <= ZEL_REL_TOL = exact (complete then means optimal), else
-                          // complete means "no solution better than best / (1 + gap)"
+                          // complete means "no solution below best * (1 - gap)" (best: the
+                          // final incumbent; the threshold only falls as it improves)
     int32_t no_cover;     // 1: no cover bound on the lower bound reported when the budget
                           // ends (zel_anchor.c); the search no longer uses it per node
     int32_t no_lb;        // 1: zel_solve_minmax leaves stats->lb at 0 (no root bound computed:

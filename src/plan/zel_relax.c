@@ -115,8 +115,9 @@ static zg_status relax_solve(const zel_model *m, zel_sol *sol, budget *b, double
         double c = zel_cover_root_bound(m, *lb, sol->T);
         if (c > *lb) *lb = c;
     }
-    // Probes: prune at target tg (rel_gap = T / tg - 1); finished = no placement below
-    // sol.T / (1 + gap) (the incumbent may have improved meanwhile). The first target is 1/16
+    // Probes: prune at target tg (rel_gap = 1 - tg / T: the search prunes at T (1 - gap));
+    // finished = no placement below sol.T (1 - gap) (the incumbent may have improved
+    // meanwhile, which only lowers that threshold). The first target is 1/16
     // of the way from the bound to the incumbent, the step doubles after a proof and halves the
     // interval after a failure.
     double lo = *lb, hi = sol->T, step = (hi - lo) / 16;
@@ -124,7 +125,7 @@ static zg_status relax_solve(const zel_model *m, zel_sol *sol, budget *b, double
         double tg = lo + step;
         if (tg >= hi) tg = lo + (hi - lo) / 2;
         zel_limits p = budget_share(b, 4);
-        p.rel_gap = sol->T / tg - 1;
+        p.rel_gap = 1 - tg / sol->T;
         zel_stats ps = {0};
         double t1 = zg_time_now();
         st = zel_solve_minmax(m, sol, &p, &ps, err);
@@ -133,7 +134,7 @@ static zg_status relax_solve(const zel_model *m, zel_sol *sol, budget *b, double
         *nodes += ps.nodes;
         if (sol->T < hi) hi = sol->T;
         if (ps.complete) {
-            double got = sol->T / (1 + p.rel_gap);
+            double got = ps.lb;  // sol.T (1 - gap): what the pruning proved
             if (got > lo) lo = got;
             step *= 2;
         } else {

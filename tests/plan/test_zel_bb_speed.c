@@ -531,7 +531,7 @@ static zg_status ref_solve_minmax(const zel_model *m, zel_sol *best, const zel_l
     if (rc) return rc;
     double root = zel_model_lower_bound(m);
     double gap = lim && lim->rel_gap > ZEL_REL_TOL ? lim->rel_gap : 0;
-    s.lb = s.complete ? best->T / (1 + gap) : root;
+    s.lb = s.complete ? best->T * (1 - gap) : root;
     if (s.complete && root > s.lb) s.lb = root;
     if (s.complete && best->T == INFINITY) s.lb = INFINITY;
     if (s.lb > best->T) s.lb = best->T;

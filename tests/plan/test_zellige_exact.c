@@ -368,6 +368,20 @@ ZG_TEST(fluid_objective_exact_vs_brute_force) {
             CHECK_MSG(st.lb <= best * (1 + 1e-9), "trial %d: lb %.12g above optimum %.12g",
                       trial, st.lb, best);
         }
+        // What a certified gap proves: with an incumbent T just above (1 + gap) times the
+        // optimum the search prunes at T (1 - gap), below the optimum, so it completes without
+        // an improvement, and its bound is T (1 - gap) -- not T / (1 + gap), which is above
+        // the optimum here (the relaxation bound's probes read this bound).
+        for (int k = 0; k < 2 && best < INFINITY; k++) {
+            double gap = k ? 0.2 : 0.05;
+            zel_limits lim = {0, 0, gap, 0, 0};
+            zel_stats st;
+            sol.T = best * (1 + gap) * (1 + 1e-3), sol.K = 0;
+            CHECK_OK(zel_solve_minmax(&m, &sol, &lim, &st, &err), &err);
+            CHECK(st.complete);
+            CHECK_MSG(st.lb <= best * (1 + 1e-9), "trial %d gap %g: lb %.12g above optimum %.12g",
+                      trial, gap, st.lb, best);
+        }
         tested++;
         zel_sol_free(&sol);
         zel_sol_free(&bf);
