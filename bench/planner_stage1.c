@@ -24,6 +24,13 @@
 //
 // --exact-extra N moves the cut so that the N next-priced groups are exact too (both models;
 // the relaxation stays one: any split of the groups into exact and fluid is one).
+//
+// --relax --search S proves the bound with our own search instead of a MIP solver: joint's
+// relaxation search (zel_relax_bound: the exact branch-and-bound, then target probes, then the
+// pattern bound) given S seconds per batch rather than joint's share of 0.3 s. It reports the
+// bound, whether the relaxation was solved outright, and the same check against the best known
+// plan (a bound above it is INVALID: exit status 1, nothing written); --lb-update records it
+// where it is higher. --only LIST restricts any mode to those batch indices.
 #include <math.h>
 
 #include "zel_bench.h"
@@ -31,7 +38,8 @@
 static const char *usage =
     "usage: bench_planner_stage1 [--relax] --export DIR | --stage DIR\n"
     "                            [--best FILE [--best-update]] [--lb FILE [--lb-update]]\n"
-    "                            [--exact-extra N]\n"
+    "                            [--exact-extra N] [--only LIST]\n"
+    "       bench_planner_stage1 --relax --search S [--best FILE] [--lb FILE [--lb-update]]\n"
     "                            [--settings CLUSTER:LOAD,...] [--batches N] [--mixes LIST]\n"
     "--export DIR: write each batch's stage-1 model to DIR/<cluster>_<load>_<k>.model.json\n"
     "--stage DIR: stage the layouts DIR/<...>.layout.json (bench/stage1_mip.py) into plans\n"
@@ -39,6 +47,9 @@ static const char *usage =
     "    bound on every plan), checks it against --best and against its own layout staged into\n"
     "    a plan (--best-update records that plan where it is better), --lb-update records it\n"
     "--exact-extra N: the N groups priced next below the cut exact as well\n"
+    "--relax --search S: prove each batch's bound with joint's relaxation search given S\n"
+    "    seconds (no MIP solver); --lb-update records it where it is higher\n"
+    "--only LIST: only these batch indices (comma-separated)\n"
     "batches as bench_planner_quality's (defaults: 32xA6000:high, 100, V35,...,V60).\n";
 
 static cJSON *model_json(const zel_model *m) {
@@ -131,6 +142,35 @@ static double stage_layout(const zg_problem *pr, const zg_batch *b, const zel_mo
 }
 
 // Writes j to path (atomic); 1 (printed, naming the option) on failure.
+// --search: joint's relaxation search on pr for secs seconds (the cut in ctx). Prints the bound
+// against the best known plan bk (0: none) and the recorded one; returns 0 if the bound is above
+// bk (INVALID), 2 if it is above old (and then writes it into li when given), 1 otherwise, -1 on
+// an error.
+static int search_bound(const zg_plan_ctx *ctx, const zg_problem *pr, double secs, double bk,
+                        double old, cJSON *li, const char *name, const char *load, int k,
+                        const char *mix, zg_error *err) {
+    zel_limits lim = {0, secs, 0, 0, 0};
+    double lb = 0, t0 = zg_time_now();
+    int complete = 0;
+    int64_t nodes = 0;
+    // the pattern bound after the search, from there to the best known plan, in a quarter
+    if (zel_relax_bound(ctx, pr, &lim, 0.25 * secs, bk > 0 ? bk : INFINITY, &lb, &complete,
+                        &nodes, err)) {
+        fprintf(stderr, "bench_planner_stage1: %s\n", err->msg);
+        return -1;
+    }
+    int ok = bk == 0 || lb <= bk;
+    printf("%s:%s batch %d %s relaxation search bound %.6f (%s, %lld nodes, %.1f s) best plan "
+           "%.9g (%+.4f%%) recorded %.6f%s\n", name, load, k, mix, lb,
+           complete ? "solved" : "time limit", (long long)nodes, zg_time_now() - t0, bk,
+           bk > 0 ? 100 * (bk / lb - 1) : 0.0, old, ok ? "" : "  INVALID");
+    fflush(stdout);
+    if (!ok) return 0;
+    if (lb <= old) return 1;
+    if (li) cJSON_SetNumberValue(li, lb);
+    return 2;
+}
+
 static int write_back(const char *path, const cJSON *j, const char *flag) {
     zg_error err;
     if (!zg_json_write_file(path, j, 1, &err)) return 0;
@@ -142,6 +182,8 @@ int main(int argc, char **argv) {
     char settings[256] = "32xA6000:high", mixes[128] = "V35,V40,V45,V50,V55,V60";
     const char *export_dir = NULL, *stage_dir = NULL, *best_path = NULL, *lb_path = NULL;
     int batches = 100, best_update = 0, lb_update = 0, relax = 0, extra = 0;
+    double search_s = 0;
+    char only_buf[1024] = "";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help")) {
@@ -161,6 +203,10 @@ int main(int argc, char **argv) {
             lb_update = 1;
         } else if (!strcmp(a, "--relax")) {
             relax = 1;
+        } else if (v && !strcmp(a, "--search")) {
+            search_s = atof(v), i++;
+        } else if (v && !strcmp(a, "--only")) {
+            snprintf(only_buf, sizeof only_buf, "%s", v), i++;
         } else if (v && !strcmp(a, "--exact-extra")) {
             extra = atoi(v), i++;
         } else if (v && !strcmp(a, "--settings")) {
@@ -174,13 +220,32 @@ int main(int argc, char **argv) {
             return 1;
         }
     }
-    if (!export_dir == !stage_dir || batches < 1 || (best_update && !best_path) ||
-        (lb_update && !lb_path) || (!relax && lb_path) || extra < 0) {
-        fprintf(stderr, "bench_planner_stage1: give one of --export DIR and --stage DIR, "
-                        "--batches >= 1, --best FILE with --best-update, --lb FILE with "
-                        "--lb-update and --relax, --exact-extra >= 0\n%s", usage);
+    int modes = !!export_dir + !!stage_dir + (search_s > 0);
+    if (modes != 1 || batches < 1 || (best_update && !best_path) || (lb_update && !lb_path) ||
+        (!relax && (lb_path || search_s > 0)) || extra < 0 || (search_s > 0 && best_update)) {
+        fprintf(stderr, "bench_planner_stage1: give one of --export DIR, --stage DIR and --relax "
+                        "--search S (S > 0), --batches >= 1, --best FILE with --best-update "
+                        "(not with --search), --lb FILE with --lb-update and --relax, "
+                        "--exact-extra >= 0\n%s", usage);
         return 1;
     }
+    // --only: a mask over the batch indices
+    char *only_items[1024];
+    int n_only = only_buf[0] ? zb_split(only_buf, only_items, 1024) : 0;
+    unsigned char *pick = calloc((size_t)batches, 1);
+    if (!pick) return 1;
+    for (int i = 0; i < n_only; i++) {
+        char *end;
+        long k = strtol(only_items[i], &end, 10);
+        if (*end || k < 0 || k >= batches) {
+            fprintf(stderr, "bench_planner_stage1: --only: '%s' is not a batch index in [0, %d)\n",
+                    only_items[i], batches);
+            free(pick);
+            return 1;
+        }
+        pick[k] = 1;
+    }
+    for (int k = 0; k < batches && !n_only; k++) pick[k] = 1;
     cJSON *best = best_open(best_path, mixes, best_update);
     if (best_path && !best) return 1;
     cJSON *lbf = lb_open(lb_path, mixes, lb_update);
@@ -206,6 +271,7 @@ int main(int argc, char **argv) {
         int staged = 0, better = 0, missing = 0, bad = 0;
         double gsum = 0, gmin = INFINITY;
         for (int k = 0; k < batches && !rc; k++) {
+            if (!pick[k]) continue;
             zg_batch b;
             zg_problem pr;
             zel_model m;
@@ -227,6 +293,20 @@ int main(int argc, char **argv) {
                         sqrt(pr.groups[a].whole_time * pr.groups[a + 1].whole_time);
                 else
                     e.ctx.opts.anchor_cut_s = 0.5 * pr.groups[pr.n_groups - 1].whole_time;
+            }
+            if (search_s > 0) {
+                cJSON *it = brow ? cJSON_GetArrayItem(brow, k) : NULL;
+                double bk = cJSON_IsNumber(it) && it->valuedouble > 0 ? it->valuedouble : 0;
+                cJSON *li = lrow ? cJSON_GetArrayItem(lrow, k) : NULL;
+                double old = cJSON_IsNumber(li) ? li->valuedouble : 0;
+                int v = search_bound(&e.ctx, &pr, search_s, bk, old, lb_update ? li : NULL,
+                                     name, load, k, mx[k % nmx], &err);
+                if (v < 0) rc = 1;
+                else if (v == 0) bad++;
+                else staged++, better += v == 2;
+                zg_problem_free(&pr);
+                zg_batch_free(&b);
+                continue;
             }
             if ((relax ? zel_relax_model : zel_stage1_model)(&e.ctx, &pr, &m, &err)) {
                 fprintf(stderr, "bench_planner_stage1: %s\n", err.msg);
@@ -323,7 +403,10 @@ int main(int argc, char **argv) {
         if (export_dir && !rc)
             printf("%s:%s: wrote %d %s models to %s\n", name, load, batches,
                    relax ? "relaxation" : "stage-1", export_dir);
-        if (stage_dir && relax)
+        if (search_s > 0)
+            printf("%s:%s: %d bounds searched (%d invalid), %d above the recorded\n", name, load,
+                   staged, bad, better);
+        else if (stage_dir && relax)
             printf("%s:%s: %d bounds read (%d missing, %d invalid), %d above the recorded; best "
                    "plan vs bound mean %+.4f%%\n", name, load, staged, missing, bad, better,
                    staged ? 100 * gsum / staged : 0.0);
@@ -338,5 +421,6 @@ int main(int argc, char **argv) {
     cJSON_Delete(lbf);
     if (!rc && best && best_update) rc = write_back(best_path, best, "--best-update");
     cJSON_Delete(best);
+    free(pick);
     return rc;
 }

@@ -98,3 +98,29 @@ def test_relaxation_bound_is_below_every_known_plan():
                               "--lb-update"] + args, capture_output=True, text=True)
         assert bad.returncode == 1 and "INVALID" in bad.stdout, bad.stdout
         assert json.load(open(lbf))["settings"] == recorded
+        # --search: the same relaxation solved by our own search instead of the MIP solver.
+        # Two independent exact solvers: where both finish, the optimum is the same number.
+        out = subprocess.run([BENCH, "--relax", "--search", "5", "--best", best, "--lb", lbf,
+                              "--lb-update"] + args, check=True, capture_output=True,
+                             text=True).stdout
+        found = re.findall(r"batch (\d+) \S+ relaxation search bound (\S+) \((solved|time limit)",
+                           out)
+        assert len(found) == 4 and "INVALID" not in out, out
+        mip_rows = [(float(b), float(lay)) for b, lay, _, _ in rows]
+        compared = 0
+        for (k, bound, how), (mb, mt), plan in zip(found, mip_rows, [r[3] for r in rows]):
+            assert float(bound) <= float(plan) * (1 + 1e-9), out
+            if how == "solved" and mt <= mb * (1 + 2e-6):  # both proved the optimum
+                assert abs(float(bound) - mt) <= 1e-5 * mt, (k, bound, mt)
+                compared += 1
+        assert compared >= 2, out  # these small relaxations are solved by both
+        # a best plan below the searched bound: reported invalid, nothing recorded
+        tampered = os.path.join(d, "best.json")
+        bj = json.load(open(best))
+        bj["settings"]["8xA800:high"][0] = 0.5 * float(found[0][1])
+        json.dump(bj, open(tampered, "w"))
+        kept = json.load(open(lbf))["settings"]
+        bad = subprocess.run([BENCH, "--relax", "--search", "5", "--best", tampered, "--lb", lbf,
+                              "--lb-update"] + args, capture_output=True, text=True)
+        assert bad.returncode == 1 and "INVALID" in bad.stdout, bad.stdout
+        assert json.load(open(lbf))["settings"] == kept
