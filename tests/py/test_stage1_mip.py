@@ -99,7 +99,8 @@ def test_relaxation_bound_is_below_every_known_plan():
         assert bad.returncode == 1 and "INVALID" in bad.stdout, bad.stdout
         assert json.load(open(lbf))["settings"] == recorded
         # --search: the same relaxation solved by our own search instead of the MIP solver.
-        # Two independent exact solvers: where both finish, the optimum is the same number.
+        # Two independent solvers: where ours solves it, its optimum lies between the MIP's
+        # proven bound and the MIP's layout.
         out = subprocess.run([BENCH, "--relax", "--search", "5", "--best", best, "--lb", lbf,
                               "--lb-update"] + args, check=True, capture_output=True,
                              text=True).stdout
@@ -110,10 +111,10 @@ def test_relaxation_bound_is_below_every_known_plan():
         compared = 0
         for (k, bound, how), (mb, mt), plan in zip(found, mip_rows, [r[3] for r in rows]):
             assert float(bound) <= float(plan) * (1 + 1e-9), out
-            if how == "solved" and mt <= mb * (1 + 2e-6):  # both proved the optimum
-                assert abs(float(bound) - mt) <= 1e-5 * mt, (k, bound, mt)
+            if how == "solved":  # the optimum: between the MIP's proven bound and its layout
+                assert mb * (1 - 1e-9) <= float(bound) <= mt * (1 + 1e-9), (k, bound, mb, mt)
                 compared += 1
-        assert compared >= 2, out  # these small relaxations are solved by both
+        assert compared >= 2, out  # these small relaxations are solved outright
         # a best plan below the searched bound: reported invalid, nothing recorded
         tampered = os.path.join(d, "best.json")
         bj = json.load(open(best))
