@@ -141,7 +141,6 @@ static double stage_layout(const zg_problem *pr, const zg_batch *b, const zel_mo
     return ms;
 }
 
-// Writes j to path (atomic); 1 (printed, naming the option) on failure.
 // --search: joint's relaxation search on pr for secs seconds (the cut in ctx). Prints the bound
 // against the best known plan bk (0: none) and the recorded one; returns 0 if the bound is above
 // bk (INVALID), 2 if it is above old (and then writes it into li when given), 1 otherwise, -1 on
@@ -171,6 +170,7 @@ static int search_bound(const zg_plan_ctx *ctx, const zg_problem *pr, double sec
     return 2;
 }
 
+// Writes j to path (atomic); 1 (printed, naming the option) on failure.
 static int write_back(const char *path, const cJSON *j, const char *flag) {
     zg_error err;
     if (!zg_json_write_file(path, j, 1, &err)) return 0;
@@ -294,11 +294,12 @@ int main(int argc, char **argv) {
                 else
                     e.ctx.opts.anchor_cut_s = 0.5 * pr.groups[pr.n_groups - 1].whole_time;
             }
+            // the batch's best known plan (0: none) and recorded bound, for every mode but export
+            cJSON *it = brow ? cJSON_GetArrayItem(brow, k) : NULL;
+            double bk = cJSON_IsNumber(it) && it->valuedouble > 0 ? it->valuedouble : 0;
+            cJSON *li = lrow ? cJSON_GetArrayItem(lrow, k) : NULL;
+            double old = cJSON_IsNumber(li) ? li->valuedouble : 0;
             if (search_s > 0) {
-                cJSON *it = brow ? cJSON_GetArrayItem(brow, k) : NULL;
-                double bk = cJSON_IsNumber(it) && it->valuedouble > 0 ? it->valuedouble : 0;
-                cJSON *li = lrow ? cJSON_GetArrayItem(lrow, k) : NULL;
-                double old = cJSON_IsNumber(li) ? li->valuedouble : 0;
                 int v = search_bound(&e.ctx, &pr, search_s, bk, old, lb_update ? li : NULL,
                                      name, load, k, mx[k % nmx], &err);
                 if (v < 0) rc = 1;
@@ -343,15 +344,11 @@ int main(int argc, char **argv) {
                     int64_t K;
                     int fits = zel_sol_eval(&m, sol.opt, NULL, NULL, &T, &K);
                     double ms = fits ? stage_layout(&pr, &b, &m, &sol) : INFINITY;
-                    cJSON *it = brow ? cJSON_GetArrayItem(brow, k) : NULL;
-                    double bk = cJSON_IsNumber(it) && it->valuedouble > 0 ? it->valuedouble : 0;
                     if (relax) {
                         const cJSON *jb = cJSON_GetObjectItem(j, "bound");
                         const cJSON *jo = cJSON_GetObjectItem(j, "objective");
                         double bd = cJSON_IsNumber(jb) ? jb->valuedouble * (1 - 1e-6) : 0;
                         double ob = cJSON_IsNumber(jo) ? jo->valuedouble : INFINITY;
-                        cJSON *li = lrow ? cJSON_GetArrayItem(lrow, k) : NULL;
-                        double old = cJSON_IsNumber(li) ? li->valuedouble : 0;
                         // the MIP's layout must score the same in C (the same model), and a
                         // lower bound above a real plan (its own staged one too) would be a
                         // wrong model
