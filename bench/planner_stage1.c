@@ -29,8 +29,9 @@
 // relaxation search (zel_relax_bound: the exact branch-and-bound, then target probes, then the
 // pattern bound) given S seconds per batch rather than joint's share of 0.3 s. It reports the
 // bound, whether the relaxation was solved outright, and the same check against the best known
-// plan (a bound above it is INVALID: exit status 1, nothing written); --lb-update records it
-// where it is higher. --only LIST restricts any mode to those batch indices.
+// plan and its own staged layout (a bound above either is INVALID: exit status 1, nothing
+// written); --lb-update records it where it is higher. The search's best layout is staged like
+// the MIP's (--best-update). --only LIST restricts any mode to those batch indices.
 #include <math.h>
 
 #include "zel_bench.h"
@@ -39,7 +40,8 @@ static const char *usage =
     "usage: bench_planner_stage1 [--relax] --export DIR | --stage DIR\n"
     "                            [--best FILE [--best-update]] [--lb FILE [--lb-update]]\n"
     "                            [--exact-extra N] [--only LIST]\n"
-    "       bench_planner_stage1 --relax --search S [--best FILE] [--lb FILE [--lb-update]]\n"
+    "       bench_planner_stage1 --relax --search S [--best FILE [--best-update]]\n"
+    "                            [--lb FILE [--lb-update]]\n"
     "                            [--settings CLUSTER:LOAD,...] [--batches N] [--mixes LIST]\n"
     "--export DIR: write each batch's stage-1 model to DIR/<cluster>_<load>_<k>.model.json\n"
     "--stage DIR: stage the layouts DIR/<...>.layout.json (bench/stage1_mip.py) into plans\n"
@@ -48,7 +50,8 @@ static const char *usage =
     "    a plan (--best-update records that plan where it is better), --lb-update records it\n"
     "--exact-extra N: the N groups priced next below the cut exact as well\n"
     "--relax --search S: prove each batch's bound with joint's relaxation search given S\n"
-    "    seconds (no MIP solver); --lb-update records it where it is higher\n"
+    "    seconds (no MIP solver); --lb-update records it where it is higher; the search's best\n"
+    "    layout is staged into a plan (--best-update records it where it is better)\n"
     "--only LIST: only these batch indices (comma-separated)\n"
     "batches as bench_planner_quality's (defaults: 32xA6000:high, 100, V35,...,V60).\n";
 
@@ -116,28 +119,60 @@ static int layout_read(const zel_model *m, const cJSON *lay, zel_sol *s, char *w
     return ok;
 }
 
-// Stage 2 on layout s of m (pr's stage-1 model): the plan's makespan, INFINITY if stage 2 fails.
+// Stage 2 on the anchors' options in choice[] (-1 for the rest, whose groups stage 2 places):
+// the plan's makespan, INFINITY if stage 2 fails. choice is completed in place.
+static double stage_choice(const zg_problem *pr, const zg_batch *b, int32_t *choice) {
+    int32_t *fil = calloc((size_t)pr->n_groups + 1, sizeof(int32_t));
+    unsigned char *isf = calloc((size_t)pr->n_groups + 1, 1);
+    double *L = calloc(4 * (size_t)pr->world_size, sizeof(double));
+    double ms = INFINITY;
+    if (fil && isf && L) {
+        double *H = L + pr->world_size;
+        int32_t nf = 0;
+        for (int32_t i = 0; i < pr->n_seqs; i++) {
+            int32_t g = pr->group_of[i];
+            if (choice[i] < 0) {
+                isf[g] = 1;
+                continue;
+            }
+            const zg_option *o = &pr->groups[g].opts[choice[i]];
+            for (int32_t r = o->start; r < o->start + zg_option_degree(o); r++)
+                L[r] += o->time, H[r] += o->mem;
+        }
+        for (int32_t g = 0; g < pr->n_groups; g++)
+            if (isf[g]) fil[nf++] = g;
+        zg_error err;
+        // as zel_two_stage: the paper's rule, then by density where memory binds
+        double *L0 = L + 2 * pr->world_size, *H0 = L0 + pr->world_size;
+        int32_t *alt = malloc(((size_t)pr->n_seqs + 1) * sizeof(int32_t));
+        memcpy(L0, L, 2 * sizeof(double) * (size_t)pr->world_size);
+        if (alt) memcpy(alt, choice, sizeof(int32_t) * (size_t)pr->n_seqs);
+        if (zel_filler_place(pr, b, fil, nf, L, H, choice, &err) == ZG_OK) {
+            ms = zel_choice_makespan(pr, choice, NULL, NULL);
+            if (alt && zel_filler_memory_binds(pr, fil, nf, L, H) &&
+                zel_filler_place_dense(pr, b, fil, nf, L0, H0, alt, &err) == ZG_OK) {
+                double m2 = zel_choice_makespan(pr, alt, NULL, NULL);
+                if (m2 < ms * (1 - 1e-12))
+                    ms = m2, memcpy(choice, alt, sizeof(int32_t) * (size_t)pr->n_seqs);
+            }
+        }
+        free(alt);
+    }
+    free(fil), free(isf), free(L);
+    return ms;
+}
+
+// Stage 2 on layout s of m (pr's stage-1 model): the plan's makespan, INFINITY if it fails.
 static double stage_layout(const zg_problem *pr, const zg_batch *b, const zel_model *m,
                            const zel_sol *s) {
-    int32_t *choice = calloc((size_t)pr->n_seqs + 1, sizeof(int32_t));
-    int32_t *fil = calloc((size_t)pr->n_groups + 1, sizeof(int32_t));
-    double *L = calloc(2 * (size_t)pr->world_size, sizeof(double));
+    int32_t *choice = malloc(((size_t)pr->n_seqs + 1) * sizeof(int32_t));
     double ms = INFINITY;
-    if (choice && fil && L) {
-        int32_t nf = 0;
-        for (int32_t g = 0; g < pr->n_groups; g++) {
-            int anchor = 0;
-            for (int32_t i = 0; i < m->n_grps; i++) anchor |= m->grps[i].g == g;
-            if (!anchor) fil[nf++] = g;
-        }
-        double *H = L + pr->world_size;
-        zel_sol_eval(m, s->opt, L, H, NULL, NULL);
+    if (choice) {
+        for (int32_t i = 0; i < pr->n_seqs; i++) choice[i] = -1;
         zel_sol_to_choice(m, pr, s, choice);
-        zg_error err;
-        if (zel_filler_place(pr, b, fil, nf, L, H, choice, &err) == ZG_OK)
-            ms = zel_choice_makespan(pr, choice, NULL, NULL);
+        ms = stage_choice(pr, b, choice);
     }
-    free(choice), free(fil), free(L);
+    free(choice);
     return ms;
 }
 
@@ -145,24 +180,33 @@ static double stage_layout(const zg_problem *pr, const zg_batch *b, const zel_mo
 // against the best known plan bk (0: none) and the recorded one; returns 0 if the bound is above
 // bk (INVALID), 2 if it is above old (and then writes it into li when given), 1 otherwise, -1 on
 // an error.
-static int search_bound(const zg_plan_ctx *ctx, const zg_problem *pr, double secs, double bk,
-                        double old, cJSON *li, const char *name, const char *load, int k,
-                        const char *mix, zg_error *err) {
+static int search_bound(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_batch *b,
+                        double secs, double bk, double old, cJSON *li, double *staged,
+                        const char *name, const char *load, int k, const char *mix,
+                        zg_error *err) {
     zel_limits lim = {0, secs, 0, 0, 0};
     double lb = 0, t0 = zg_time_now();
     int complete = 0;
     int64_t nodes = 0;
+    int32_t *lay = malloc(((size_t)pr->n_seqs + 1) * sizeof(int32_t));
     // the pattern bound after the search, from there to the best known plan, in a quarter
-    if (zel_relax_bound(ctx, pr, &lim, 0.25 * secs, bk > 0 ? bk : INFINITY, &lb, &complete,
-                        &nodes, err)) {
-        fprintf(stderr, "bench_planner_stage1: %s\n", err->msg);
+    if (!lay || zel_relax_bound(ctx, pr, &lim, 0.25 * secs, bk > 0 ? bk : INFINITY, &lb,
+                                &complete, &nodes, lay, err)) {
+        fprintf(stderr, "bench_planner_stage1: %s\n", lay ? err->msg : "out of memory");
+        free(lay);
         return -1;
     }
-    int ok = bk == 0 || lb <= bk;
+    // the search's layout places real anchors: stage 2 makes it a plan
+    *staged = INFINITY;
+    int any = 0;
+    for (int32_t i = 0; i < pr->n_seqs; i++) any |= lay[i] >= 0;
+    if (any) *staged = stage_choice(pr, b, lay);
+    free(lay);
+    int ok = (bk == 0 || lb <= bk) && lb <= *staged;
     printf("%s:%s batch %d %s relaxation search bound %.6f (%s, %lld nodes, %.1f s) best plan "
-           "%.9g (%+.4f%%) recorded %.6f%s\n", name, load, k, mix, lb,
+           "%.9g (%+.4f%%) recorded %.6f staged %.9g%s\n", name, load, k, mix, lb,
            complete ? "solved" : "time limit", (long long)nodes, zg_time_now() - t0, bk,
-           bk > 0 ? 100 * (bk / lb - 1) : 0.0, old, ok ? "" : "  INVALID");
+           bk > 0 ? 100 * (bk / lb - 1) : 0.0, old, *staged, ok ? "" : "  INVALID");
     fflush(stdout);
     if (!ok) return 0;
     if (lb <= old) return 1;
@@ -222,7 +266,7 @@ int main(int argc, char **argv) {
     }
     int modes = !!export_dir + !!stage_dir + (search_s > 0);
     if (modes != 1 || batches < 1 || (best_update && !best_path) || (lb_update && !lb_path) ||
-        (!relax && (lb_path || search_s > 0)) || extra < 0 || (search_s > 0 && best_update)) {
+        (!relax && (lb_path || search_s > 0)) || extra < 0) {
         fprintf(stderr, "bench_planner_stage1: give one of --export DIR, --stage DIR and --relax "
                         "--search S (S > 0), --batches >= 1, --best FILE with --best-update "
                         "(not with --search), --lb FILE with --lb-update and --relax, "
@@ -268,7 +312,7 @@ int main(int argc, char **argv) {
         int64_t tpr = !strcmp(load, "low") ? e.low : e.high;
         cJSON *brow = best ? best_row(best, st[s], batches) : NULL;
         cJSON *lrow = lbf ? best_row(lbf, st[s], batches) : NULL;
-        int staged = 0, better = 0, missing = 0, bad = 0;
+        int staged = 0, better = 0, missing = 0, bad = 0, plans = 0;
         double gsum = 0, gmin = INFINITY;
         for (int k = 0; k < batches && !rc; k++) {
             if (!pick[k]) continue;
@@ -300,11 +344,17 @@ int main(int argc, char **argv) {
             cJSON *li = lrow ? cJSON_GetArrayItem(lrow, k) : NULL;
             double old = cJSON_IsNumber(li) ? li->valuedouble : 0;
             if (search_s > 0) {
-                int v = search_bound(&e.ctx, &pr, search_s, bk, old, lb_update ? li : NULL,
-                                     name, load, k, mx[k % nmx], &err);
+                double ms = INFINITY;
+                int v = search_bound(&e.ctx, &pr, &b, search_s, bk, old, lb_update ? li : NULL,
+                                     &ms, name, load, k, mx[k % nmx], &err);
                 if (v < 0) rc = 1;
                 else if (v == 0) bad++;
                 else staged++, better += v == 2;
+                if (v > 0 && ms < INFINITY && (bk == 0 || ms < bk)) {
+                    plans++;
+                    if (best_update && it)
+                        cJSON_ReplaceItemInArray(brow, k, cJSON_CreateNumber(ms));
+                }
                 zg_problem_free(&pr);
                 zg_batch_free(&b);
                 continue;
@@ -401,8 +451,9 @@ int main(int argc, char **argv) {
             printf("%s:%s: wrote %d %s models to %s\n", name, load, batches,
                    relax ? "relaxation" : "stage-1", export_dir);
         if (search_s > 0)
-            printf("%s:%s: %d bounds searched (%d invalid), %d above the recorded\n", name, load,
-                   staged, bad, better);
+            printf("%s:%s: %d bounds searched (%d invalid), %d above the recorded; %d staged "
+                   "layouts better than the best known plan\n", name, load, staged, bad, better,
+                   plans);
         else if (stage_dir && relax)
             printf("%s:%s: %d bounds read (%d missing, %d invalid), %d above the recorded; best "
                    "plan vs bound mean %+.4f%%\n", name, load, staged, missing, bad, better,

@@ -78,7 +78,7 @@ static zg_status plan_joint(zg_planner *pl, const zg_batch *b, zg_plan *out, zg_
             // the pattern bound after it: a quarter of the limit, taken from the search below
             // (which seldom proves anything where the relaxation did not finish)
             st = zel_relax_bound(&pl->ctx, &pr, &rl, 0.25 * limit, sol.T, &relax_lb,
-                                 &relax_done, &relax_nodes, err);
+                                 &relax_done, &relax_nodes, NULL, err);
             if (!st && relax_lb > lb) lb = relax_lb < sol.T ? relax_lb : sol.T;
         }
         zel_limits lim = {0, limit - (zg_time_now() - t0), 0, 0, 0};

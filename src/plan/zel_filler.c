@@ -30,6 +30,18 @@ static int grp_desc(const void *pa, const void *pb, void *ctx) {
     return (a > b) - (a < b);
 }
 
+// Mode 2's order: the densest whole fillers (time per byte) first, so that they reach the
+// memory-bound ranks before sparser ones fill those ranks' memory; ties as grp_desc.
+static int grp_dense(const void *pa, const void *pb, void *ctx) {
+    const zg_problem *pr = ctx;
+    int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
+    const zg_group *A = &pr->groups[a], *B = &pr->groups[b];
+    double x = A->whole_mem > 0 ? A->whole_time / A->whole_mem : INFINITY;
+    double y = B->whole_mem > 0 ? B->whole_time / B->whole_mem : INFINITY;
+    if (x != y) return x > y ? -1 : 1;
+    return grp_desc(pa, pb, ctx);
+}
+
 static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, double *H,
                      int32_t *choice, const int32_t *wt);
 
@@ -517,8 +529,66 @@ static int32_t scan_best(double F, double cap, const double *L, const double *H,
     return best;
 }
 
+// Mode 2 (by density): each rank can still take c_r = min(T - L_r, tau (cap - H_r)) of the
+// fillers left as a fluid (tau: their time per byte when the group starts, T: the mean load
+// they lead to). A filler goes where it costs the least of that capacity beyond its own time,
+// c_r - c_r' - t (one denser than tau gains on a memory-bound rank, one sparser loses there
+// and not on a time-bound one), then where its load ends lowest, then the lowest rank. The
+// cases are written out so that equal costs are exactly equal (0 on time-bound ranks, tau m - t
+// on memory-bound ones) and the load decides between them. 0 if the rank lacks the memory.
+typedef struct dense_ctx {
+    double T, tau, cap, lc;  // lc: tau m - t, the cost on a rank memory-bound before and after
+} dense_ctx;
+
+static int dense_key(const dense_ctx *d, const double *L, const double *H, int32_t r,
+                     const zg_option *o, double *k1, double *k2) {
+    double b = d->cap - H[r];
+    if (b < o->mem) return 0;
+    double a = d->T - L[r], tb = d->tau * b, a2 = a - o->time, tb2 = d->tau * (b - o->mem);
+    int t1 = a <= tb, t2 = a2 <= tb2;
+    *k1 = t1 && t2 ? 0 : !t1 && !t2 ? d->lc : t1 ? a2 - tb2 : tb - a;
+    *k2 = L[r] + o->time;
+    return 1;
+}
+
+// A tournament tree as tour_* below, on the key (k1, k2, rank), lowest first.
+static void dtour_pull(double *k1, double *k2, int32_t *ti, size_t v) {
+    size_t a = 2 * v, b = 2 * v + 1;
+    int bw = ti[b] >= 0 &&
+             (ti[a] < 0 || k1[b] < k1[a] || (k1[b] == k1[a] && k2[b] < k2[a]));
+    size_t w = bw ? b : a;
+    k1[v] = k1[w], k2[v] = k2[w], ti[v] = ti[w];
+}
+
+static void dtour_leaf(double *k1, double *k2, int32_t *ti, size_t P, const dense_ctx *d,
+                       const double *L, const double *H, const int32_t *wopt,
+                       const zg_group *G, int32_t r) {
+    size_t v = P + (size_t)r;
+    int ok = wopt[r] >= 0 && dense_key(d, L, H, r, &G->opts[wopt[r]], &k1[v], &k2[v]);
+    ti[v] = ok ? r : -1;
+}
+
+static void dtour_build(double *k1, double *k2, int32_t *ti, size_t P, int32_t N,
+                        const dense_ctx *d, const double *L, const double *H,
+                        const int32_t *wopt, const zg_group *G) {
+    for (int32_t r = 0; r < N; r++) dtour_leaf(k1, k2, ti, P, d, L, H, wopt, G, r);
+    for (size_t v = P + (size_t)N; v < 2 * P; v++) ti[v] = -1;
+    for (size_t v = P - 1; v >= 1; v--) dtour_pull(k1, k2, ti, v);
+}
+
+static void dtour_update(double *k1, double *k2, int32_t *ti, size_t P, const dense_ctx *d,
+                         const double *L, const double *H, const int32_t *wopt,
+                         const zg_group *G, int32_t r) {
+    dtour_leaf(k1, k2, ti, P, d, L, H, wopt, G, r);
+    for (size_t v = (P + (size_t)r) / 2; v >= 1; v /= 2) dtour_pull(k1, k2, ti, v);
+}
+
+// Worlds up to this size try mode 2 (zel_filler_memory_binds).
+#define ZEL_FILL_DENSE_MAX_RANKS 256
+
 // mode 0: the paper's rule; mode 1: memory first (the rank with the most memory left after
-// placement), used when mode 0 runs out of memory on a memory-tight batch.
+// placement), used when mode 0 runs out of memory on a memory-tight batch; mode 2: by density
+// (dense_key), a second candidate when mode 0 leaves a rank memory-full (zel_filler_place).
 static zg_status place(const zg_problem *pr, const zg_batch *b, const int32_t *fill,
                        int32_t n_fill, double *L, double *H, int32_t *choice, int mode,
                        zg_error *err) {
@@ -531,20 +601,31 @@ static zg_status place(const zg_problem *pr, const zg_batch *b, const int32_t *f
     int32_t *order = zg_calloc((size_t)(n_fill > 0 ? n_fill : 1), sizeof(int32_t), err);
     if (!order) return ZG_ERR_NOMEM;
     if (n_fill) memcpy(order, fill, sizeof(int32_t) * (size_t)n_fill);
-    zg_status st = zg_sort_stable(order, (size_t)n_fill, sizeof *order, grp_desc, (void *)pr, err);
+    zg_status st = zg_sort_stable(order, (size_t)n_fill, sizeof *order,
+                                  mode == 2 ? grp_dense : grp_desc, (void *)pr, err);
     int64_t n_units = 0;
     for (int32_t i = 0; i < n_fill; i++) n_units += pr->groups[fill[i]].count;
     funit *u = st ? NULL : zg_calloc((size_t)(n_units > 0 ? n_units : 1), sizeof(funit), err);
     int32_t *wopt = st || !u ? NULL : zg_calloc((size_t)N, sizeof(int32_t), err);
     size_t P = 1;
     while (P < (size_t)N) P *= 2;
-    double *ts = st || !wopt ? NULL : zg_calloc(2 * P, sizeof(double) + sizeof(int32_t), err);
+    // ts, ti: the §5.3 tree; k1, k2 (mode 2): the density tree's keys (it shares ti)
+    double *ts = st || !wopt ? NULL : zg_calloc(6 * P, sizeof(double) + sizeof(int32_t), err);
     if (st || !u || !wopt || !ts) {
         free(order), free(u), free(wopt);
         return st ? st : ZG_ERR_NOMEM;
     }
-    int32_t *ti = (int32_t *)(ts + 2 * P);
+    double *k1 = ts + 2 * P, *k2 = ts + 4 * P;
+    int32_t *ti = (int32_t *)(ts + 6 * P);
     int64_t k = 0;
+    // mode 2: the fillers' whole time and memory left, and the mean load they lead to
+    double Rt = 0, Rm = 0, T2 = 0;
+    for (int32_t i = 0; i < n_fill; i++) {
+        const zg_group *G = &pr->groups[fill[i]];
+        Rt += (double)G->count * G->whole_time, Rm += (double)G->count * G->whole_mem;
+    }
+    for (int32_t r = 0; r < N; r++) T2 += L[r];
+    T2 = (T2 + Rt) / N;
     for (int32_t i = 0; i < n_fill && !st; i++) {
         const zg_group *G = &pr->groups[order[i]];
         for (int32_t r = 0; r < N; r++) wopt[r] = -1;
@@ -556,8 +637,13 @@ static zg_status place(const zg_problem *pr, const zg_batch *b, const int32_t *f
         }
         // A group of several members keeps its ranks' scores in a tournament tree (only the
         // ranks a member lands on change); a lone member scans the ranks.
-        int tree = G->count >= ZEL_FILL_TREE_MIN;
-        if (tree) tour_build(ts, ti, P, N, F, cap, L, H, wopt, G, mode);
+        dense_ctx dc = {T2, Rm > 0 ? Rt / Rm : 0, cap, 0};
+        dc.lc = dc.tau * G->whole_mem - G->whole_time;
+        Rt -= (double)G->count * G->whole_time, Rm -= (double)G->count * G->whole_mem;
+        // mode 2 always keeps a tree; the others only for several members (a lone one scans)
+        int tree = G->count >= ZEL_FILL_TREE_MIN || mode == 2;
+        if (tree && mode == 2) dtour_build(k1, k2, ti, P, N, &dc, L, H, wopt, G);
+        else if (tree) tour_build(ts, ti, P, N, F, cap, L, H, wopt, G, mode);
         for (int64_t m = 0; m < G->count; m++) {
             int64_t seq = G->members[m];
             int32_t best = tree ? ti[1] : scan_best(F, cap, L, H, wopt, G, N, mode);
@@ -568,7 +654,8 @@ static zg_status place(const zg_problem *pr, const zg_batch *b, const int32_t *f
                 L[best] += o->time, H[best] += o->mem;
                 fu->rank = best, fu->time = o->time, fu->mem = o->mem;
                 choice[seq] = wopt[best];
-                if (tree) tour_update(ts, ti, P, F, cap, L, H, wopt, G, best, mode);
+                if (tree && mode == 2) dtour_update(k1, k2, ti, P, &dc, L, H, wopt, G, best);
+                else if (tree) tour_update(ts, ti, P, F, cap, L, H, wopt, G, best, mode);
                 continue;
             }
             // no whole rank has the memory: the best-fitting split option
@@ -598,7 +685,10 @@ static zg_status place(const zg_problem *pr, const zg_batch *b, const int32_t *f
             const zg_option *o = &G->opts[bj];
             for (int32_t r = o->start; r < o->start + zg_option_degree(o); r++) {
                 L[r] += o->time, H[r] += o->mem;
-                if (tree && r >= 0 && r < N) tour_update(ts, ti, P, F, cap, L, H, wopt, G, r, mode);
+                if (tree && r >= 0 && r < N && mode == 2)
+                    dtour_update(k1, k2, ti, P, &dc, L, H, wopt, G, r);
+                else if (tree && r >= 0 && r < N)
+                    tour_update(ts, ti, P, F, cap, L, H, wopt, G, r, mode);
             }
             fu->rank = -1;
             choice[seq] = bj;
@@ -607,6 +697,19 @@ static zg_status place(const zg_problem *pr, const zg_batch *b, const int32_t *f
     if (!st) repair(pr, u, k, L, H, choice);
     free(order), free(u), free(wopt), free(ts);
     return st;
+}
+
+// (zel_internal.h)
+int zel_filler_memory_binds(const zg_problem *pr, const int32_t *fill, int32_t n_fill,
+                            const double *L, const double *H) {
+    if (pr->world_size > ZEL_FILL_DENSE_MAX_RANKS) return 0;
+    double mm = INFINITY, top = 0;
+    for (int32_t i = 0; i < n_fill; i++)
+        if (pr->groups[fill[i]].whole_mem < mm) mm = pr->groups[fill[i]].whole_mem;
+    for (int32_t r = 0; r < pr->world_size; r++) top = L[r] > top ? L[r] : top;
+    for (int32_t r = 0; r < pr->world_size; r++)
+        if (H[r] + mm > pr->mem_cap && L[r] < top * (1 - 1e-9)) return 1;
+    return 0;
 }
 
 zg_status zel_filler_place(const zg_problem *pr, const zg_batch *b, const int32_t *fill,
@@ -630,4 +733,10 @@ zg_status zel_filler_place(const zg_problem *pr, const zg_batch *b, const int32_
     }
     free(save);
     return st;
+}
+
+zg_status zel_filler_place_dense(const zg_problem *pr, const zg_batch *b, const int32_t *fill,
+                                 int32_t n_fill, double *L, double *H, int32_t *choice,
+                                 zg_error *err) {
+    return place(pr, b, fill, n_fill, L, H, choice, 2, err);
 }

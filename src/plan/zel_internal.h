@@ -358,11 +358,12 @@ void zel_anchor_replay(const zel_model *m, double lb, const zel_sol *from, zel_s
 // ranks too high. Model m with zel_relax.c's density family over the whole options of filler
 // groups fil[0..n_fil) (capacity min(T - L, theta (cap - H)), type k charged min(1, theta /
 // rho_k) per second; theta = each type's density at once, the type with the most work the main
-// one), solved by the greedy ladder, the neighbourhoods and a 20 000-node search; *out (a
+// one), solved by the greedy ladder, the neighbourhoods and a search of `nodes` nodes; *out (a
 // solution of m) gets the layout with its objective on m, or T = INFINITY (fewer than two
 // densities, or none found).
 void zel_density_layout(const zg_problem *pr, const int32_t *fil, int32_t n_fil,
-                        const zel_model *m, zel_sol *out);
+                        const zel_model *m, int64_t nodes, const zel_sol *start,
+                        zel_sol *out);
 
 // Per-sequence choice: the option (index into its zg_group.opts) of every batch index.
 // Stage 2: whole fillers on top of ledgers L/H (n_ranks, updated in place), §5.3 rule, then a
@@ -372,6 +373,18 @@ void zel_density_layout(const zg_problem *pr, const int32_t *fil, int32_t n_fil,
 zg_status zel_filler_place(const zg_problem *pr, const zg_batch *b, const int32_t *fill,
                            int32_t n_fill, double *L, double *H, int32_t *choice,
                            zg_error *err);
+
+// Stage 2 by density (beyond the paper; zel_filler.c mode 2): the same placement with the
+// densest whole fillers (time per byte) first, each to the rank where it costs the least of the
+// fluid capacity min(T - L, tau (cap - H)) the rest need, then the same repair and exchanges.
+// A second candidate for plans where memory, not time, limits some ranks.
+zg_status zel_filler_place_dense(const zg_problem *pr, const zg_batch *b, const int32_t *fill,
+                                 int32_t n_fill, double *L, double *H, int32_t *choice,
+                                 zg_error *err);
+// 1 when the plan with ledgers L/H leaves a rank below the top without the memory for the
+// smallest filler of fill[] (and the world has at most 256 ranks): then try the above.
+int zel_filler_memory_binds(const zg_problem *pr, const int32_t *fill, int32_t n_fill,
+                            const double *L, const double *H);
 
 // Writes the units of model m's solution into choice[] (members ascending get the group's
 // options in canonical order).
@@ -419,9 +432,12 @@ zg_status zel_relax_model(const zg_plan_ctx *ctx, const zg_problem *pr, zel_mode
 // When that search does not finish, the pattern bound (zel_pattern.c) follows, between the
 // bound and min(its incumbent, plan_T) (a plan's makespan, INFINITY if none), in pattern_s
 // seconds (0: no time limit, deterministic; < 0: skipped).
+// layout (may be NULL; pr->n_seqs entries): the search's best layout, the anchors' options
+// (-1 for the fillers, and for every sequence when it found none) — a stage-1 layout that
+// stage 2 can complete into a plan.
 zg_status zel_relax_bound(const zg_plan_ctx *ctx, const zg_problem *pr, const zel_limits *lim,
                           double pattern_s, double plan_T, double *lb, int *complete,
-                          int64_t *nodes, zg_error *err);
+                          int64_t *nodes, int32_t *layout, zg_error *err);
 
 // ---- the two-stage planner as a function (zel_plan.c), shared by zellige and joint --------------
 

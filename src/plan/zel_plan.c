@@ -223,6 +223,24 @@ static int64_t first_node_budget(const zg_plan_ctx *ctx, int32_t N, int64_t budg
     if (ctx->opts.anchor_first_nodes > 0) return ctx->opts.anchor_first_nodes;
     return N > 8 && budget < ZEL_FIRST_NODES ? ZEL_FIRST_NODES : budget;
 }
+// The density layout's search (zel_density_layout): ZEL_DENSITY_NODES on every step without the
+// layout memory, ZEL_DENSITY_FIRST_NODES on a multiset's first visit (paid once, like
+// ZEL_FIRST_NODES; its layout is remembered and replayed). The density model is the better
+// judge of memory-tight layouts (32xA6000 high batch 0: its optimum stages at 204.209 s, the
+// mean-density model's at 204.504), but its search needs 10^5-10^6 nodes to reach it (20 000:
+// 205.503; 200 000: 205.049; 2 000 000: 204.209); bench in docs/planner-zellige.md, nineteenth
+// pass.
+#define ZEL_DENSITY_NODES 20000
+#define ZEL_DENSITY_FIRST_NODES 1000000
+static int64_t density_node_budget(const zg_plan_ctx *ctx, int first) {
+    if (!first || ctx->opts.anchor_nodes != 0 || ctx->opts.anchor_first_nodes < 0)
+        return ZEL_DENSITY_NODES;
+    return ZEL_DENSITY_FIRST_NODES;
+}
+// Stage 2 by density (zel_filler_place_dense) runs on the candidates whose plan by the paper's
+// rule came within this fraction of the best one (bench: every candidate vs the winner only;
+// docs/planner-zellige.md, nineteenth pass).
+#define ZEL_DENSE_NEAR 2e-3
 static int replay_trusted(const zg_plan_ctx *ctx, double lb, const zel_sol *lay, double ratio,
                           int refresh) {
     if (refresh || ctx->opts.anchor_nodes != 0 || ctx->opts.anchor_lns_nodes != 0) return 0;
@@ -278,7 +296,8 @@ zg_status zel_stage1_model(const zg_plan_ctx *ctx, const zg_problem *pr, zel_mod
 
 // (zel_internal.h)
 void zel_density_layout(const zg_problem *pr, const int32_t *fil, int32_t n_fil,
-                        const zel_model *m, zel_sol *out) {
+                        const zel_model *m, int64_t nodes, const zel_sol *start,
+                        zel_sol *out) {
     double th[1 + ZEL_MAX_XFL], rho[64], W[64];
     int32_t nt = 0, nth = 0, big = -1;
     for (int32_t i = 0; i < n_fil && nt < 64; i++) {
@@ -314,7 +333,14 @@ void zel_density_layout(const zg_problem *pr, const int32_t *fil, int32_t n_fil,
         }
         zel_sol_free(&c);
     }
-    zel_limits lim = {20000, 0, ZEL_SEARCH_GAP, 0, 1};
+    if (start) {  // stage 1's layout may start the search better (batch 0 above: 2x faster)
+        double T;
+        int64_t K;
+        if (start->T < INFINITY && zel_sol_eval(&t, start->opt, NULL, NULL, &T, &K) &&
+            T < out->T * (1 - 1e-12))
+            zel_sol_copy(&t, out, start), out->T = T, out->K = K;
+    }
+    zel_limits lim = {nodes, 0, ZEL_SEARCH_GAP, 0, 1};
     zel_stats s;
     zg_error e;
     if (zel_solve_minmax(&t, out, &lim, &s, &e)) {
@@ -392,7 +418,8 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
         }
         free(wv);
         if (!st && !(sal[2].T < INFINITY) && m.fill_mem > 0)  // first visit or no memory
-            zel_density_layout(pr, fil, res->n_filler_groups, &m, &sal[3]);
+            zel_density_layout(pr, fil, res->n_filler_groups, &m,
+                               density_node_budget(ctx, lib != NULL), &sol, &sal[3]);
     }
     double t1 = zg_time_now();
     res->anchor_ms = (t1 - t0) * 1e3;
@@ -407,6 +434,7 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
         int32_t *tmp = malloc(sizeof(int32_t) * (size_t)(pr->n_seqs + 1));
         double *L2 = malloc(sizeof(double) * 2 * (size_t)N);
         int32_t chosen = -1;
+        double cms[5] = {INFINITY, INFINITY, INFINITY, INFINITY, INFINITY};  // stage 2's results
         zg_status st0 = ZG_OK;
         double fill_area = 0;  // the fillers' least area (any option), for stage2_bound
         for (int32_t i = 0; i < res->n_filler_groups; i++) {
@@ -440,8 +468,35 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
             if (k == 0) st0 = sk;
             if (sk) continue;
             double ms = zel_choice_makespan(pr, ch, NULL, NULL);
+            cms[k] = ms;
             if (chosen < 0 || ms < res->makespan * (1 - 1e-12)) {
                 if (k > 0) memcpy(res->choice, tmp, sizeof(int32_t) * (size_t)pr->n_seqs);
+                res->makespan = ms;
+                chosen = k;
+            }
+        }
+        // Stage 2 by density, when memory limits a rank of the winner's plan, on the
+        // candidates that came within ZEL_DENSE_NEAR of it (in order; a result is kept only
+        // when strictly faster than the plan in hand)
+        int binds = 0;
+        if (chosen >= 0 && tmp && L2) {
+            zel_choice_makespan(pr, res->choice, L2, L2 + N);
+            binds = zel_filler_memory_binds(pr, fil, res->n_filler_groups, L2, L2 + N);
+        }
+        double near = res->makespan * (1 + ZEL_DENSE_NEAR);
+        for (int32_t k = 0; k < 5 && binds; k++) {
+            if (!(cms[k] <= near)) continue;
+            const zel_sol *c = cand[k];
+            zel_sol_eval(&m, c->opt, L2, L2 + N, NULL, NULL);
+            memcpy(tmp, res->choice, sizeof(int32_t) * (size_t)pr->n_seqs);
+            zel_sol_to_choice(&m, pr, c, tmp);
+            zg_error e2;
+            if (zel_filler_place_dense(pr, b, fil, res->n_filler_groups, L2, L2 + N, tmp,
+                                       &e2) != ZG_OK)
+                continue;
+            double ms = zel_choice_makespan(pr, tmp, NULL, NULL);
+            if (ms < res->makespan * (1 - 1e-12)) {
+                memcpy(res->choice, tmp, sizeof(int32_t) * (size_t)pr->n_seqs);
                 res->makespan = ms;
                 chosen = k;
             }

@@ -186,8 +186,10 @@ zg_status zel_relax_model(const zg_plan_ctx *ctx, const zg_problem *pr, zel_mode
 
 zg_status zel_relax_bound(const zg_plan_ctx *ctx, const zg_problem *pr, const zel_limits *lim,
                           double pattern_s, double plan_T, double *lb, int *complete,
-                          int64_t *nodes, zg_error *err) {
+                          int64_t *nodes, int32_t *layout, zg_error *err) {
     *lb = 0, *complete = 0, *nodes = 0;
+    if (layout)
+        for (int32_t i = 0; i < pr->n_seqs; i++) layout[i] = -1;
     size_t ng = (size_t)pr->n_groups + 1;
     double *rho = zg_calloc(4 * ng, sizeof(double), err);
     if (!rho) return ZG_ERR_NOMEM;
@@ -251,6 +253,7 @@ zg_status zel_relax_bound(const zg_plan_ctx *ctx, const zg_problem *pr, const ze
             if (best->T < INFINITY) zel_lns_improve(&m, best, 2500, 312);
             budget bud = {lim->max_nodes, lim->time_limit_s};
             if (!st) st = relax_solve(&m, best, &bud, lb, complete, nodes, err);
+            if (!st && layout && best->T < INFINITY) zel_sol_to_choice(&m, pr, best, layout);
             // then the pattern bound (zel_pattern.c) in its own time, from there to the better
             // of the relaxation's incumbent and the caller's plan (both above its optimum)
             double hi = best->T < plan_T ? best->T : plan_T;

@@ -119,7 +119,7 @@ ZG_TEST(relax_bound_below_the_joint_optimum) {
             int complete;
             int64_t nodes;
             zel_limits rl = {0, 0, 0, 0, 0};
-            CHECK_OK(zel_relax_bound(&ctx, &pr, &rl, -1, INFINITY, &lb, &complete, &nodes, &err),
+            CHECK_OK(zel_relax_bound(&ctx, &pr, &rl, -1, INFINITY, &lb, &complete, &nodes, NULL, &err),
                      &err);
             CHECK(complete);
             CHECK_MSG(lb <= opt * (1 + 1e-9), "trial %d: bound %.9g > joint optimum %.9g",
@@ -176,9 +176,9 @@ ZG_TEST(pattern_bound_below_the_joint_optimum) {
             int complete;
             int64_t nodes;
             zel_limits rl = {1, 0, 0, 0, 0};
-            CHECK_OK(zel_relax_bound(&ctx, &pr, &rl, -1, INFINITY, &lb0, &complete, &nodes,
+            CHECK_OK(zel_relax_bound(&ctx, &pr, &rl, -1, INFINITY, &lb0, &complete, &nodes, NULL,
                                      &err), &err);
-            CHECK_OK(zel_relax_bound(&ctx, &pr, &rl, 0, INFINITY, &lb, &complete, &nodes, &err),
+            CHECK_OK(zel_relax_bound(&ctx, &pr, &rl, 0, INFINITY, &lb, &complete, &nodes, NULL, &err),
                      &err);
             CHECK_MSG(lb <= opt * (1 + 1e-9), "trial %d: bound %.9g > joint optimum %.9g",
                       trial, lb, opt);
@@ -240,7 +240,7 @@ static void bench_batch_bound(int *zg_failed_, const char *mix, int draw, int64_
     int complete;
     zel_limits lim = {max_nodes, 0, 0, 0, 0};
     zg_status st =
-        zel_relax_bound(&e.ctx, &pr, &lim, pattern_s, plan_T, lb, &complete, nodes, &err);
+        zel_relax_bound(&e.ctx, &pr, &lim, pattern_s, plan_T, lb, &complete, nodes, NULL, &err);
     zg_problem_free(&pr);
     zg_batch_free(&b);
     zg_pricer_free(&e.pricer);

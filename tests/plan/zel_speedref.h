@@ -258,7 +258,7 @@ static inline zg_status ref_two_stage(const zg_plan_ctx *ctx, const zg_problem *
         m.fill_mem = 0;
         st = zel_anchor_solve_lns(&m, eps, &lim, &lim2, lns, NULL, &sol, &s0, &s1, &st1, &err);
     }
-    if (!st && m.fill_mem > 0) zel_density_layout(pr, fil, nf, &m, &sd);
+    if (!st && m.fill_mem > 0) zel_density_layout(pr, fil, nf, &m, 20000, &sol, &sd);
     double best = INFINITY;
     if (!st) {
         const zel_sol *cand[4] = {&sol, &s1, &s0, &sd};
