@@ -356,7 +356,7 @@ ZG_TEST(zel_speedups_tile_plan_wins_hand_built) {
 ZG_TEST(zel_speedups_filler_place_matches_plain_rule) {
     zg_rng rng;
     zg_rng_init(&rng, 2024);
-    int infeasible = 0, split = 0;
+    int infeasible = 0, split = 0, dense = 0;
     for (int trial = 0; trial < 300; trial++) {
         int32_t N = (int32_t)zg_rng_int(&rng, 1, 24), ng = (int32_t)zg_rng_int(&rng, 1, 8);
         tgroup tg[8];
@@ -370,10 +370,11 @@ ZG_TEST(zel_speedups_filler_place_matches_plain_rule) {
         double cap = zg_rng_range(&rng, 1.0, trial % 2 ? 40.0 : 6.0);
         zg_problem pr = tprob_make(N, cap, tg, ng, N < 8 ? N : 8, (int)zg_rng_int(&rng, 0, 1));
         if (trial % 4 == 3) perturb_times(&rng, &pr);
-        double L1[24], H1[24], L2[24], H2[24];
+        double L1[24], H1[24], L2[24], H2[24], L0[24], H0[24];
         for (int32_t r = 0; r < N; r++) {
             L1[r] = L2[r] = trial % 5 ? zg_rng_range(&rng, 0, 20) : (double)zg_rng_int(&rng, 0, 2);
             H1[r] = H2[r] = trial % 5 ? zg_rng_range(&rng, 0, cap * 0.5) : 0;
+            L0[r] = L1[r], H0[r] = H1[r];
         }
         int32_t *c1 = calloc((size_t)pr.n_seqs + 1, sizeof(int32_t));
         int32_t *c2 = calloc((size_t)pr.n_seqs + 1, sizeof(int32_t));
@@ -392,11 +393,23 @@ ZG_TEST(zel_speedups_filler_place_matches_plain_rule) {
                 split += zg_option_degree(&pr.groups[pr.group_of[q]].opts[c1[q]]) > 1;
             }
         }
+        // stage 2 by density: its tournament tree against the plain scan, from the same ledgers
+        for (int32_t r = 0; r < N; r++) L1[r] = L2[r] = L0[r], H1[r] = H2[r] = H0[r];
+        zg_status d1 = zel_filler_place_dense(&pr, NULL, fill, ng, L1, H1, c1, &err);
+        zg_status d2 = ref_place(&pr, fill, ng, L2, H2, c2, 2);
+        CHECK_MSG(d1 == d2, "trial %d: dense status %d, reference %d", trial, (int)d1, (int)d2);
+        if (!d1) {
+            dense++;
+            CHECK_MSG(!memcmp(L1, L2, sizeof(double) * (size_t)N) &&
+                          !memcmp(H1, H2, sizeof(double) * (size_t)N) &&
+                          !memcmp(c1, c2, sizeof(int32_t) * (size_t)pr.n_seqs),
+                      "trial %d (N %d): the plans by density differ", trial, N);
+        }
         free(c1), free(c2);
         tprob_free(&pr);
     }
-    CHECK_MSG(infeasible > 0 && infeasible < 100 && split > 0, "infeasible %d, split %d",
-              infeasible, split);
+    CHECK_MSG(infeasible > 0 && infeasible < 100 && split > 0 && dense > 150,
+              "infeasible %d, split %d, by density %d", infeasible, split, dense);
 }
 
 ZG_TEST_MAIN()

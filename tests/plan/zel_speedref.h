@@ -213,7 +213,8 @@ static inline int ref_has_whole(const zg_group *g) {
 // net always run: stage 1 on the anchors (fill-aware model, memory-blind retry), stage 2 on the
 // four candidates (first the stage-1 solution, then the min-T one, then the search's start,
 // then zel_density_layout's when the model is memory-aware; duplicates once), the fastest full
-// plan by a factor 1 - 1e-12 (ties: the earlier),
+// plan by a factor 1 - 1e-12 (ties: the earlier), then stage 2 by density on the candidates
+// within 0.2 % of it when memory binds in its plan (each kept when faster by the same factor),
 // then zel_uniform_best kept when it beats that by the same factor (or stage 1/2 failed).
 // Needs ctx->opts.anchor_nodes > 0 and anchor_lns_nodes != 0 (the automatic budgets are not
 // restated here); split budget = nodes for N <= 8, else max(nodes / 4, 50), as zel_plan.c.
@@ -264,6 +265,7 @@ static inline zg_status ref_two_stage(const zg_plan_ctx *ctx, const zg_problem *
         const zel_sol *cand[4] = {&sol, &s1, &s0, &sd};
         int32_t *ch = malloc(sizeof(int32_t) * (size_t)(pr->n_seqs + 1));
         double *l = malloc(sizeof(double) * 2 * (size_t)N), *h = l + N;
+        double cms[4] = {INFINITY, INFINITY, INFINITY, INFINITY};
         zg_status st0 = ZG_OK;
         for (int32_t k = 0; k < 4; k++) {
             const zel_sol *c = cand[k];
@@ -283,7 +285,29 @@ static inline zg_status ref_two_stage(const zg_plan_ctx *ctx, const zg_problem *
             if (k == 0) st0 = sk;
             if (sk) continue;
             double ms = zel_choice_makespan(pr, ch, NULL, NULL);
+            cms[k] = ms;
             if (*k_won < 0 || ms < best * (1 - 1e-12)) {
+                memcpy(choice, ch, sizeof(int32_t) * (size_t)pr->n_seqs);
+                best = ms, *k_won = k;
+            }
+        }
+        // stage 2 by density when memory binds in the winner's plan, on the candidates within
+        // 0.2 % of it, in order, each kept when strictly faster
+        int binds = 0;
+        if (*k_won >= 0) {
+            zel_choice_makespan(pr, choice, l, h);
+            binds = zel_filler_memory_binds(pr, fil, nf, l, h);
+        }
+        double near = best * (1 + 2e-3);
+        for (int32_t k = 0; k < 4 && binds; k++) {
+            if (!(cms[k] <= near)) continue;
+            memcpy(ch, choice, sizeof(int32_t) * (size_t)pr->n_seqs);
+            zel_sol_to_choice(&m, pr, cand[k], ch);
+            zel_sol_eval(&m, cand[k]->opt, l, h, NULL, NULL);
+            zg_error e2;
+            if (zel_filler_place_dense(pr, NULL, fil, nf, l, h, ch, &e2)) continue;
+            double ms = zel_choice_makespan(pr, ch, NULL, NULL);
+            if (ms < best * (1 - 1e-12)) {
                 memcpy(choice, ch, sizeof(int32_t) * (size_t)pr->n_seqs);
                 best = ms, *k_won = k;
             }
@@ -510,7 +534,9 @@ static inline void ref_exchange(const zg_problem *pr, ref_funit *u, int64_t n, d
 // One placement pass: filler groups by descending whole price (ties: group index), members in
 // order, each whole to the memory-feasible rank with the highest score (mode 0: min of the
 // time and memory shares left, rc = (F - L - t) / F, rm = (cap - H - m) / cap, F = all whole
-// prices / N; mode 1: rm alone; ties: the lowest rank), else to the memory-feasible option with
+// prices / N; mode 1: rm alone; ties: the lowest rank); mode 2: groups by time per byte
+// descending first, each filler to the least fluid capacity lost, then the lowest load, then
+// the lowest rank (zel_filler.c, written as a scan); else to the memory-feasible option with
 // the least block load + time (ties: the first), else infeasible; then the repair.
 static inline zg_status ref_place(const zg_problem *pr, const int32_t *fill, int32_t n_fill,
                                   double *L, double *H, int32_t *choice, int mode) {
@@ -521,27 +547,54 @@ static inline zg_status ref_place(const zg_problem *pr, const int32_t *fill, int
     F /= N;
     int32_t order[64];
     memcpy(order, fill, sizeof(int32_t) * (size_t)n_fill);
-    for (int32_t i = 0; i < n_fill; i++)  // selection sort: whole price desc, index asc
+    // selection sort: whole price desc, index asc (mode 2: time per byte desc first)
+    for (int32_t i = 0; i < n_fill; i++)
         for (int32_t j = i + 1; j < n_fill; j++) {
-            double x = pr->groups[order[i]].whole_time, y = pr->groups[order[j]].whole_time;
-            if (y > x || (y == x && order[j] < order[i])) {
+            const zg_group *A = &pr->groups[order[i]], *B = &pr->groups[order[j]];
+            double x = A->whole_time, y = B->whole_time;
+            double dx = A->whole_mem > 0 ? A->whole_time / A->whole_mem : INFINITY;
+            double dy = B->whole_mem > 0 ? B->whole_time / B->whole_mem : INFINITY;
+            int later_first = mode == 2 && dy != dx ? dy > dx
+                                                    : y > x || (y == x && order[j] < order[i]);
+            if (later_first) {
                 int32_t t = order[i];
                 order[i] = order[j], order[j] = t;
             }
         }
+    // mode 2: fluid capacity min(T - L, tau (cap - H)); T the mean load after all fillers, tau
+    // the work per byte of the fillers not yet placed when a group starts
+    double Rt = 0, Rm = 0, T = 0;
+    for (int32_t i = 0; i < n_fill; i++) {
+        Rt += (double)pr->groups[fill[i]].count * pr->groups[fill[i]].whole_time;
+        Rm += (double)pr->groups[fill[i]].count * pr->groups[fill[i]].whole_mem;
+    }
+    for (int32_t r = 0; r < N; r++) T += L[r];
+    T = (T + Rt) / N;
     int64_t n = 0;
     for (int32_t i = 0; i < n_fill; i++) n += pr->groups[fill[i]].count;
     ref_funit *u = calloc((size_t)n + 1, sizeof(ref_funit));
     int64_t k = 0;
     for (int32_t i = 0; i < n_fill; i++) {
         const zg_group *G = &pr->groups[order[i]];
+        double tau = Rm > 0 ? Rt / Rm : 0;
+        Rt -= (double)G->count * G->whole_time, Rm -= (double)G->count * G->whole_mem;
         for (int64_t q = 0; q < G->count; q++) {
             int64_t seq = G->members[q];
             int32_t best = -1;
-            double bs = -INFINITY;
+            double bs = -INFINITY, bc = INFINITY, bl = INFINITY;
             for (int32_t r = 0; r < N; r++) {
                 int32_t j = ref_whole_on(G, r);
                 if (j < 0 || cap - H[r] < G->opts[j].mem) continue;
+                if (mode == 2) {  // the least capacity lost beyond t, then the lowest load
+                    double t = G->opts[j].time, m = G->opts[j].mem, b = cap - H[r];
+                    double a = T - L[r], tb = tau * b, a2 = a - t, tb2 = tau * (b - m);
+                    double c = a <= tb && a2 <= tb2 ? 0
+                               : a > tb && a2 > tb2 ? tau * G->whole_mem - G->whole_time
+                               : a <= tb            ? a2 - tb2
+                                                    : tb - a;
+                    if (c < bc || (c == bc && L[r] + t < bl)) bc = c, bl = L[r] + t, best = r;
+                    continue;
+                }
                 double rc = (F - L[r] - G->opts[j].time) / F;
                 double rm = (cap - H[r] - G->opts[j].mem) / cap;
                 double s = mode ? rm : fmin(rc, rm);
