@@ -351,7 +351,7 @@ int main(int argc, char **argv) {
                 else if (v == 0) bad++;
                 else staged++, better += v == 2;
                 if (v > 0 && ms < INFINITY && (bk == 0 || ms < bk)) {
-                    plans++;
+                    plans += bk > 0;  // (none known: recorded, not counted as better)
                     if (best_update && it)
                         cJSON_ReplaceItemInArray(brow, k, cJSON_CreateNumber(ms));
                 }
