@@ -237,9 +237,9 @@ static int64_t density_node_budget(const zg_plan_ctx *ctx, int first) {
         return ZEL_DENSITY_NODES;
     return ZEL_DENSITY_FIRST_NODES;
 }
-// Stage 2 by density (zel_filler_place_dense) runs on the candidates whose plan by the paper's
-// rule came within this fraction of the best one (bench: every candidate vs the winner only;
-// docs/planner-zellige.md, nineteenth pass).
+// Stage 2 by density (zel_filler_place_dense) runs on one candidate: the fastest whose plan by
+// the paper's rule leaves a rank short of memory and came within this fraction of the best one
+// (bench: docs/planner-zellige.md, nineteenth pass).
 #define ZEL_DENSE_NEAR 2e-3
 static int replay_trusted(const zg_plan_ctx *ctx, double lb, const zel_sol *lay, double ratio,
                           int refresh) {
@@ -435,6 +435,7 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
         double *L2 = malloc(sizeof(double) * 2 * (size_t)N);
         int32_t chosen = -1;
         double cms[5] = {INFINITY, INFINITY, INFINITY, INFINITY, INFINITY};  // stage 2's results
+        int cbind[5] = {0, 0, 0, 0, 0};  // ... and whether memory binds in each plan
         zg_status st0 = ZG_OK;
         double fill_area = 0;  // the fillers' least area (any option), for stage2_bound
         for (int32_t i = 0; i < res->n_filler_groups; i++) {
@@ -469,36 +470,34 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
             if (sk) continue;
             double ms = zel_choice_makespan(pr, ch, NULL, NULL);
             cms[k] = ms;
+            cbind[k] = zel_filler_memory_binds(pr, fil, res->n_filler_groups, l, h);
             if (chosen < 0 || ms < res->makespan * (1 - 1e-12)) {
                 if (k > 0) memcpy(res->choice, tmp, sizeof(int32_t) * (size_t)pr->n_seqs);
                 res->makespan = ms;
                 chosen = k;
             }
         }
-        // Stage 2 by density, when memory limits a rank of the winner's plan, on the
-        // candidates that came within ZEL_DENSE_NEAR of it (in order; a result is kept only
-        // when strictly faster than the plan in hand)
-        int binds = 0;
-        if (chosen >= 0 && tmp && L2) {
-            zel_choice_makespan(pr, res->choice, L2, L2 + N);
-            binds = zel_filler_memory_binds(pr, fil, res->n_filler_groups, L2, L2 + N);
-        }
-        double near = res->makespan * (1 + ZEL_DENSE_NEAR);
-        for (int32_t k = 0; k < 5 && binds; k++) {
-            if (!(cms[k] <= near)) continue;
-            const zel_sol *c = cand[k];
-            zel_sol_eval(&m, c->opt, L2, L2 + N, NULL, NULL);
+        // Stage 2 by density on one candidate: the fastest among those whose plan leaves a
+        // rank short of memory and came within ZEL_DENSE_NEAR of the winner (the first of
+        // equals); its result is kept only when strictly faster than the plan in hand
+        int32_t kd = -1;
+        for (int32_t k = 0; k < 5 && chosen >= 0 && tmp && L2; k++)
+            if (cbind[k] && cms[k] <= res->makespan * (1 + ZEL_DENSE_NEAR) &&
+                (kd < 0 || cms[k] < cms[kd]))
+                kd = k;
+        zg_error e2;
+        if (kd >= 0) {
+            zel_sol_eval(&m, cand[kd]->opt, L2, L2 + N, NULL, NULL);
             memcpy(tmp, res->choice, sizeof(int32_t) * (size_t)pr->n_seqs);
-            zel_sol_to_choice(&m, pr, c, tmp);
-            zg_error e2;
+            zel_sol_to_choice(&m, pr, cand[kd], tmp);
             if (zel_filler_place_dense(pr, b, fil, res->n_filler_groups, L2, L2 + N, tmp,
-                                       &e2) != ZG_OK)
-                continue;
-            double ms = zel_choice_makespan(pr, tmp, NULL, NULL);
-            if (ms < res->makespan * (1 - 1e-12)) {
-                memcpy(res->choice, tmp, sizeof(int32_t) * (size_t)pr->n_seqs);
-                res->makespan = ms;
-                chosen = k;
+                                       &e2) == ZG_OK) {
+                double ms = zel_choice_makespan(pr, tmp, NULL, NULL);
+                if (ms < res->makespan * (1 - 1e-12)) {
+                    memcpy(res->choice, tmp, sizeof(int32_t) * (size_t)pr->n_seqs);
+                    res->makespan = ms;
+                    chosen = kd;
+                }
             }
         }
         if (chosen < 0) {

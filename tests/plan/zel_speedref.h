@@ -213,8 +213,9 @@ static inline int ref_has_whole(const zg_group *g) {
 // net always run: stage 1 on the anchors (fill-aware model, memory-blind retry), stage 2 on the
 // four candidates (first the stage-1 solution, then the min-T one, then the search's start,
 // then zel_density_layout's when the model is memory-aware; duplicates once), the fastest full
-// plan by a factor 1 - 1e-12 (ties: the earlier), then stage 2 by density on the candidates
-// within 0.2 % of it when memory binds in its plan (each kept when faster by the same factor),
+// plan by a factor 1 - 1e-12 (ties: the earlier), then stage 2 by density on the fastest
+// candidate within 0.2 % of it whose plan leaves a rank short of memory (kept when faster by
+// the same factor),
 // then zel_uniform_best kept when it beats that by the same factor (or stage 1/2 failed).
 // Needs ctx->opts.anchor_nodes > 0 and anchor_lns_nodes != 0 (the automatic budgets are not
 // restated here); split budget = nodes for N <= 8, else max(nodes / 4, 50), as zel_plan.c.
@@ -266,6 +267,7 @@ static inline zg_status ref_two_stage(const zg_plan_ctx *ctx, const zg_problem *
         int32_t *ch = malloc(sizeof(int32_t) * (size_t)(pr->n_seqs + 1));
         double *l = malloc(sizeof(double) * 2 * (size_t)N), *h = l + N;
         double cms[4] = {INFINITY, INFINITY, INFINITY, INFINITY};
+        int cbind[4] = {0, 0, 0, 0};
         zg_status st0 = ZG_OK;
         for (int32_t k = 0; k < 4; k++) {
             const zel_sol *c = cand[k];
@@ -286,30 +288,29 @@ static inline zg_status ref_two_stage(const zg_plan_ctx *ctx, const zg_problem *
             if (sk) continue;
             double ms = zel_choice_makespan(pr, ch, NULL, NULL);
             cms[k] = ms;
+            cbind[k] = zel_filler_memory_binds(pr, fil, nf, l, h);
             if (*k_won < 0 || ms < best * (1 - 1e-12)) {
                 memcpy(choice, ch, sizeof(int32_t) * (size_t)pr->n_seqs);
                 best = ms, *k_won = k;
             }
         }
-        // stage 2 by density when memory binds in the winner's plan, on the candidates within
-        // 0.2 % of it, in order, each kept when strictly faster
-        int binds = 0;
-        if (*k_won >= 0) {
-            zel_choice_makespan(pr, choice, l, h);
-            binds = zel_filler_memory_binds(pr, fil, nf, l, h);
-        }
-        double near = best * (1 + 2e-3);
-        for (int32_t k = 0; k < 4 && binds; k++) {
-            if (!(cms[k] <= near)) continue;
+        // stage 2 by density on one candidate: the fastest whose own plan leaves a rank short
+        // of memory and came within 0.2 % of the winner (the first of equals), kept when
+        // faster by the same factor
+        int32_t kd = -1;
+        for (int32_t k = 0; k < 4 && *k_won >= 0; k++)
+            if (cbind[k] && cms[k] <= best * (1 + 2e-3) && (kd < 0 || cms[k] < cms[kd])) kd = k;
+        zg_error e2;
+        if (kd >= 0) {
             memcpy(ch, choice, sizeof(int32_t) * (size_t)pr->n_seqs);
-            zel_sol_to_choice(&m, pr, cand[k], ch);
-            zel_sol_eval(&m, cand[k]->opt, l, h, NULL, NULL);
-            zg_error e2;
-            if (zel_filler_place_dense(pr, NULL, fil, nf, l, h, ch, &e2)) continue;
-            double ms = zel_choice_makespan(pr, ch, NULL, NULL);
-            if (ms < best * (1 - 1e-12)) {
-                memcpy(choice, ch, sizeof(int32_t) * (size_t)pr->n_seqs);
-                best = ms, *k_won = k;
+            zel_sol_to_choice(&m, pr, cand[kd], ch);
+            zel_sol_eval(&m, cand[kd]->opt, l, h, NULL, NULL);
+            if (!zel_filler_place_dense(pr, NULL, fil, nf, l, h, ch, &e2)) {
+                double ms = zel_choice_makespan(pr, ch, NULL, NULL);
+                if (ms < best * (1 - 1e-12)) {
+                    memcpy(choice, ch, sizeof(int32_t) * (size_t)pr->n_seqs);
+                    best = ms, *k_won = kd;
+                }
             }
         }
         if (*k_won < 0) st = st0 ? st0 : ZG_ERR_NOMEM;
