@@ -358,9 +358,10 @@ void zel_anchor_replay(const zel_model *m, double lb, const zel_sol *from, zel_s
 // ranks too high. Model m with zel_relax.c's density family over the whole options of filler
 // groups fil[0..n_fil) (capacity min(T - L, theta (cap - H)), type k charged min(1, theta /
 // rho_k) per second; theta = each type's density at once, the type with the most work the main
-// one), solved by the greedy ladder, the neighbourhoods and a search of `nodes` nodes; *out (a
-// solution of m) gets the layout with its objective on m, or T = INFINITY (fewer than two
-// densities, or none found).
+// one), solved by the greedy ladder, the neighbourhoods and a search of `nodes` nodes, which
+// starts from `start` (may be NULL; a solution of m, e.g. stage 1's) when that scores better on
+// the density model; *out (a solution of m) gets the layout with its objective on m, or
+// T = INFINITY (fewer than two densities, or none found).
 void zel_density_layout(const zg_problem *pr, const int32_t *fil, int32_t n_fil,
                         const zel_model *m, int64_t nodes, const zel_sol *start,
                         zel_sol *out);
