@@ -177,8 +177,9 @@ static double stage_layout(const zg_problem *pr, const zg_batch *b, const zel_mo
 }
 
 // --search: joint's relaxation search on pr for secs seconds (the cut in ctx). Prints the bound
-// against the best known plan bk (0: none) and the recorded one; returns 0 if the bound is above
-// bk (INVALID), 2 if it is above old (and then writes it into li when given), 1 otherwise, -1 on
+// against the best known plan bk (0: none) and the recorded one, and stages the search's layout
+// (*staged: its makespan, INFINITY if none); returns 0 if the bound is above bk or *staged
+// (INVALID), 2 if it is above old (and then writes it into li when given), 1 otherwise, -1 on
 // an error.
 static int search_bound(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_batch *b,
                         double secs, double bk, double old, cJSON *li, double *staged,
@@ -268,8 +269,8 @@ int main(int argc, char **argv) {
     if (modes != 1 || batches < 1 || (best_update && !best_path) || (lb_update && !lb_path) ||
         (!relax && (lb_path || search_s > 0)) || extra < 0) {
         fprintf(stderr, "bench_planner_stage1: give one of --export DIR, --stage DIR and --relax "
-                        "--search S (S > 0), --batches >= 1, --best FILE with --best-update "
-                        "(not with --search), --lb FILE with --lb-update and --relax, "
+                        "--search S (S > 0), --batches >= 1, --best FILE with --best-update, "
+                        "--lb FILE with --lb-update and --relax, "
                         "--exact-extra >= 0\n%s", usage);
         return 1;
     }

@@ -611,22 +611,23 @@ static zg_status place(const zg_problem *pr, const zg_batch *b, const int32_t *f
     int32_t *wopt = st || !u ? NULL : zg_calloc((size_t)N, sizeof(int32_t), err);
     size_t P = 1;
     while (P < (size_t)N) P *= 2;
-    // ts, ti: the §5.3 tree; k1, k2 (mode 2): the density tree's keys (it shares ti)
-    double *ts = st || !wopt ? NULL : zg_calloc(6 * P, sizeof(double) + sizeof(int32_t), err);
+    // ts, ti: the §5.3 tree; k1, k2 (mode 2 only): the density tree's keys (it shares ti)
+    size_t nd = mode == 2 ? 6 * P : 2 * P;
+    double *ts = st || !wopt ? NULL : zg_calloc(nd, sizeof(double) + sizeof(int32_t), err);
     if (st || !u || !wopt || !ts) {
         free(order), free(u), free(wopt);
         return st ? st : ZG_ERR_NOMEM;
     }
-    double *k1 = ts + 2 * P, *k2 = ts + 4 * P;
-    int32_t *ti = (int32_t *)(ts + 6 * P);
+    double *k1 = ts + 2 * P, *k2 = ts + 4 * P;  // (mode 2)
+    int32_t *ti = (int32_t *)(ts + nd);
     int64_t k = 0;
     // mode 2: the fillers' whole time and memory left, and the mean load they lead to
     double Rt = 0, Rm = 0, T2 = 0;
-    for (int32_t i = 0; i < n_fill; i++) {
+    for (int32_t i = 0; i < n_fill && mode == 2; i++) {
         const zg_group *G = &pr->groups[fill[i]];
         Rt += (double)G->count * G->whole_time, Rm += (double)G->count * G->whole_mem;
     }
-    for (int32_t r = 0; r < N; r++) T2 += L[r];
+    for (int32_t r = 0; r < N && mode == 2; r++) T2 += L[r];
     T2 = (T2 + Rt) / N;
     for (int32_t i = 0; i < n_fill && !st; i++) {
         const zg_group *G = &pr->groups[order[i]];
