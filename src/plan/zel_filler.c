@@ -178,6 +178,28 @@ static int xch_xrange(double hr, double hh, double y, double mar, double mah, do
     return x <= z;
 }
 
+// Whether an integer k in [lo, hi] may have k tu <= up and k td >= dn (the counts of a trade
+// that keep one rank at or below a bound, up, and the other, dn below it): a loose test (its
+// margin covers the rounding) that spares the memory ranges of trades that cannot improve.
+static inline int xch_window(double up, double tu, double dn, double td, int64_t lo, int64_t hi) {
+    double kl = (double)lo, kh = (double)hi;
+    if (tu > 0) {
+        double q = up / tu;
+        q += 1e-7 * (1 + fabs(q));
+        if (q < kh) kh = floor(q);
+    } else if (up < 0) {
+        return 0;
+    }
+    if (td > 0) {
+        double q = dn / td;
+        q -= 1e-7 * (1 + fabs(q));
+        if (q > kl) kl = ceil(q);
+    } else if (dn > 0) {
+        return 0;
+    }
+    return kl <= kh;
+}
+
 // Typed exchanges after the repair, which only pairs the most loaded rank with the least
 // loaded one and trades one unit for one: on memory-tight batches that leaves memory-full
 // ranks under-loaded (they need dense fillers, more work per byte, for sparse ones, several
@@ -197,6 +219,7 @@ typedef struct xch {
     double cap;
     const double *L, *H, *tt, *mm;  // loads; per type and rank: whole time and memory
     const int64_t *cnt;             // per type and rank: units placed whole
+    const int32_t *ord;             // per rank: the types by ascending whole time there
 } xch;
 
 typedef struct xtrade {
@@ -214,15 +237,33 @@ typedef struct xtrade {
 // the result, when found, is the pair's best.
 static xtrade xch_pair(const xch *c, int32_t hi, int32_t r, double thr) {
     int32_t N = c->N, K = c->K;
-    const double *L = c->L, *H = c->H, *tt = c->tt, *mm = c->mm;
+    const double *L = c->L, *H = c->H;
     double t0 = L[hi] * (1 - 1e-12);
     xtrade t = {t0 < thr ? t0 : thr, -1, -1, 0, 0, 0, 0, thr};
     int found = 0;
-    for (int32_t a = 0; a < K; a++) {
-        int64_t ca = c->cnt[a * N + hi];
-        double tah = tt[a * N + hi], tar = tt[a * N + r];
-        double mah = mm[a * N + hi], mar = mm[a * N + r];
-        if (ca == 0 || tar == INFINITY) continue;
+    // The two ranks' columns of the type tables; the types hi can send (as: units on hi, a
+    // whole option on r; type order) and the types r can send back (bs: by ascending time on
+    // hi, for the first family; bd: by descending time on r, for the second). The sorted
+    // lists let a bound end the scan of b; a tie with a trade of the same (a, x) (first
+    // family) or the same a (second) goes to the lower b, as in a scan in type order.
+    double th[XCH_MAX_TYPES], tr[XCH_MAX_TYPES], mh[XCH_MAX_TYPES], mr[XCH_MAX_TYPES];
+    int64_t ch[XCH_MAX_TYPES], cr[XCH_MAX_TYPES];
+    int32_t as[XCH_MAX_TYPES], bs[XCH_MAX_TYPES], bd[XCH_MAX_TYPES], na = 0, nb = 0;
+    for (int32_t k = 0; k < K; k++) {
+        th[k] = c->tt[k * N + hi], tr[k] = c->tt[k * N + r];
+        mh[k] = c->mm[k * N + hi], mr[k] = c->mm[k * N + r];
+        ch[k] = c->cnt[k * N + hi], cr[k] = c->cnt[k * N + r];
+        if (ch[k] > 0 && tr[k] != INFINITY) as[na++] = k;
+    }
+    for (int32_t i = 0, j = 0; i < K; i++) {
+        int32_t kh = c->ord[(size_t)hi * K + i], kr = c->ord[(size_t)r * K + K - 1 - i];
+        if (cr[kh] > 0 && th[kh] != INFINITY) bs[nb++] = kh;
+        if (cr[kr] > 0 && th[kr] != INFINITY) bd[j++] = kr;
+    }
+    for (int32_t ia = 0; ia < na; ia++) {
+        int32_t a = as[ia];
+        int64_t ca = ch[a];
+        double tah = th[a], tar = tr[a], mah = mh[a], mar = mr[a];
         for (int64_t xi = 1; xi <= ca && xi <= XCH_FEW; xi++) {
             double x = (double)xi, lh = L[hi] - x * tah, lr = L[r] + x * tar;
             if (lh >= t.mx) continue;  // every trade of these x units keeps hi at lh or above
@@ -234,18 +275,18 @@ static xtrade xch_pair(const xch *c, int32_t hi, int32_t r, double thr) {
             // a move that leaves r no higher than hi beats every trade back (those only
             // raise hi) when the returned type takes time
             int dominated = move && lr <= lh;
-            for (int32_t b = 0; b < K; b++) {
-                int64_t cb = c->cnt[b * N + r], ylo, yhi;
-                double tbh = tt[b * N + hi], tbr = tt[b * N + r];
-                if (b == a || cb == 0 || tbh == INFINITY || (dominated && tbh > 0)) continue;
-                // y >= 1 units back: hi at lh + tbh or above, and the pair at least at its
-                // balance point (the least max over real y; the margin covers the rounding)
-                if (lh + tbh >= t.mx ||
-                    (tbh + tbr > 0 &&
-                     (lh * tbr + lr * tbh) / (tbh + tbr) * (1 - 1e-9) >= t.mx))
-                    continue;
-                if (!xch_range(H[r], H[hi], x, mar, mah, mm[b * N + r], mm[b * N + hi], c->cap,
-                               cb, &ylo, &yhi))
+            for (int32_t ib = 0; ib < nb; ib++) {
+                int32_t b = bs[ib];
+                int64_t cb = cr[b], ylo, yhi;
+                double tbh = th[b], tbr = tr[b];
+                // y >= 1 units back: hi at lh + tbh or above (so the later b too)
+                if (lh + tbh > t.mx) break;
+                // a tie with the best so far only wins for the same (a, x) and a lower b
+                int tie = found && t.a == a && t.x == xi && t.b > b;
+                if (b == a || (dominated && tbh > 0) || (lh + tbh == t.mx && !tie)) continue;
+                // the y that keep both ranks at or below the best so far, then the memory
+                if (!xch_window(t.mx - lh, tbh, lr - t.mx, tbr, 1, cb) ||
+                    !xch_range(H[r], H[hi], x, mar, mah, mr[b], mh[b], c->cap, cb, &ylo, &yhi))
                     continue;
                 double ys = tbh + tbr > 0 ? (lr - lh) / (tbh + tbr) : 0;
                 int64_t y0 = ys < (double)ylo   ? ylo
@@ -254,36 +295,41 @@ static xtrade xch_pair(const xch *c, int32_t hi, int32_t r, double thr) {
                 for (int64_t y = y0 - 1 < ylo ? ylo : y0 - 1; y <= y0 + 2 && y <= yhi; y++) {
                     double nh = lh + (double)y * tbh, nr = lr - (double)y * tbr;
                     double mx = nh > nr ? nh : nr;
-                    if (mx < t.mx) t = (xtrade){mx, a, b, xi, y, 0, 0, thr}, found = 1;
+                    if (mx < t.mx || (mx == t.mx && tie))
+                        t = (xtrade){mx, a, b, xi, y, 0, 0, thr}, found = 1, tie = 0;
                 }
             }
         }
     }
     // several of a (x > XCH_FEW) for y = 0..XCH_FEW of b: for each (a, b, y) the new maximum is
     // convex in x, so the integers around its balance point within both memories
-    for (int32_t a = 0; a < K; a++) {
-        int64_t ca = c->cnt[a * N + hi];
-        double tah = tt[a * N + hi], tar = tt[a * N + r];
-        double mah = mm[a * N + hi], mar = mm[a * N + r];
-        if (ca <= XCH_FEW || tar == INFINITY) continue;
+    for (int32_t ia = 0; ia < na; ia++) {
+        int32_t a = as[ia];
+        int64_t ca = ch[a];
+        double tah = th[a], tar = tr[a], mah = mh[a], mar = mr[a];
+        if (ca <= XCH_FEW) continue;
         int64_t xmax0 = ca < XCH_MANY ? ca : XCH_MANY;
-        for (int32_t b = -1; b < K; b++) {
-            int64_t cb = b < 0 ? 0 : c->cnt[b * N + r];
-            double tbh = b < 0 ? 0 : tt[b * N + hi], tbr = b < 0 ? 0 : tt[b * N + r];
-            double mbh = b < 0 ? 0 : mm[b * N + hi], mbr = b < 0 ? 0 : mm[b * N + r];
-            if (b == a || (b >= 0 && (cb == 0 || tbh == INFINITY))) continue;
+        for (int32_t ib = -1; ib < nb; ib++) {
+            int32_t b = ib < 0 ? -1 : bd[ib];
+            int64_t cb = b < 0 ? 0 : cr[b];
+            double tbh = b < 0 ? 0 : th[b], tbr = b < 0 ? 0 : tr[b];
+            double mbh = b < 0 ? 0 : mh[b], mbr = b < 0 ? 0 : mr[b];
+            // r at L_r - y tbr + (XCH_FEW + 1) tar or above, y <= XCH_FEW (so the later b too)
+            if (b >= 0 && L[r] - (double)XCH_FEW * tbr + (double)(XCH_FEW + 1) * tar > t.mx)
+                break;
+            if (b == a) continue;
             for (int64_t yi = b < 0 ? 0 : 1; yi <= (b < 0 ? 0 : cb < XCH_FEW ? cb : XCH_FEW);
                  yi++) {
                 double y = (double)yi;
                 int64_t xlo, xhi;
                 double lh0 = L[hi] + y * tbh, lr0 = L[r] - y * tbr;  // before the x units
-                // x > XCH_FEW units to r: r at lr0 + (XCH_FEW + 1) tar or above, and the pair at
-                // least at its balance point (as above)
-                if (lr0 + (double)(XCH_FEW + 1) * tar >= t.mx ||
-                    (tah + tar > 0 &&
-                     (lh0 * tar + lr0 * tah) / (tah + tar) * (1 - 1e-9) >= t.mx))
-                    continue;
-                if (!xch_xrange(H[r], H[hi], y, mar, mah, mbr, mbh, c->cap, XCH_FEW + 1, xmax0,
+                int tie = found && t.a == a && t.x > XCH_FEW && t.b > b;
+                // x > XCH_FEW units to r: r at lr0 + (XCH_FEW + 1) tar or above; then the x
+                // that keep both ranks at or below the best so far (xch_window)
+                double rmin = lr0 + (double)(XCH_FEW + 1) * tar;
+                if (rmin > t.mx || (rmin == t.mx && !tie)) continue;
+                if (!xch_window(t.mx - lr0, tar, lh0 - t.mx, tah, XCH_FEW + 1, xmax0) ||
+                    !xch_xrange(H[r], H[hi], y, mar, mah, mbr, mbh, c->cap, XCH_FEW + 1, xmax0,
                                 &xlo, &xhi))
                     continue;
                 double xs = tah + tar > 0 ? (lh0 - lr0) / (tah + tar) : 0;
@@ -293,7 +339,8 @@ static xtrade xch_pair(const xch *c, int32_t hi, int32_t r, double thr) {
                 for (int64_t x = x0 - 1 < xlo ? xlo : x0 - 1; x <= x0 + 2 && x <= xhi; x++) {
                     double nh = lh0 - (double)x * tah, nr = lr0 + (double)x * tar;
                     double mx = nh > nr ? nh : nr;
-                    if (mx < t.mx) t = (xtrade){mx, a, b, x, yi, 0, 0, thr}, found = 1;
+                    if (mx < t.mx || (mx == t.mx && tie))
+                        t = (xtrade){mx, a, b, x, yi, 0, 0, thr}, found = 1, tie = 0;
                 }
             }
         }
@@ -301,6 +348,33 @@ static xtrade xch_pair(const xch *c, int32_t hi, int32_t r, double thr) {
     if (!found) t.mx = INFINITY;
     t.thr = thr;
     return t;
+}
+
+// Rank r back in its place in rk, the ranks by ascending load (ties: the lower rank), after
+// its load changed.
+static void xch_rank_fix(int32_t *rk, int32_t N, const double *L, int32_t r) {
+    int32_t p = 0, q = 0;
+    while (rk[p] != r) p++;
+    memmove(rk + p, rk + p + 1, sizeof(int32_t) * (size_t)(N - 1 - p));
+    while (q < N - 1 && (L[rk[q]] < L[r] || (L[rk[q]] == L[r] && rk[q] < r))) q++;
+    memmove(rk + q + 1, rk + q, sizeof(int32_t) * (size_t)(N - 1 - q));
+    rk[q] = r;
+}
+
+// The first (at most) want units whose positions in tun lie in [lo, end) and whose bits are
+// set in bm (a rank's units), in position order, into out; returns how many.
+static int64_t xch_first_units(const uint64_t *bm, int64_t lo, int64_t end, int64_t want,
+                               const int64_t *tun, int64_t *out) {
+    int64_t k = 0;
+    for (int64_t w = lo / 64; w * 64 < end && k < want; w++) {
+        uint64_t v = bm[w] & (w == lo / 64 ? ~0ULL << (lo % 64) : ~0ULL);
+        for (; v && k < want; v &= v - 1) {
+            int64_t q = w * 64 + __builtin_ctzll(v);
+            if (q >= end) return k;
+            out[k++] = tun[q];
+        }
+    }
+    return k;
 }
 
 static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, double *H,
@@ -348,20 +422,28 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
     double *tt = malloc(sizeof(double) * (2 * (size_t)K * (size_t)N + 1));
     uint32_t *ver = calloc((size_t)N, sizeof(uint32_t));
     xtrade *row = malloc(sizeof(xtrade) * (cache ? (size_t)N * (size_t)N : (size_t)N));
-    // each type's units in placement order (tun[tof[k] .. tof[k + 1])), and a trade's units (mv)
-    int64_t *tof = malloc(sizeof(int64_t) * (2 * (size_t)n + (size_t)K + 2));
-    if (!cnt || !tt || !ver || !row || !tof) {
-        free(ty), free(cnt), free(tt), free(ver), free(row), free(tof);
+    // each type's units in placement order (tun[tof[k] .. tof[k + 1])), a trade's units (mv),
+    // each unit's position in tun (pos), and per rank a bitmap over those positions of the
+    // units on it (onr, W words a rank): a trade's units are the first set bits of a range
+    size_t W = ((size_t)n + 63) / 64;
+    int64_t *tof = malloc(sizeof(int64_t) * (3 * (size_t)n + (size_t)K + 2));
+    uint64_t *onr = calloc((size_t)N * W + 1, sizeof(uint64_t));
+    if (!cnt || !tt || !ver || !row || !tof || !onr) {
+        free(ty), free(cnt), free(tt), free(ver), free(row), free(tof), free(onr);
         return;
     }
-    int64_t *tun = tof + K + 1, *mv = tun + n;
+    int64_t *tun = tof + K + 1, *mv = tun + n, *pos = mv + n;
     for (int32_t k = 0; k <= K; k++) tof[k] = 0;
     for (int64_t i = 0; i < n; i++)
         if (ty[i] >= 0) tof[ty[i] + 1]++;
     for (int32_t k = 0; k < K; k++) tof[k + 1] += tof[k];
     int64_t at[XCH_MAX_TYPES] = {0};
     for (int64_t i = 0; i < n; i++)
-        if (ty[i] >= 0) tun[tof[ty[i]] + at[ty[i]]++] = i;
+        if (ty[i] >= 0) {
+            int64_t q = tof[ty[i]] + at[ty[i]]++;
+            tun[q] = i, pos[i] = q;
+            onr[(size_t)u[i].rank * W + (size_t)q / 64] |= 1ULL << (q % 64);
+        }
     double *mm = tt + K * N;
     for (int32_t k = 0; k < K; k++)
         for (int32_t r = 0; r < N; r++) {
@@ -375,14 +457,37 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
         for (size_t i = 0; i < (size_t)N * (size_t)N; i++) row[i].vh = row[i].vr = UINT32_MAX;
     int32_t *rk = malloc(sizeof(int32_t) * 2 * (size_t)N), *hom = rk ? rk + N : NULL;
     if (!rk) {
-        free(ty), free(cnt), free(tt), free(ver), free(row), free(tof);
+        free(ty), free(cnt), free(tt), free(ver), free(row), free(tof), free(onr);
         return;
     }
+    for (int32_t i = 0; i < N; i++) {  // ranks by ascending load (ties: the lower rank)
+        int32_t j = i;
+        while (j > 0 && L[rk[j - 1]] > L[i]) rk[j] = rk[j - 1], j--;
+        rk[j] = i;
+    }
+    // per type: how many ranks have a whole option (the pricing budget below)
+    int64_t fin[XCH_MAX_TYPES] = {0};
+    for (int32_t k = 0; k < K; k++)
+        for (int32_t r = 0; r < N; r++) fin[k] += tt[k * N + r] < INFINITY;
     for (int32_t r = 0; r < N; r++) {  // ranks whose whole times equal rank 0's for every type
         hom[r] = 1;
         for (int32_t k = 0; k < K; k++) hom[r] &= tt[k * N + r] == tt[k * N];
     }
-    xch c = {N, K, pr->mem_cap, L, H, tt, mm, cnt};
+    // per rank: the types by ascending whole time there (ties: the lower type)
+    int32_t *ord = malloc(sizeof(int32_t) * ((size_t)N * (size_t)K + 1));
+    if (!ord) {
+        free(ty), free(cnt), free(tt), free(ver), free(row), free(tof), free(onr), free(rk);
+        return;
+    }
+    for (int32_t r = 0; r < N; r++) {
+        int32_t *o = ord + (size_t)r * K;
+        for (int32_t i = 0; i < K; i++) {
+            int32_t j = i;
+            while (j > 0 && tt[o[j - 1] * N + r] > tt[i * N + r]) o[j] = o[j - 1], j--;
+            o[j] = i;
+        }
+    }
+    xch c = {N, K, pr->mem_cap, L, H, tt, mm, cnt, ord};
     int64_t priced = 0;
     for (int64_t it = 0; it < 8 * (int64_t)N && priced < XCH_MAX_PRICED; it++) {
         int32_t hi = -1, br = -1, tried[XCH_HI_TRY], n_tried = 0;
@@ -390,11 +495,6 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
         double top = L[0];
         for (int32_t r = 1; r < N; r++)
             if (L[r] > top) top = L[r];
-        for (int32_t i = 0; i < N; i++) {  // ranks by ascending load (ties: the lower rank)
-            int32_t j = i;
-            while (j > 0 && L[rk[j - 1]] > L[i]) rk[j] = rk[j - 1], j--;
-            rk[j] = i;
-        }
         // hi: the most loaded rank with a trade; the next ones (ties: the lower rank) within
         // XCH_HI_NEAR of the most loaded only when it has none
         while (br < 0 && n_tried < XCH_HI_TRY && n_tried < N) {
@@ -406,12 +506,11 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
             }
             if (n_tried > 0 && L[hi] < top * (1 - XCH_HI_NEAR)) break;
             tried[n_tried++] = hi;
-            for (int32_t r = 0; r < N; r++)  // the budget counts what a scan of every r prices
-                for (int32_t a = 0; a < K && r != hi; a++)
-                    if (tt[a * N + r] < INFINITY) {
-                        int64_t ca = cnt[a * N + hi];
-                        priced += (ca < XCH_FEW ? ca : XCH_FEW) * (1 + K) + (ca > XCH_FEW) * K;
-                    }
+            for (int32_t a = 0; a < K; a++) {  // the budget counts what a scan of every r prices
+                int64_t ca = cnt[a * N + hi];
+                priced += ((ca < XCH_FEW ? ca : XCH_FEW) * (1 + K) + (ca > XCH_FEW) * K) *
+                          (fin[a] - (tt[a * N + hi] < INFINITY));
+            }
             // the lowest new maximum (ties: the lower r), the ranks by ascending load: between
             // ranks of equal times (hom) a trade keeps L_hi + L_r, so its new maximum is at
             // least (L_hi + L_r) / 2, and a rank where that is above the best so far is skipped;
@@ -436,11 +535,10 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
         if (br < 0) break;
         // bx units of type ba hi -> br, by units of type bb br -> hi, the first ones in
         // placement order (each type's units are listed in that order), moved in that order
-        int64_t bx = bt.x, by = bt.y, na = 0, nb = 0;
-        for (int64_t q = tof[bt.a]; q < tof[bt.a + 1] && na < bx; q++)
-            if (u[tun[q]].rank == hi) mv[na++] = tun[q];
-        for (int64_t q = bt.b >= 0 ? tof[bt.b] : 0; bt.b >= 0 && q < tof[bt.b + 1] && nb < by; q++)
-            if (u[tun[q]].rank == br) mv[na + nb++] = tun[q];
+        int64_t na = xch_first_units(onr + (size_t)hi * W, tof[bt.a], tof[bt.a + 1], bt.x, tun, mv);
+        int64_t nb = bt.b < 0 ? 0
+                              : xch_first_units(onr + (size_t)br * W, tof[bt.b], tof[bt.b + 1],
+                                                bt.y, tun, mv + na);
         for (int64_t p = 0, q = na; p < na || q < na + nb;) {
             int64_t i = q >= na + nb || (p < na && mv[p] < mv[q]) ? mv[p++] : mv[q++];
             funit *f = &u[i];
@@ -452,10 +550,13 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
             f->rank = to, f->time = o->time, f->mem = o->mem;
             choice[f->seq] = j;
             cnt[ty[i] * N + from]--, cnt[ty[i] * N + to]++;
+            onr[(size_t)from * W + (size_t)pos[i] / 64] &= ~(1ULL << (pos[i] % 64));
+            onr[(size_t)to * W + (size_t)pos[i] / 64] |= 1ULL << (pos[i] % 64);
         }
         ver[hi]++, ver[br]++;
+        xch_rank_fix(rk, N, L, hi), xch_rank_fix(rk, N, L, br);
     }
-    free(ty), free(cnt), free(tt), free(ver), free(row), free(rk), free(tof);
+    free(ty), free(cnt), free(tt), free(ver), free(row), free(rk), free(tof), free(onr), free(ord);
 }
 
 // The §5.3 score of whole option o on rank r (mode as in place): 1 and *s when the rank has
