@@ -128,6 +128,7 @@ typedef struct zg_arena {
 } zg_arena;
 void zg_arena_init(zg_arena *a, size_t block_size);
 void *zg_arena_alloc(zg_arena *a, size_t size);  // 16-byte aligned, zeroed; NULL on OOM
+void *zg_arena_dup(zg_arena *a, const void *src, size_t size);  // a copy of src (as above)
 void zg_arena_reset(zg_arena *a);                // keeps the first block
 void zg_arena_free(zg_arena *a);
 

@@ -67,7 +67,8 @@ void zg_arena_init(zg_arena *a, size_t block_size) {
     a->used_total = 0;
 }
 
-void *zg_arena_alloc(zg_arena *a, size_t size) {
+// The next size bytes of the arena (16-byte aligned), not cleared; NULL on OOM.
+static void *arena_take(zg_arena *a, size_t size) {
     size = (size + 15) & ~(size_t)15;
     if (!a->head || a->head->used + size > a->head->size) {
         size_t bs = size > a->block_size ? size : a->block_size;
@@ -81,7 +82,18 @@ void *zg_arena_alloc(zg_arena *a, size_t size) {
     void *p = a->head->data + a->head->used;
     a->head->used += size;
     a->used_total += size;
-    memset(p, 0, size);
+    return p;
+}
+
+void *zg_arena_alloc(zg_arena *a, size_t size) {
+    void *p = arena_take(a, size);
+    if (p) memset(p, 0, size);
+    return p;
+}
+
+void *zg_arena_dup(zg_arena *a, const void *src, size_t size) {
+    void *p = arena_take(a, size);
+    if (p && size) memcpy(p, src, size);
     return p;
 }
 

@@ -39,10 +39,15 @@ static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
     return h;
 }
 
-// Hash of the fields cmp_price_key compares (equal keys -> equal hashes).
+// Hash of the fields cmp_price_key compares (equal keys -> equal hashes): the integer fields a
+// word at a time (a multiply and a shift per word), then the bucket name's bytes.
 static uint64_t price_key_hash(const zg_seq *s) {
     int64_t k[6] = {s->tokens, s->kind, s->frames, s->height, s->width, s->text_tokens};
-    uint64_t h = fnv1a(1469598103934665603ULL, k, sizeof k);
+    uint64_t h = 1469598103934665603ULL;
+    for (int i = 0; i < 6; i++) {
+        h = (h ^ (uint64_t)k[i]) * 0x9E3779B97F4A7C15ULL;
+        h ^= h >> 29;
+    }
     return fnv1a(h, s->bucket, strnlen(s->bucket, ZG_BUCKET_NAME_MAX));
 }
 
@@ -282,13 +287,12 @@ zg_status zg_problem_build_cached(const zg_plan_ctx *ctx, const zg_batch *b, zel
             memcpy(G->bucket, s->bucket, ZG_BUCKET_NAME_MAX);
             G->bucket[ZG_BUCKET_NAME_MAX - 1] = '\0';
             G->n_opts = p->n_opts;
-            G->opts = zg_arena_alloc(&pr->arena, (size_t)p->n_opts * sizeof *G->opts);
+            G->opts = zg_arena_dup(&pr->arena, p->opts, (size_t)p->n_opts * sizeof *G->opts);
             G->members = zg_arena_alloc(&pr->arena, (size_t)cnt * sizeof *G->members);
             if ((!G->opts && p->n_opts) || !G->members) {
                 st = zg_error_set(err, ZG_ERR_NOMEM, "out of memory building the problem");
                 goto done;
             }
-            if (p->n_opts) memcpy(G->opts, p->opts, (size_t)p->n_opts * sizeof *G->opts);
             G->whole_time = p->whole_time;
             G->whole_mem = p->whole_mem;
         } else {
@@ -298,8 +302,14 @@ zg_status zg_problem_build_cached(const zg_plan_ctx *ctx, const zg_batch *b, zel
         G->count += p->count;
     }
     pr->n_groups = (int32_t)n_groups;
-    for (int32_t g = 0; g < pr->n_groups; g++)
-        qsort(pr->groups[g].members, (size_t)pr->groups[g].count, sizeof(int64_t), cmp_members);
+    for (int32_t g = 0; g < pr->n_groups; g++) {  // (a group of one proto is sorted already)
+        const int64_t *mb = pr->groups[g].members;
+        int64_t m = 1;
+        while (m < pr->groups[g].count && mb[m - 1] < mb[m]) m++;
+        if (m < pr->groups[g].count)
+            qsort(pr->groups[g].members, (size_t)pr->groups[g].count, sizeof(int64_t),
+                  cmp_members);
+    }
     st = zg_sort_stable(pr->groups, (size_t)pr->n_groups, sizeof *pr->groups, cmp_group_order,
                         NULL, err);
     if (st) goto done;

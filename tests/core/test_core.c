@@ -118,6 +118,9 @@ ZG_TEST(parse_count_and_arena) {
     CHECK(x && x[999] == 0);
     char *y = zg_arena_alloc(&a, 3);
     CHECK(((uintptr_t)y & 15) == 0);
+    int src[5] = {7, -1, 3, 9, 2};
+    int *z = zg_arena_dup(&a, src, sizeof src);
+    CHECK(z && ((uintptr_t)z & 15) == 0 && !memcmp(z, src, sizeof src) && z != src);
     zg_arena_free(&a);
 }
 
