@@ -142,16 +142,22 @@ static inline int xch_fits(double h, double x, double ma, double y, double mb, d
     return h + x * ma - y * mb <= cap;
 }
 
+// ceil(v) for v > 0 (the casts below floor non-negative values: no library call).
+static inline int64_t xch_ceil_pos(double v) {
+    int64_t k = (int64_t)v;
+    return k + ((double)k < v);
+}
+
 // The trades' ranks of y: [*lo, *hi] within [1, cb] where both ranks keep to the memory (each
 // fit is monotone in y, so the set is an interval; the closed forms only seed the search).
 // Returns 0 if empty.
 static int xch_range(double hr, double hh, double x, double mar, double mah, double mbr,
                      double mbh, double cap, int64_t cb, int64_t *lo, int64_t *hi) {
-    double s = mbr > 0 ? ceil((hr + x * mar - cap) / mbr) : 1;
-    int64_t y = s < 1 ? 1 : s > (double)cb ? cb : (int64_t)s;
+    double s = mbr > 0 ? (hr + x * mar - cap) / mbr : 1;  // y >= s
+    int64_t y = s <= 1 ? 1 : s > (double)cb ? cb : xch_ceil_pos(s);
     while (y > 1 && xch_fits(hr, x, mar, (double)(y - 1), mbr, cap)) y--;
     while (y <= cb && !xch_fits(hr, x, mar, (double)y, mbr, cap)) y++;
-    double t = mbh > 0 ? floor((cap - hh + x * mah) / mbh) : (double)cb;
+    double t = mbh > 0 ? (cap - hh + x * mah) / mbh : (double)cb;  // z <= t
     int64_t z = t < 0 ? 0 : t > (double)cb ? cb : (int64_t)t;
     while (z < cb && xch_fits(hh, (double)(z + 1), mbh, x, mah, cap)) z++;
     while (z >= y && !xch_fits(hh, (double)z, mbh, x, mah, cap)) z--;
@@ -161,17 +167,17 @@ static int xch_range(double hr, double hh, double x, double mar, double mah, dou
 
 // The x in [lo0, hi0] (units of memory mar on r, mah on hi) that keep both ranks within
 // memory when y units (mbr, mbh) go the other way: r's fit falls with x, hi's rises.
-// Returns 0 if none.
+// Returns 0 if none. (lo0 >= 1.)
 static int xch_xrange(double hr, double hh, double y, double mar, double mah, double mbr,
                       double mbh, double cap, int64_t lo0, int64_t hi0, int64_t *lo,
                       int64_t *hi) {
     if (lo0 > hi0) return 0;
-    double s = mar > 0 ? floor((cap - hr + y * mbr) / mar) : (double)hi0;
+    double s = mar > 0 ? (cap - hr + y * mbr) / mar : (double)hi0;  // x <= s
     int64_t z = s < (double)lo0 - 1 ? lo0 - 1 : s > (double)hi0 ? hi0 : (int64_t)s;
     while (z < hi0 && xch_fits(hr, (double)(z + 1), mar, y, mbr, cap)) z++;
     while (z >= lo0 && !xch_fits(hr, (double)z, mar, y, mbr, cap)) z--;
-    double t = mah > 0 ? ceil((hh + y * mbh - cap) / mah) : (double)lo0;
-    int64_t x = t < (double)lo0 ? lo0 : t > (double)hi0 + 1 ? hi0 + 1 : (int64_t)t;
+    double t = mah > 0 ? (hh + y * mbh - cap) / mah : (double)lo0;  // x >= t
+    int64_t x = t <= (double)lo0 ? lo0 : t > (double)hi0 + 1 ? hi0 + 1 : xch_ceil_pos(t);
     while (x > lo0 && xch_fits(hh, y, mbh, (double)(x - 1), mah, cap)) x--;
     while (x <= hi0 && !xch_fits(hh, y, mbh, (double)x, mah, cap)) x++;
     *lo = x, *hi = z;
@@ -181,23 +187,24 @@ static int xch_xrange(double hr, double hh, double y, double mar, double mah, do
 // Whether an integer k in [lo, hi] may have k tu <= up and k td >= dn (the counts of a trade
 // that keep one rank at or below a bound, up, and the other, dn below it): a loose test (its
 // margin covers the rounding) that spares the memory ranges of trades that cannot improve.
+// (lo >= 1.)
 static inline int xch_window(double up, double tu, double dn, double td, int64_t lo, int64_t hi) {
     double kl = (double)lo, kh = (double)hi;
     if (tu > 0) {
         double q = up / tu;
         q += 1e-7 * (1 + fabs(q));
-        if (q < kh) kh = floor(q);
+        if (q < kh) kh = q;
     } else if (up < 0) {
         return 0;
     }
     if (td > 0) {
         double q = dn / td;
         q -= 1e-7 * (1 + fabs(q));
-        if (q > kl) kl = ceil(q);
+        if (q > kl) kl = q;
     } else if (dn > 0) {
         return 0;
     }
-    return kl <= kh;
+    return kl <= kh && (double)(int64_t)kh >= kl;  // an integer in [kl, kh] (kh >= kl >= 1)
 }
 
 // Typed exchanges after the repair, which only pairs the most loaded rank with the least
@@ -291,7 +298,7 @@ static xtrade xch_pair(const xch *c, int32_t hi, int32_t r, double thr) {
                 double ys = tbh + tbr > 0 ? (lr - lh) / (tbh + tbr) : 0;
                 int64_t y0 = ys < (double)ylo   ? ylo
                              : ys > (double)yhi ? yhi
-                                                : (int64_t)floor(ys);
+                                                : (int64_t)ys;  // (ys >= ylo >= 1: floor)
                 for (int64_t y = y0 - 1 < ylo ? ylo : y0 - 1; y <= y0 + 2 && y <= yhi; y++) {
                     double nh = lh + (double)y * tbh, nr = lr - (double)y * tbr;
                     double mx = nh > nr ? nh : nr;
@@ -335,7 +342,7 @@ static xtrade xch_pair(const xch *c, int32_t hi, int32_t r, double thr) {
                 double xs = tah + tar > 0 ? (lh0 - lr0) / (tah + tar) : 0;
                 int64_t x0 = xs < (double)xlo   ? xlo
                              : xs > (double)xhi ? xhi
-                                                : (int64_t)floor(xs);
+                                                : (int64_t)xs;  // (xs >= xlo >= 1: floor)
                 for (int64_t x = x0 - 1 < xlo ? xlo : x0 - 1; x <= x0 + 2 && x <= xhi; x++) {
                     double nh = lh0 - (double)x * tah, nr = lr0 + (double)x * tar;
                     double mx = nh > nr ? nh : nr;
