@@ -288,9 +288,10 @@ static xtrade xch_pair(const xch *c, int32_t hi, int32_t r, double thr) {
                 double tbh = th[b], tbr = tr[b];
                 // y >= 1 units back: hi at lh + tbh or above (so the later b too)
                 if (lh + tbh > t.mx) break;
-                // a tie with the best so far only wins for the same (a, x) and a lower b
-                int tie = found && t.a == a && t.x == xi && t.b > b;
-                if (b == a || (dominated && tbh > 0) || (lh + tbh == t.mx && !tie)) continue;
+                // a tie with the best so far only wins for the same (a, x) and a lower b (read
+                // on equality only: rare)
+#define XCH_TIE1 (found && t.a == a && t.x == xi && t.b > b)
+                if (b == a || (dominated && tbh > 0) || (lh + tbh == t.mx && !XCH_TIE1)) continue;
                 // the y that keep both ranks at or below the best so far, then the memory
                 if (!xch_window(t.mx - lh, tbh, lr - t.mx, tbr, 1, cb) ||
                     !xch_range(H[r], H[hi], x, mar, mah, mr[b], mh[b], c->cap, cb, &ylo, &yhi))
@@ -302,8 +303,8 @@ static xtrade xch_pair(const xch *c, int32_t hi, int32_t r, double thr) {
                 for (int64_t y = y0 - 1 < ylo ? ylo : y0 - 1; y <= y0 + 2 && y <= yhi; y++) {
                     double nh = lh + (double)y * tbh, nr = lr - (double)y * tbr;
                     double mx = nh > nr ? nh : nr;
-                    if (mx < t.mx || (mx == t.mx && tie))
-                        t = (xtrade){mx, a, b, xi, y, 0, 0, thr}, found = 1, tie = 0;
+                    if (mx < t.mx || (mx == t.mx && XCH_TIE1))
+                        t = (xtrade){mx, a, b, xi, y, 0, 0, thr}, found = 1;
                 }
             }
         }
@@ -330,11 +331,11 @@ static xtrade xch_pair(const xch *c, int32_t hi, int32_t r, double thr) {
                 double y = (double)yi;
                 int64_t xlo, xhi;
                 double lh0 = L[hi] + y * tbh, lr0 = L[r] - y * tbr;  // before the x units
-                int tie = found && t.a == a && t.x > XCH_FEW && t.b > b;
+#define XCH_TIE2 (found && t.a == a && t.x > XCH_FEW && t.b > b)
                 // x > XCH_FEW units to r: r at lr0 + (XCH_FEW + 1) tar or above; then the x
                 // that keep both ranks at or below the best so far (xch_window)
                 double rmin = lr0 + (double)(XCH_FEW + 1) * tar;
-                if (rmin > t.mx || (rmin == t.mx && !tie)) continue;
+                if (rmin > t.mx || (rmin == t.mx && !XCH_TIE2)) continue;
                 if (!xch_window(t.mx - lr0, tar, lh0 - t.mx, tah, XCH_FEW + 1, xmax0) ||
                     !xch_xrange(H[r], H[hi], y, mar, mah, mbr, mbh, c->cap, XCH_FEW + 1, xmax0,
                                 &xlo, &xhi))
@@ -346,12 +347,14 @@ static xtrade xch_pair(const xch *c, int32_t hi, int32_t r, double thr) {
                 for (int64_t x = x0 - 1 < xlo ? xlo : x0 - 1; x <= x0 + 2 && x <= xhi; x++) {
                     double nh = lh0 - (double)x * tah, nr = lr0 + (double)x * tar;
                     double mx = nh > nr ? nh : nr;
-                    if (mx < t.mx || (mx == t.mx && tie))
-                        t = (xtrade){mx, a, b, x, yi, 0, 0, thr}, found = 1, tie = 0;
+                    if (mx < t.mx || (mx == t.mx && XCH_TIE2))
+                        t = (xtrade){mx, a, b, x, yi, 0, 0, thr}, found = 1;
                 }
             }
         }
     }
+#undef XCH_TIE1
+#undef XCH_TIE2
     if (!found) t.mx = INFINITY;
     t.thr = thr;
     return t;
