@@ -360,15 +360,30 @@ static xtrade xch_pair(const xch *c, int32_t hi, int32_t r, double thr) {
     return t;
 }
 
-// Rank r back in its place in rk, the ranks by ascending load (ties: the lower rank), after
-// its load changed.
-static void xch_rank_fix(int32_t *rk, int32_t N, const double *L, int32_t r) {
-    int32_t p = 0, q = 0;
-    while (rk[p] != r) p++;
-    memmove(rk + p, rk + p + 1, sizeof(int32_t) * (size_t)(N - 1 - p));
-    while (q < N - 1 && (L[rk[q]] < L[r] || (L[rk[q]] == L[r] && rk[q] < r))) q++;
-    memmove(rk + q + 1, rk + q, sizeof(int32_t) * (size_t)(N - 1 - q));
-    rk[q] = r;
+// Whether rank r prices like rank s against any hi: the same load, memory, whole units per
+// type, and whole times and memories per type (all that xch_pair reads of a rank).
+static int xch_same_rank(const xch *c, int32_t r, int32_t s) {
+    int32_t N = c->N;
+    if (c->L[r] != c->L[s] || c->H[r] != c->H[s]) return 0;
+    for (int32_t k = 0; k < c->K; k++)
+        if (c->cnt[k * N + r] != c->cnt[k * N + s] || c->tt[k * N + r] != c->tt[k * N + s] ||
+            c->mm[k * N + r] != c->mm[k * N + s])
+            return 0;
+    return 1;
+}
+
+// Ranks a and b (a != b) back in their places in rk, the ranks by ascending load (ties: the
+// lower rank), after their loads changed: both taken out, then each inserted into the rest.
+static void xch_rank_fix(int32_t *rk, int32_t N, const double *L, int32_t a, int32_t b) {
+    int32_t n = 0;
+    for (int32_t i = 0; i < N; i++)
+        if (rk[i] != a && rk[i] != b) rk[n++] = rk[i];
+    for (int32_t j = 0; j < 2; j++, n++) {
+        int32_t r = j ? b : a, q = 0;
+        while (q < n && (L[rk[q]] < L[r] || (L[rk[q]] == L[r] && rk[q] < r))) q++;
+        memmove(rk + q + 1, rk + q, sizeof(int32_t) * (size_t)(n - q));
+        rk[q] = r;
+    }
 }
 
 // The first (at most) want units whose positions in tun lie in [lo, end) and whose bits are
@@ -525,10 +540,16 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
             // ranks of equal times (hom) a trade keeps L_hi + L_r, so its new maximum is at
             // least (L_hi + L_r) / 2, and a rank where that is above the best so far is skipped;
             // the others are priced only below the best so far (a tie included: the lower r
-            // wins it), and a cached "none below" stands for any lower bound
+            // wins it), and a cached "none below" stands for any lower bound. A rank that
+            // prices like an earlier one of the row (ranks of equal load sit together in rk,
+            // by rank) has that rank's trade, or its lack of one, and loses the tie to it: it
+            // is not priced (at 32 ranks, about half of the pairs)
             for (int32_t q = 0; q < N; q++) {
-                int32_t r = rk[q];
+                int32_t r = rk[q], twin = 0;
                 if (r == hi) continue;
+                for (int32_t p = q - 1; p >= 0 && !twin && L[rk[p]] == L[r]; p--)
+                    twin = rk[p] != hi && rk[p] < r && xch_same_rank(&c, r, rk[p]);
+                if (twin) continue;
                 xtrade *e = cache ? &row[(size_t)hi * N + r] : &row[r];
                 double thr = br >= 0 ? nextafter(bt.mx, INFINITY) : INFINITY;
                 if (!cache || e->vh != ver[hi] || e->vr != ver[r] ||
@@ -564,7 +585,7 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
             onr[(size_t)to * W + (size_t)pos[i] / 64] |= 1ULL << (pos[i] % 64);
         }
         ver[hi]++, ver[br]++;
-        xch_rank_fix(rk, N, L, hi), xch_rank_fix(rk, N, L, br);
+        xch_rank_fix(rk, N, L, hi, br);
     }
     free(ty), free(cnt), free(tt), free(ver), free(row), free(rk), free(tof), free(onr), free(ord);
 }
