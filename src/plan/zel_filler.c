@@ -536,6 +536,12 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
                 priced += ((ca < XCH_FEW ? ca : XCH_FEW) * (1 + K) + (ca > XCH_FEW) * K) *
                           (fin[a] - (tt[a * N + hi] < INFINITY));
             }
+            // a rank like one tried before (xch_same_rank) has no trade either: its row is
+            // that rank's row, the pair of the two included
+            int again = 0;
+            for (int32_t q = 0; q < n_tried - 1 && !again; q++)
+                again = xch_same_rank(&c, hi, tried[q]);
+            if (again) continue;
             // the lowest new maximum (ties: the lower r), the ranks by ascending load: between
             // ranks of equal times (hom) a trade keeps L_hi + L_r, so its new maximum is at
             // least (L_hi + L_r) / 2, and a rank where that is above the best so far is skipped;
