@@ -184,9 +184,9 @@ static int xch_xrange(double hr, double hh, double y, double mar, double mah, do
     return x <= z;
 }
 
-// Whether an integer k in [lo, hi] may have k tu <= up and k td >= dn (the counts of a trade
-// that keep one rank at or below a bound, up, and the other, dn below it): a loose test (its
-// margin covers the rounding) that spares the memory ranges of trades that cannot improve.
+// Whether some integer k in [lo, hi] may have k tu <= up and k td >= dn (a trade's count that
+// keeps both ranks at or below the best so far): a loose test (its margin covers the
+// rounding) that spares the memory ranges of trades that cannot improve.
 // (lo >= 1.)
 static inline int xch_window(double up, double tu, double dn, double td, int64_t lo, int64_t hi) {
     double kl = (double)lo, kh = (double)hi;
@@ -480,7 +480,10 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
         if (ty[i] >= 0) cnt[ty[i] * N + u[i].rank]++;
     if (cache)
         for (size_t i = 0; i < (size_t)N * (size_t)N; i++) row[i].vh = row[i].vr = UINT32_MAX;
-    int32_t *rk = malloc(sizeof(int32_t) * 2 * (size_t)N), *hom = rk ? rk + N : NULL;
+    // rk: the ranks by load; hom: see below; ord: per rank, the types by ascending whole time
+    // there (ties: the lower type)
+    int32_t *rk = malloc(sizeof(int32_t) * (2 + (size_t)K) * (size_t)N);
+    int32_t *hom = rk ? rk + N : NULL, *ord = rk ? rk + 2 * N : NULL;
     if (!rk) {
         free(ty), free(cnt), free(tt), free(ver), free(row), free(tof), free(onr);
         return;
@@ -498,12 +501,6 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
         hom[r] = 1;
         for (int32_t k = 0; k < K; k++) hom[r] &= tt[k * N + r] == tt[k * N];
     }
-    // per rank: the types by ascending whole time there (ties: the lower type)
-    int32_t *ord = malloc(sizeof(int32_t) * ((size_t)N * (size_t)K + 1));
-    if (!ord) {
-        free(ty), free(cnt), free(tt), free(ver), free(row), free(tof), free(onr), free(rk);
-        return;
-    }
     for (int32_t r = 0; r < N; r++) {
         int32_t *o = ord + (size_t)r * K;
         for (int32_t i = 0; i < K; i++) {
@@ -517,6 +514,7 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
     for (int64_t it = 0; it < 8 * (int64_t)N && priced < XCH_MAX_PRICED; it++) {
         int32_t hi = -1, br = -1, tried[XCH_HI_TRY], n_tried = 0;
         xtrade bt = {0};
+        double thr = INFINITY;  // pairs are priced below this: just above bt.mx once br >= 0
         double top = L[0];
         for (int32_t r = 1; r < N; r++)
             if (L[r] > top) top = L[r];
@@ -557,7 +555,6 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
                     twin = rk[p] != hi && rk[p] < r && xch_same_rank(&c, r, rk[p]);
                 if (twin) continue;
                 xtrade *e = cache ? &row[(size_t)hi * N + r] : &row[r];
-                double thr = br >= 0 ? nextafter(bt.mx, INFINITY) : INFINITY;
                 if (!cache || e->vh != ver[hi] || e->vr != ver[r] ||
                     (e->mx == INFINITY && e->thr < thr)) {
                     if (br >= 0 && hom[r] && hom[hi] && 0.5 * (L[hi] + L[r]) > bt.mx * (1 + 1e-9))
@@ -566,7 +563,7 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
                     e->vh = ver[hi], e->vr = ver[r];
                 }
                 if (e->mx < INFINITY && (br < 0 || e->mx < bt.mx || (e->mx == bt.mx && r < br)))
-                    bt = *e, br = r;
+                    bt = *e, br = r, thr = nextafter(bt.mx, INFINITY);
             }
         }
         if (br < 0) break;
@@ -593,7 +590,7 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
         ver[hi]++, ver[br]++;
         xch_rank_fix(rk, N, L, hi, br);
     }
-    free(ty), free(cnt), free(tt), free(ver), free(row), free(rk), free(tof), free(onr), free(ord);
+    free(ty), free(cnt), free(tt), free(ver), free(row), free(rk), free(tof), free(onr);
 }
 
 // The §5.3 score of whole option o on rank r (mode as in place): 1 and *s when the rank has
