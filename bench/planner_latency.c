@@ -175,6 +175,16 @@ static void lat_acc_print(lat_acc *a, const char *cl, int ranks, const char *ld,
     double sp99 = zb_quantile(a->ts, n_ok, 0.99), tp50 = zb_quantile(a->tt, n_ok, 0.5);
     double tp99 = zb_quantile(a->tt, n_ok, 0.99), ap50 = zb_quantile(a->ta, n_ok, 0.5);
     int optimal = fast ? 0 : a->optimal;
+    // the planner's cross-step cache of priced shapes: the fast path's template cache, the
+    // exact path's option cache (lookups are per price class of a batch)
+    int64_t hits = 0, misses = 0;
+    if (fast) {
+        zel_cache_stats cs = zel_cache_get_stats(a->cache);
+        hits = cs.hits, misses = cs.misses;
+    } else if (a->pcache) {
+        zel_pcache_stats ps = zel_pcache_get_stats(a->pcache);
+        hits = ps.hits, misses = ps.misses;
+    }
     printf("%-10s %5d %-4s %6s %6.0f %7.1f %9.3f %9.3f %9.3f %9.3f %9.3f %6.1f%% %5.0f%% %5d\n",
            cl, ranks, ld, mx, a->seqs / div, a->anchors / div, bp50, sp50, sp99, tp50,
            tp99, a->sum_t > 0 ? 100 * a->sum_a / a->sum_t : 0,
@@ -191,11 +201,12 @@ static void lat_acc_print(lat_acc *a, const char *cl, int ranks, const char *ld,
            "\"solve_p99_ms\":%.4f,\"anchor_p50_ms\":%.4f,\"total_p50_ms\":%.4f,"
            "\"total_p99_ms\":%.4f,\"anchor_share\":%.4f,\"anchor_optimal\":%.3f,"
            "\"infeasible\":%d,\"anchor_nodes_mean\":%.1f,\"makespan_mean\":%.9g,"
-           "\"cold_ms\":%.4f,\"replayed\":%.3f,\"total_mean_ms\":%.4f}\n",
+           "\"cold_ms\":%.4f,\"replayed\":%.3f,\"total_mean_ms\":%.4f,\"cache_hits\":%lld,"
+           "\"cache_misses\":%lld}\n",
            cl, ranks, ld, (long long)tpr, mx, n_ok, a->seqs / div, a->anchors / div,
            bp50, sp50, sp99, ap50, tp50, tp99, a->sum_t > 0 ? a->sum_a / a->sum_t : 0,
            (double)optimal / div, a->infeasible, a->nodes / div, a->ms_sum / div, a->cold_ms,
-           (double)a->replayed / div, a->sum_t / div);
+           (double)a->replayed / div, a->sum_t / div, (long long)hits, (long long)misses);
     fflush(stdout);
 }
 
