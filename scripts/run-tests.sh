@@ -3,6 +3,7 @@
 #   build/tests/<module>_test_*      run once
 #   build/tests/<module>_mpitest_*   run under mpirun with P = 1..4 ranks (if MPI was built)
 #   tests/py/test_*.py               run with pytest (if present), counted case by case
+#   scripts/check-layering.py        one case: module deps, includes, include and call cycles
 set -u
 BUILD=${1:-build}
 passed=0
@@ -33,6 +34,17 @@ for t in "$BUILD"/tests/*_test_*; do
     timeout 600 "$t" >"$log" 2>&1
     count "$(basename "$t")" $?
 done
+
+# the tree's layering (scripts/check-layering.py): module deps, includes, include and call cycles
+if command -v python3 >/dev/null 2>&1 && [ -d "$BUILD/obj" ]; then
+    if python3 scripts/check-layering.py --objects "$BUILD/obj" >"$log.out" 2>&1; then
+        echo "PASS layering" >"$log"
+    else
+        { cat "$log.out"; echo "FAIL layering"; } >"$log"
+    fi
+    rm -f "$log.out"
+    count "check-layering" 0
+fi
 
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe)
 if command -v mpirun >/dev/null 2>&1; then

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "plan/plan.h"
-#include "plan/zel_pcache.h"
+#include "plan/plan.h"
 
 // One distinct "pricing key" (sequences the pricer cannot tell apart), then merged by options.
 typedef struct proto {
@@ -186,12 +186,12 @@ zg_status zg_problem_build(const zg_plan_ctx *ctx, const zg_batch *b, zg_problem
 }
 
 // The options and whole price of s: enumerated and priced, or from the cache (same values).
-static zg_status proto_price(const zg_plan_ctx *ctx, const zg_seq *s, zel_pcache *cache,
+static zg_status proto_price(const zg_plan_ctx *ctx, const zg_seq *s, zg_option_cache *cache,
                              proto *p, zg_error *err) {
     zg_price whole;
     zg_status st;
     if (cache) {
-        st = zel_pcache_options(cache, ctx, s, &p->opts, &p->n_opts, &whole, err);
+        st = zg_option_cache_options(cache, ctx, s, &p->opts, &p->n_opts, &whole, err);
     } else {
         zg_option *o = NULL;
         st = zg_options_enumerate(ctx, s, &o, &p->n_opts, err);
@@ -206,7 +206,7 @@ static zg_status proto_price(const zg_plan_ctx *ctx, const zg_seq *s, zel_pcache
     return ZG_OK;
 }
 
-zg_status zg_problem_build_cached(const zg_plan_ctx *ctx, const zg_batch *b, zel_pcache *cache,
+zg_status zg_problem_build_cached(const zg_plan_ctx *ctx, const zg_batch *b, zg_option_cache *cache,
                                   zg_problem *pr, zg_error *err) {
     memset(pr, 0, sizeof *pr);
     zg_arena_init(&pr->arena, 1 << 16);
@@ -224,7 +224,7 @@ zg_status zg_problem_build_cached(const zg_plan_ctx *ctx, const zg_batch *b, zel
                                 (long long)b->seqs[i].id, (long long)b->seqs[i].tokens);
     if (b->n == 0) return ZG_OK;
 
-    zg_status st = cache ? zel_pcache_begin(cache, ctx, err) : ZG_OK;
+    zg_status st = cache ? zg_option_cache_begin(cache, ctx, err) : ZG_OK;
     if (st) return st;
     int64_t n = b->n, n_protos = 0, bad = -1;
     int64_t *order = zg_calloc((size_t)n, sizeof *order, err);
