@@ -13,6 +13,7 @@
 #include <math.h>
 
 #include "zel_bench.h"
+#include "planner/planner.h"
 
 static const char *usage =
     "usage: bench_planner_quality [--settings CLUSTER:LOAD,...] [--batches N] [--time-limit S]\n"

@@ -9,7 +9,7 @@
 
 #include "cost/cost.h"
 #include "plan/plan.h"
-#include "plan/zel_internal.h"
+#include "zellige/internal.h"
 
 typedef struct zb_env {
     zg_model model;

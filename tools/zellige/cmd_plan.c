@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "plan/plan.h"
+#include "planner/planner.h"
 
 static const char *usage_text =
     "usage: zellige plan --batch FILE [options]\n"

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "plan/knapformer.h"
 #include "plan/plan.h"
+#include "planner/planner.h"
 #include "report/report.h"
 
 #define SIM_MAX_MIX 16

@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "profile/profile.h"
+#include "planner/planner.h"
 
 #define TRAIN_MAX_POL 8
 
