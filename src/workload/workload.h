@@ -32,6 +32,12 @@ typedef struct zg_seq {
     char bucket[ZG_BUCKET_NAME_MAX];  // catalog bucket name ("" if none)
 } zg_seq;
 
+// The price key of a sequence: the fields a pricer may look at (tokens, kind, frames, height,
+// width, text_tokens, bucket; not id or origin_rank). Planners price one sequence per key and
+// their caches are keyed by it. Equal keys have equal hashes.
+uint64_t zg_seq_price_key_hash(const zg_seq *s);
+int zg_seq_price_key_eq(const zg_seq *a, const zg_seq *b);
+
 typedef struct zg_batch {
     int64_t n;
     int64_t cap;

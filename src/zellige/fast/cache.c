@@ -12,7 +12,8 @@
 // mutated in place (same object, new numbers), every cache hit re-prices its class's whole
 // option and one split probe and compares them bitwise; any difference resets the cache.
 // zel_cache_clear does it explicitly. Memory: a byte budget; least recently used entries are
-// evicted at the start of a build (never the ones the current build uses).
+// evicted at the start of a build (never the ones the current build uses): the core memo
+// (core/hmap.c) keeps the entries.
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -30,16 +31,10 @@ typedef struct probe {
 } probe;
 
 typedef struct centry {
-    // key: the fields the pricer may look at (zg_batch_price_classes)
-    int64_t tokens;
-    int32_t kind, frames, height, width, text_tokens;
-    char bucket[ZG_BUCKET_NAME_MAX];
-    uint64_t hash;
-    // value
+    zg_seq key;         // its price key fields (zg_seq_price_key_eq)
     zel_tclass v;       // template fields only (rep, count, members unused)
     int32_t has_probe;  // probe: a split template, re-priced on every hit
     probe pr;
-    uint64_t used;      // stamp of the last build that used it
     size_t bytes;
     zg_arena arena;     // front, tpl
 } centry;
@@ -55,14 +50,7 @@ struct zel_cache {
     int32_t n_degs, N, rpn;
     zel_tdeg *degs;
     int32_t *iota;        // N entries: iota[r] = r
-    // entries
-    int32_t n_ent, cap_ent;
-    centry **ent;
-    int32_t n_slots;      // power of two, >= 2 * n_ent
-    int32_t *slot;        // open addressing: index into ent, -1 empty
-    size_t bytes, budget;
-    uint64_t stamp;
-    zel_cache_stats st;
+    zg_memo memo;         // price key -> centry (core/hmap.c)
     // scratch for pricing one class
     void *buf;
     int64_t bufcap;
@@ -74,53 +62,49 @@ struct zel_cache {
     int64_t obufcap;
 };
 
+static void free_entry(void *v) {
+    centry *e = v;
+    zg_arena_free(&e->arena);
+    free(e);
+}
+
 zel_cache *zel_cache_new(void) {
     zel_cache *c = calloc(1, sizeof *c);
     if (!c) return NULL;
-    c->budget = ZEL_CACHE_DEFAULT_BUDGET;
+    zg_memo_init(&c->memo, ZEL_CACHE_DEFAULT_BUDGET, free_entry);
     zg_arena_init(&c->ctx_arena, 1 << 16);
     return c;
 }
 
-static void drop_entries(zel_cache *c) {
-    for (int32_t i = 0; i < c->n_ent; i++) {
-        zg_arena_free(&c->ent[i]->arena);
-        free(c->ent[i]);
-    }
-    c->n_ent = 0;
-    c->bytes = 0;
-    for (int32_t i = 0; i < c->n_slots; i++) c->slot[i] = -1;
-}
-
 void zel_cache_clear(zel_cache *c) {
     if (!c) return;
-    drop_entries(c);
+    zg_memo_clear(&c->memo);
     zg_arena_free(&c->ctx_arena);
     zg_arena_init(&c->ctx_arena, 1 << 16);
     c->key.valid = 0;
-    c->st.resets++;
 }
 
 void zel_cache_free(zel_cache *c) {
     if (!c) return;
-    drop_entries(c);
+    zg_memo_free(&c->memo);
     zg_arena_free(&c->ctx_arena);
-    free(c->ent), free(c->slot), free(c->buf), free(c->tbuf);
+    free(c->buf), free(c->tbuf);
     free(c->sbuf), free(c->obuf);
     free(c);
 }
 
 void zel_cache_set_budget(zel_cache *c, size_t max_bytes) {
-    if (c) c->budget = max_bytes;
+    if (c) c->memo.budget = max_bytes;
 }
 
 zel_cache_stats zel_cache_get_stats(const zel_cache *c) {
     zel_cache_stats s;
     memset(&s, 0, sizeof s);
     if (!c) return s;
-    s = c->st;
-    s.n_entries = c->n_ent;
-    s.bytes = c->bytes;
+    s.hits = c->memo.hits, s.misses = c->memo.misses;
+    s.resets = c->memo.resets, s.evictions = c->memo.evictions;
+    s.n_entries = zg_memo_count(&c->memo);
+    s.bytes = c->memo.total;
     return s;
 }
 
@@ -177,7 +161,7 @@ static zg_status build_degrees(zel_cache *c, const zg_plan_ctx *ctx, zg_error *e
 // Makes the cache's context match ctx (resets everything when it does not).
 static zg_status prepare(zel_cache *c, const zg_plan_ctx *ctx, zg_error *err) {
     if (zg_plan_ctx_key_same(&c->key, ctx)) return ZG_OK;
-    if (c->key.valid || c->n_ent) zel_cache_clear(c);
+    if (c->key.valid || zg_memo_count(&c->memo)) zel_cache_clear(c);
     const zg_cluster *cl = ctx->cluster;
     zg_plan_ctx_key_set(&c->key, ctx);
     c->key.valid = 0;  // until the degrees below are built
@@ -212,95 +196,9 @@ static zg_status prepare(zel_cache *c, const zg_plan_ctx *ctx, zg_error *err) {
 
 // ---- entries ---------------------------------------------------------------------------------
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n) {
-    const unsigned char *s = p;
-    for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 1099511628211ULL;
-    return h;
-}
-
-static uint64_t key_hash(const zg_seq *s) {
-    uint64_t h = 1469598103934665603ULL;
-    int32_t k[5] = {(int32_t)s->kind, s->frames, s->height, s->width, s->text_tokens};
-    h = fnv(h, &s->tokens, sizeof s->tokens);
-    h = fnv(h, k, sizeof k);
-    return fnv(h, s->bucket, strnlen(s->bucket, ZG_BUCKET_NAME_MAX));
-}
-
-static int key_eq(const centry *e, const zg_seq *s, uint64_t h) {
-    return e->hash == h && e->tokens == s->tokens && e->kind == (int32_t)s->kind &&
-           e->frames == s->frames && e->height == s->height && e->width == s->width &&
-           e->text_tokens == s->text_tokens &&
-           !strncmp(e->bucket, s->bucket, ZG_BUCKET_NAME_MAX);
-}
-
-// Rebuilds the slot table for `room` entries (grows it, never shrinks: cannot fail when the
-// entries only got fewer).
-static zg_status rehash(zel_cache *c, int32_t room, zg_error *err) {
-    int32_t want = 16;
-    while (want < 2 * room + 2) want *= 2;
-    if (want > c->n_slots) {
-        int32_t *t = zg_realloc_array(c->slot, (size_t)want, sizeof(int32_t), err);
-        if (!t) return ZG_ERR_NOMEM;
-        c->slot = t, c->n_slots = want;
-    }
-    for (int32_t i = 0; i < c->n_slots; i++) c->slot[i] = -1;
-    for (int32_t i = 0; i < c->n_ent; i++) {
-        uint32_t j = (uint32_t)c->ent[i]->hash & (uint32_t)(c->n_slots - 1);
-        while (c->slot[j] >= 0) j = (j + 1) & (uint32_t)(c->n_slots - 1);
-        c->slot[j] = i;
-    }
-    return ZG_OK;
-}
-
-static centry *lookup(const zel_cache *c, const zg_seq *s, uint64_t h) {
-    if (!c->n_slots) return NULL;
-    for (uint32_t j = (uint32_t)h & (uint32_t)(c->n_slots - 1); c->slot[j] >= 0;
-         j = (j + 1) & (uint32_t)(c->n_slots - 1))
-        if (key_eq(c->ent[c->slot[j]], s, h)) return c->ent[c->slot[j]];
-    return NULL;
-}
-
-// Adds e (on failure the cache is unchanged and the caller still owns e).
-static zg_status insert(zel_cache *c, centry *e, zg_error *err) {
-    if (c->n_ent == c->cap_ent) {
-        int32_t ncap = c->cap_ent ? 2 * c->cap_ent : 16;
-        centry **t = zg_realloc_array(c->ent, (size_t)ncap, sizeof *t, err);
-        if (!t) return ZG_ERR_NOMEM;
-        c->ent = t, c->cap_ent = ncap;
-    }
-    if (2 * (c->n_ent + 1) + 2 > c->n_slots) {
-        zg_status st = rehash(c, c->n_ent + 1, err);
-        if (st) return st;
-    }
-    uint32_t j = (uint32_t)e->hash & (uint32_t)(c->n_slots - 1);
-    while (c->slot[j] >= 0) j = (j + 1) & (uint32_t)(c->n_slots - 1);
-    c->slot[j] = c->n_ent;
-    c->ent[c->n_ent++] = e;
-    c->bytes += e->bytes;
-    return ZG_OK;
-}
-
-static int cmp_used(const void *pa, const void *pb) {
-    const centry *a = *(centry *const *)pa, *b = *(centry *const *)pb;
-    return (a->used > b->used) - (a->used < b->used);
-}
-
-// Over budget: drop least recently used entries (all from earlier builds) down to 3/4 of it.
-static zg_status evict(zel_cache *c, zg_error *err) {
-    if (c->bytes <= c->budget || c->n_ent == 0) return ZG_OK;
-    // oldest build first (ties in any order: that only decides which shapes are priced again)
-    qsort(c->ent, (size_t)c->n_ent, sizeof *c->ent, cmp_used);
-    int32_t k = 0;
-    while (k < c->n_ent && c->bytes > c->budget / 4 * 3) {
-        c->bytes -= c->ent[k]->bytes;
-        zg_arena_free(&c->ent[k]->arena);
-        free(c->ent[k]);
-        c->st.evictions++;
-        k++;
-    }
-    memmove(c->ent, c->ent + k, sizeof *c->ent * (size_t)(c->n_ent - k));
-    c->n_ent -= k;
-    return rehash(c, c->n_ent, err);  // no growth: cannot fail
+static int key_eq(int64_t entry, const void *key, const void *ctx) {
+    const zg_memo *m = ctx;
+    return zg_seq_price_key_eq(&((const centry *)m->val[entry])->key, key);
 }
 
 // ---- pricing one class -----------------------------------------------------------------------
@@ -550,12 +448,7 @@ static zg_status build_entry(zel_cache *c, const zg_plan_ctx *ctx, const zg_seq 
                 break;
             }
     }
-    e->tokens = s->tokens;
-    e->kind = (int32_t)s->kind;
-    e->frames = s->frames, e->height = s->height, e->width = s->width;
-    e->text_tokens = s->text_tokens;
-    memcpy(e->bucket, s->bucket, ZG_BUCKET_NAME_MAX);
-    e->hash = key_hash(s);
+    e->key = *s;
     e->bytes = sizeof *e + e->arena.used_total;
     *out = e;
     return ZG_OK;
@@ -584,8 +477,7 @@ zg_status zel_cache_fill(zel_cache *c, const zg_plan_ctx *ctx, const zg_batch *b
                          zg_error *err) {
     zg_status st = prepare(c, ctx, err);
     if (st) return st;
-    if ((st = evict(c, err))) return st;
-    c->stamp++;
+    zg_memo_begin(&c->memo);
     ts->n_degs = c->n_degs;
     ts->degs = c->degs;
     centry **hit = zg_calloc((size_t)ts->n_classes + 1, sizeof *hit, err);
@@ -607,14 +499,13 @@ zg_status zel_cache_fill(zel_cache *c, const zg_plan_ctx *ctx, const zg_batch *b
         int32_t r0 = 0;
         if ((st = zg_pricer_price(ctx->pricer, s, (zg_config){1, 1, 1}, &r0, 1, &whole[k], err)))
             break;
-        hit[k] = lookup(c, s, key_hash(s));
+        hit[k] = zg_memo_find(&c->memo, zg_seq_price_key_hash(s), key_eq, s, &c->memo);
         int ok = 1;
         if (hit[k] && !(st = still_valid(c, ctx, s, hit[k], whole[k], &ok, err)) && !ok)
             stale = 1;
     }
     if (!st && stale) {  // the pricer changed in place: nothing cached can be trusted
-        drop_entries(c);
-        c->st.resets++;
+        zg_memo_clear(&c->memo);
         for (int32_t k = 0; k < ts->n_classes; k++) hit[k] = NULL;
     }
     // pass 2: price the misses (a class repeated in the batch is one class: one entry)
@@ -622,18 +513,16 @@ zg_status zel_cache_fill(zel_cache *c, const zg_plan_ctx *ctx, const zg_batch *b
         const zg_seq *s = &b->seqs[ts->cls[k].rep];
         centry *e = hit[k];
         if (e) {
-            c->st.hits++;
+            c->memo.hits++;
         } else {
-            c->st.misses++;
+            c->memo.misses++;
             if ((st = build_entry(c, ctx, s, whole[k], &e, err))) break;
-            if ((st = insert(c, e, err))) {
-                zg_arena_free(&e->arena);
-                free(e);
+            if ((st = zg_memo_add(&c->memo, zg_seq_price_key_hash(s), e, e->bytes, err))) {
+                free_entry(e);
                 break;
             }
             ts->n_priced += e->v.n_priced;
         }
-        e->used = c->stamp;
         zel_tclass *t = &ts->cls[k];
         t->whole_time = e->v.whole_time, t->whole_mem = e->v.whole_mem;
         t->has_whole = e->v.has_whole;
