@@ -63,7 +63,7 @@ typedef struct pbound {
     // pool: pattern j has class pool_cls[j] and counts pool[j * np + i]
     int32_t n_pool, cap_pool;
     int32_t *pool, *pool_cls;
-    uint64_t *pool_key;  // a hash of each pattern's counts: the duplicate test compares these first
+    zg_hmap pool_index;  // (class, counts) -> pattern: the duplicate test
     // pricing
     int32_t *items, *cnt, *best_n, *gleft;
     double *scratch;  // frac_add's sort keys
@@ -314,14 +314,23 @@ static int pool_fits(const pbound *b, int32_t j, double T) {
 }
 
 static uint64_t pool_hash(int32_t c, const int32_t *n, int32_t np) {
-    uint64_t h = 1469598103934665603ull ^ (uint64_t)c;  // FNV-1a over (index, count) pairs
-    for (int32_t i = 0; i < np; i++)
-        if (n[i]) h = (h ^ ((uint64_t)i << 32 | (uint32_t)n[i])) * 1099511628211ull;
-    return h;
+    return zg_hash_bytes(ZG_HASH_SEED ^ (uint64_t)c, n, sizeof(int32_t) * (size_t)np);
+}
+
+typedef struct pool_key {
+    int32_t c;
+    const int32_t *n;
+} pool_key;
+
+static int pool_eq(int64_t j, const void *key, const void *ctx) {
+    const pbound *b = ctx;
+    const pool_key *k = key;
+    return b->pool_cls[j] == k->c &&
+           !memcmp(&b->pool[(size_t)j * b->np], k->n, sizeof(int32_t) * (size_t)b->np);
 }
 
 // Appends counts n of class c to the pool. Returns 1 if added (0: the pool is full).
-static int pool_push(pbound *b, int32_t c, const int32_t *n, uint64_t key) {
+static int pool_push(pbound *b, int32_t c, const int32_t *n, uint64_t h) {
     if (b->n_pool == b->cap_pool) {
         if (b->cap_pool >= POOL_MAX) return 0;
         int32_t nc = b->cap_pool ? 2 * b->cap_pool : 256;
@@ -331,25 +340,22 @@ static int pool_push(pbound *b, int32_t c, const int32_t *n, uint64_t key) {
         int32_t *pc = realloc(b->pool_cls, sizeof(int32_t) * (size_t)nc);
         if (!pc) return 0;
         b->pool_cls = pc;
-        uint64_t *pk = realloc(b->pool_key, sizeof(uint64_t) * (size_t)nc);
-        if (!pk) return 0;
-        b->pool_key = pk;
         b->cap_pool = nc;
     }
+    zg_error err;
+    if (zg_hmap_add(&b->pool_index, h, &err) != b->n_pool) return 0;
     memcpy(&b->pool[(size_t)b->n_pool * b->np], n, sizeof(int32_t) * (size_t)b->np);
-    b->pool_key[b->n_pool] = key;
     b->pool_cls[b->n_pool++] = c;
     return 1;
 }
 
-// Adds counts n of class c to the pool unless present. Returns 1 if added.
+// Adds counts n of class c to the pool unless present. Returns 1 if added. Patterns keep the
+// order they were added in.
 static int pool_add(pbound *b, int32_t c, const int32_t *n) {
-    uint64_t key = pool_hash(c, n, b->np);
-    for (int32_t j = 0; j < b->n_pool; j++)
-        if (b->pool_key[j] == key && b->pool_cls[j] == c &&
-            !memcmp(&b->pool[(size_t)j * b->np], n, sizeof(int32_t) * (size_t)b->np))
-            return 0;
-    return pool_push(b, c, n, key);
+    uint64_t h = pool_hash(c, n, b->np);
+    pool_key k = {c, n};
+    if (zg_hmap_find(&b->pool_index, h, pool_eq, &k, b) >= 0) return 0;
+    return pool_push(b, c, n, h);
 }
 
 enum { PB_FEASIBLE = 0, PB_INFEASIBLE = 1, PB_UNKNOWN = 2 };
@@ -601,7 +607,8 @@ zg_status zel_pattern_bound(const zel_model *m, double lo, double hi, const zel_
     *lb = lo;
 out:
     free(b.pc), free(b.cls), free(b.gcount), free(b.items), free(b.scratch);
-    free(b.pool), free(b.pool_cls), free(b.pool_key);
+    free(b.pool), free(b.pool_cls);
+    zg_hmap_free(&b.pool_index);
     return st;
 }
 
