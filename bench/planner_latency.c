@@ -261,10 +261,7 @@ int main(int argc, char **argv) {
             fprintf(stderr, "bench_planner_latency: %s\n", err.msg);
             return 1;
         }
-        e.ctx.opts.anchor_nodes = anchor_nodes;
-        e.ctx.opts.anchor_lns_nodes = lns_nodes;
-        e.ctx.opts.anchor_first_nodes = first_nodes;
-        e.ctx.opts.anchor_memory = no_memory ? -1 : 0;
+        zb_set_budgets(&e.ctx.opts, anchor_nodes, lns_nodes, first_nodes, no_memory);
         int n_steps = e.cluster.world_size > 64 ? steps_large : ar.steps;
         for (int l = 0; l < nld; l++) {
             for (int x = 0; x < nmx; x++) {

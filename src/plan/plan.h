@@ -42,11 +42,22 @@ static inline int32_t zg_option_degree(const zg_option *o) { return zg_config_de
 // ---------------------------------------------------------------------------------------------
 // Planner options and context.
 
+// A node budget of a search: given (a count of nodes; 0 turns that search off) or absent (the
+// planner's own rule). Budgets are counts, never times, so plans do not depend on speed.
+typedef struct zg_budget {
+    int32_t given;  // 0: absent
+    int64_t nodes;  // >= 0 when given
+} zg_budget;
+static inline zg_budget zg_budget_nodes(int64_t nodes) {
+    zg_budget b = {1, nodes};
+    return b;
+}
+
 typedef struct zg_planner_opts {
     zg_rankset_family family;  // default ZG_RANKSETS_NODE
     int32_t max_degree;        // 0 = world size
     double eps;                // stage-1 slack for split minimisation (default 1e-3)
-    double time_limit_s;       // exact solvers (joint); 0 = default 60 s
+    double time_limit_s;       // exact solvers (joint): seconds, > 0 (default 60)
     double anchor_cut_s;       // >0: override the catalog cut (whole price threshold, seconds)
     char fallback[32];         // policy to use when this one finds no plan ("" = fail)
     // knapformer
@@ -57,19 +68,22 @@ typedef struct zg_planner_opts {
     uint64_t seed;             // for randomised tie-breaks / local search (deterministic)
     int32_t exact_rank_prices; // 1: call the pricer for every rank set; 0 (default): a block
                                // shifted by whole nodes reuses the price (zg_options_enumerate)
-    int64_t anchor_nodes;      // zellige exact stage 1: node budget per search phase; 0 (default)
-                               // = the built-in rule (two_stage.c); deterministic, never timed
-    int64_t anchor_lns_nodes;  // zellige stage 1: node budget of the large-neighbourhood
-                               // improvement of the incumbent before the min-T search
-                               // (search/lns.c); 0 (default) = the built-in rule, < 0 = off
-    int32_t anchor_memory;     // zellige: 0 (default) = remember stage-1 layouts across steps per
-                               // anchor multiset, use them as candidates and (default budgets)
-                               // replay a trusted one instead of searching (search/library.c);
-                               // < 0 = off: every step searches as without it
-    int64_t anchor_first_nodes; // zellige with the memory on: node budget of the min-T search
-                               // the first time an anchor multiset is planned (its layouts are
-                               // then replayed); 0 (default) = 200 000 beyond 8 ranks, < 0 = the
-                               // ordinary budget; anchor_nodes != 0 overrides it
+    // zellige stage 1 (src/zellige; the built-in rules and their reasons: zellige/tuning.h).
+    zg_budget anchor_nodes;        // per exact-search phase; absent: 50 000 up to 8 ranks,
+                                   // 10 000 / N beyond. Given, it also stops layout replays
+    zg_budget anchor_lns_nodes;    // neighbourhood improvement of the incumbent before the
+                                   // min-T search; absent: min(2 500, 80 000 / N) beyond 8 ranks
+                                   // (8x on a multiset's first visit); 0 turns it off. Given, it
+                                   // also stops layout replays
+    zg_budget anchor_first_nodes;  // min-T search the first time an anchor multiset is planned
+                                   // (layouts remembered); absent: 200 000 beyond 8 ranks.
+                                   // anchor_nodes, when given, wins
+    int32_t deeper_first_visit;    // 1 (default): a multiset's first visit searches deeper
+                                   // (anchor_first_nodes, the density layout's larger budget);
+                                   // 0: every visit gets the ordinary budgets
+    int32_t remember_layouts;      // 1 (default): stage-1 layouts are remembered across steps per
+                                   // anchor multiset, used as candidates and replayed when
+                                   // trusted (search/library.c); 0: every step searches
 } zg_planner_opts;
 void zg_planner_opts_default(zg_planner_opts *o);
 

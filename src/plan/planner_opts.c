@@ -8,7 +8,9 @@ void zg_planner_opts_default(zg_planner_opts *o) {
     o->family = ZG_RANKSETS_NODE;
     o->max_degree = 0;
     o->eps = 1e-3;
-    o->time_limit_s = 0;
+    o->time_limit_s = 60;
+    o->deeper_first_visit = 1;
+    o->remember_layouts = 1;
     o->anchor_cut_s = 0;
     o->gamma = 1.0;
     o->seed = 0;

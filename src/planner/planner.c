@@ -1,5 +1,6 @@
 // planner.c — planner objects by policy name: init/plan/free with timing, evaluation,
 // validation and the --fallback policy.
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,6 +32,20 @@ zg_status zg_planner_init(zg_planner *pl, const char *policy, const zg_plan_ctx 
     if (ctx->cluster->world_size < 1)
         return zg_error_set(err, ZG_ERR_INVALID, "cluster '%s' has %d ranks; need at least 1",
                             ctx->cluster->name, ctx->cluster->world_size);
+    const zg_planner_opts *o = &ctx->opts;
+    if (!(o->time_limit_s > 0) || !isfinite(o->time_limit_s))
+        return zg_error_set(err, ZG_ERR_INVALID,
+                            "time limit %g s: give a positive number of seconds (default 60)",
+                            o->time_limit_s);
+    const zg_budget *bud[3] = {&o->anchor_nodes, &o->anchor_lns_nodes, &o->anchor_first_nodes};
+    static const char *const bud_name[3] = {"anchor-nodes", "lns-nodes", "first-nodes"};
+    for (int k = 0; k < 3; k++)
+        if (bud[k]->given && bud[k]->nodes < (k == 1 ? 0 : 1))
+            return zg_error_set(err, ZG_ERR_INVALID,
+                                "%s budget %lld: give at least %d node%s, or leave it out for "
+                                "the built-in rule",
+                                bud_name[k], (long long)bud[k]->nodes, k == 1 ? 0 : 1,
+                                k == 1 ? "s (0 turns the search off)" : "");
     if (ctx->opts.fallback[0] && !find_policy(ctx->opts.fallback)) {
         unknown_policy(ctx->opts.fallback, err);
         return zg_error_prefix(err, "--fallback: ");

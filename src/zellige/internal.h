@@ -10,10 +10,10 @@
 #define ZG_ZEL_INTERNAL_H
 
 #include "plan/plan.h"
+#include "zellige/tuning.h"
 
 // Relative tolerance of "strictly better" in the exact search: a plan is reported optimal when
 // no plan with a makespan below (1 - ZEL_REL_TOL) * best exists.
-#define ZEL_REL_TOL 1e-9
 
 // ---- catalog cut (stage1/cut.c) ------------------------------------------------------------------
 
@@ -61,7 +61,6 @@ typedef struct zel_sym {
 } zel_sym;
 
 // Extra fluid variants a model may carry (zel_model.n_xfl).
-#define ZEL_MAX_XFL 7
 
 typedef struct zel_model {
     int32_t n_ranks;
@@ -233,7 +232,6 @@ typedef struct zel_limits {
 } zel_limits;
 
 // Certified relative gap of the zellige anchor search (the joint reference uses 0: exact).
-#define ZEL_SEARCH_GAP 1e-4
 
 typedef struct zel_stats {
     int64_t nodes;
@@ -460,7 +458,7 @@ zg_status zel_stage1_model(const zg_plan_ctx *ctx, const zg_problem *pr, zel_mod
                            zg_error *err);
 
 // warm (may be NULL): the planner's state across steps — the previous step's anchor choices and
-// the layout memory (search/library.c; off with ctx->opts.anchor_memory < 0) — updated with this
+// the layout memory (search/library.c; off with ctx->opts.remember_layouts = 0) — updated with this
 // step's. res->choice is malloc'ed (caller frees). b names sequences in errors.
 typedef struct zel_warm zel_warm;
 zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_batch *b,

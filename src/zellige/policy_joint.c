@@ -1,6 +1,6 @@
 // zellige/policy_joint.c — `--policy joint`: the exact joint-placement reference. The same min-max model
 // as the anchor stage, over every sequence, solved by the ECF branch-and-bound (exact/bb.c) from
-// the two-stage plan as incumbent, under opts.time_limit_s (default 60 s). The plan reports the
+// the two-stage plan as incumbent, under opts.time_limit_s (default 60 s; must be > 0). The plan reports the
 // proven lower bound (plan.lower_bound: the larger of the search's and the relaxation bound of
 // exact/relax.c, which gets the first half of the time) and plan.optimal; when the limit stops the
 // search the summary gives the gap.
@@ -13,7 +13,6 @@
 // Node cap of the relaxation bound (exact/relax.c; it also gets half the time limit, both split
 // between its densities): on 16xA800 high-load batches of the quality bench the one-density
 // variant finished in 2 900-272 000 nodes; at 32xA6000 some do not finish in 2 000 000.
-#define ZEL_RELAX_NODES 2000000
 
 static zg_status plan_joint(zg_planner *pl, const zg_batch *b, zg_plan *out, zg_error *err) {
     zg_problem pr;
@@ -29,7 +28,7 @@ static zg_status plan_joint(zg_planner *pl, const zg_batch *b, zg_plan *out, zg_
     for (int32_t g = 0; !st && g < pr.n_groups; g++) all[g] = g;
     if (!st) st = zel_model_build(&pr, all, pr.n_groups, NULL, NULL, &m, err);
     if (!st) st = zel_sol_alloc(&m, &sol, err);
-    double limit = pl->ctx.opts.time_limit_s > 0 ? pl->ctx.opts.time_limit_s : 60.0;
+    double limit = pl->ctx.opts.time_limit_s;
     double t0 = zg_time_now();
     zel_stats stats = {0};
     double relax_lb = 0;

@@ -117,11 +117,6 @@ static int has_whole(const zg_group *g) {
 // incumbent, which the neighbourhood search (search/lns.c, min(2 500, 80 000 / N) nodes) now
 // finds for fewer nodes: the frontier in docs/planner-zellige.md (eighth, ninth and eleventh
 // passes).
-#define ZEL_ANCHOR_MAX_NODES 50000
-#define ZEL_ANCHOR_WIDE_NODES 10000
-#define ZEL_SPLIT_DIV 4
-#define ZEL_LNS_NODES 80000
-#define ZEL_LNS_MAX_NODES 2500
 static int64_t anchor_node_budget(int32_t N) {
     if (N <= 8) return ZEL_ANCHOR_MAX_NODES;
     int64_t b = ZEL_ANCHOR_WIDE_NODES / N;
@@ -187,13 +182,13 @@ static int uniform_may_win(const zg_problem *pr, double ms) {
             area[d] += (double)G->count * tmin[d];
         }
     }
-    double thr = ms * (1 - 1e-12);
+    double thr = ms * (1 - ZEL_STRICT);
     int may = 0;
     for (int32_t d = 1; d <= N && !may; d++) {
         if (N % d) continue;
-        if ((double)pr->n_seqs * (N / d) > 4e6) continue;  // zel_uniform_best skips it too
+        if ((double)pr->n_seqs * (N / d) > ZEL_UNIFORM_MAX_WORK) continue;  // zel_uniform_best skips it too
         double lb = area[d] / (N / d) > top[d] ? area[d] / (N / d) : top[d];
-        may = lb * (1 - 1e-9) < thr;
+        may = lb * (1 - ZEL_SUM_MARGIN) < thr;
     }
     free(top);
     return may;
@@ -205,22 +200,19 @@ static int uniform_may_win(const zg_problem *pr, double ms) {
 // is as close to this step's root bound lb as it was to its own step's when stored (ratio),
 // within a factor 1 + ZEL_LIB_TRUST: a layout that this step's fillers make relatively worse is
 // searched past instead. Both were chosen on the bench (docs/planner-zellige.md, twelfth pass).
-#define ZEL_LIB_TRUST 3e-4
 // The first time an anchor multiset is planned (nothing remembered for it), the neighbourhood
 // search gets this many times its budget: the layouts it finds are replayed on the multiset's
 // later steps, so the deeper search is paid once (bench: gap means at 32 ranks high load
 // 0.089 -> 0.035 % against bench/data/planner_best.json; docs, twelfth pass).
-#define ZEL_LNS_FIRST_MUL 8
 // ... and, beyond 8 ranks, its min-T branch-and-bound gets this many nodes instead of
 // anchor_node_budget(N) (625 at 16 ranks, 312 at 32). From the start the deeper neighbourhood
 // search leaves, it often finishes (the optimum within ZEL_SEARCH_GAP proven) in 15 000-80 000
 // nodes, and it finds the stacked layouts the neighbourhoods miss (bench: 16xA800 high batch 69
 // 0.82 % better, 32xA6000 low batch 91 0.86 %; docs, thirteenth pass). Paid once per multiset,
 // like the neighbourhood budget: up to ~0.5 s on the shared VM at 16-32 ranks.
-#define ZEL_FIRST_NODES 200000
 static int64_t first_node_budget(const zg_plan_ctx *ctx, int32_t N, int64_t budget) {
-    if (ctx->opts.anchor_nodes != 0 || ctx->opts.anchor_first_nodes < 0) return budget;
-    if (ctx->opts.anchor_first_nodes > 0) return ctx->opts.anchor_first_nodes;
+    if (ctx->opts.anchor_nodes.given || !ctx->opts.deeper_first_visit) return budget;
+    if (ctx->opts.anchor_first_nodes.given) return ctx->opts.anchor_first_nodes.nodes;
     return N > 8 && budget < ZEL_FIRST_NODES ? ZEL_FIRST_NODES : budget;
 }
 // The density layout's search (zel_density_layout): ZEL_DENSITY_NODES on every step without the
@@ -230,20 +222,17 @@ static int64_t first_node_budget(const zg_plan_ctx *ctx, int32_t N, int64_t budg
 // mean-density model's at 204.504), but its search needs 10^5-10^6 nodes to reach it (20 000:
 // 205.503; 200 000: 205.049; 2 000 000: 204.209); bench in docs/planner-zellige.md, nineteenth
 // pass.
-#define ZEL_DENSITY_NODES 20000
-#define ZEL_DENSITY_FIRST_NODES 1000000
 static int64_t density_node_budget(const zg_plan_ctx *ctx, int first) {
-    if (!first || ctx->opts.anchor_nodes != 0 || ctx->opts.anchor_first_nodes < 0)
+    if (!first || ctx->opts.anchor_nodes.given || !ctx->opts.deeper_first_visit)
         return ZEL_DENSITY_NODES;
     return ZEL_DENSITY_FIRST_NODES;
 }
 // Stage 2 by density (zel_filler_place_dense) runs on one candidate: the fastest whose plan by
 // the paper's rule leaves a rank short of memory and came within this fraction of the best one
 // (bench: docs/planner-zellige.md, nineteenth pass).
-#define ZEL_DENSE_NEAR 2e-3
 static int replay_trusted(const zg_plan_ctx *ctx, double lb, const zel_sol *lay, double ratio,
                           int refresh) {
-    if (refresh || ctx->opts.anchor_nodes != 0 || ctx->opts.anchor_lns_nodes != 0) return 0;
+    if (refresh || ctx->opts.anchor_nodes.given || ctx->opts.anchor_lns_nodes.given) return 0;
     if (!(lay->T < INFINITY) || !(lb > 0) || !(ratio < INFINITY)) return 0;
     return lay->T / lb <= ratio * (1 + ZEL_LIB_TRUST);
 }
@@ -321,7 +310,7 @@ void zel_density_layout(const zg_problem *pr, const int32_t *fil, int32_t n_fil,
         out->T = INFINITY;
         return;
     }
-    zel_lns_improve(&t, out, 2500, 312);
+    zel_lns_improve(&t, out, ZEL_SIDE_LNS_NODES, ZEL_SIDE_LNS_SUB_NODES);
     // and the column DP's plan on this model, 1-opt descended: the neighbourhoods do not make
     // the one-unit moves that matter here (32xA6000 low batch 91: columns 186.88, 1-opt 183.58,
     // this model's optimum; neighbourhoods from either start 185.75)
@@ -329,7 +318,7 @@ void zel_density_layout(const zg_problem *pr, const int32_t *fil, int32_t n_fil,
     if (zel_sol_alloc(&t, &c, NULL) == ZG_OK) {
         if (zel_column_incumbent(&t, zel_model_lower_bound(&t), INFINITY, &c)) {
             zel_local_improve(&t, &c, 256);
-            if (c.T < out->T * (1 - 1e-12)) zel_sol_copy(&t, out, &c);
+            if (c.T < out->T * (1 - ZEL_STRICT)) zel_sol_copy(&t, out, &c);
         }
         zel_sol_free(&c);
     }
@@ -337,7 +326,7 @@ void zel_density_layout(const zg_problem *pr, const int32_t *fil, int32_t n_fil,
         double T;
         int64_t K;
         if (start->T < INFINITY && zel_sol_eval(&t, start->opt, NULL, NULL, &T, &K) &&
-            T < out->T * (1 - 1e-12))
+            T < out->T * (1 - ZEL_STRICT))
             zel_sol_copy(&t, out, start), out->T = T, out->K = K;
     }
     zel_limits lim = {nodes, 0, ZEL_SEARCH_GAP, 0, 1};
@@ -382,7 +371,7 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
     zel_sol sol = {0}, sal[4] = {{0}, {0}, {0}, {0}};
     for (int32_t i = 0; i < 5 && !st; i++) st = zel_sol_alloc(&m, i ? &sal[i - 1] : &sol, err);
     if (!st) sal[3].T = INFINITY;
-    zel_library *lib = warm && ctx->opts.anchor_memory >= 0 ? warm->lib : NULL;
+    zel_library *lib = warm && ctx->opts.remember_layouts ? warm->lib : NULL;
     double lb0 = 0, lib_ratio = INFINITY;
     int refresh = 0;
     if (!st) {
@@ -394,15 +383,14 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
         zel_anchor_replay(&m, lb0, &sal[2], &sol, &sal[0], &sal[1], &res->st1);
     } else if (!st) {
         int32_t *wv = warm_vector(warm, &m, pr);
-        int64_t budget =
-            ctx->opts.anchor_nodes > 0 ? ctx->opts.anchor_nodes : anchor_node_budget(N);
+        int64_t budget = ctx->opts.anchor_nodes.given ? ctx->opts.anchor_nodes.nodes
+                                                      : anchor_node_budget(N);
         zel_limits lim = {budget, 0, ZEL_SEARCH_GAP, 0, 0}, lim2 = lim;
         lim2.max_nodes = split_node_budget(N, budget);
-        int64_t lns = ctx->opts.anchor_lns_nodes > 0   ? ctx->opts.anchor_lns_nodes
-                      : ctx->opts.anchor_lns_nodes < 0 ? 0
+        int64_t lns = ctx->opts.anchor_lns_nodes.given ? ctx->opts.anchor_lns_nodes.nodes
                                                        : lns_node_budget(N);
         if (lib && !(sal[2].T < INFINITY)) {  // nothing remembered for these anchors: deeper
-            if (ctx->opts.anchor_lns_nodes == 0) lns *= ZEL_LNS_FIRST_MUL;
+            if (!ctx->opts.anchor_lns_nodes.given) lns *= ZEL_LNS_FIRST_MUL;
             lim.max_nodes = first_node_budget(ctx, N, lim.max_nodes);
         }
         double eps = ctx->opts.eps >= 0 ? ctx->opts.eps : 1e-3;
@@ -458,8 +446,8 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
             int32_t *ch = k == 0 ? res->choice : tmp;
             double *l = k == 0 ? L : L2, *h = k == 0 ? H : L2 + N;
             zel_sol_eval(&m, c->opt, l, h, NULL, NULL);
-            if (chosen >= 0 && stage2_bound(l, N, fill_area) * (1 - 1e-9) >=
-                                   res->makespan * (1 - 1e-12))
+            if (chosen >= 0 && stage2_bound(l, N, fill_area) * (1 - ZEL_SUM_MARGIN) >=
+                                   res->makespan * (1 - ZEL_STRICT))
                 continue;  // provably not faster than the plan in hand: not placed
             if (k > 0) memcpy(tmp, res->choice, sizeof(int32_t) * (size_t)pr->n_seqs);
             zel_sol_to_choice(&m, pr, c, ch);
@@ -471,7 +459,7 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
             double ms = zel_choice_makespan(pr, ch, NULL, NULL);
             cms[k] = ms;
             cbind[k] = zel_filler_memory_binds(pr, fil, res->n_filler_groups, l, h);
-            if (chosen < 0 || ms < res->makespan * (1 - 1e-12)) {
+            if (chosen < 0 || ms < res->makespan * (1 - ZEL_STRICT)) {
                 if (k > 0) memcpy(res->choice, tmp, sizeof(int32_t) * (size_t)pr->n_seqs);
                 res->makespan = ms;
                 chosen = k;
@@ -493,7 +481,7 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
             if (zel_filler_place_dense(pr, b, fil, res->n_filler_groups, L2, L2 + N, tmp,
                                        &e2) == ZG_OK) {
                 double ms = zel_choice_makespan(pr, tmp, NULL, NULL);
-                if (ms < res->makespan * (1 - 1e-12)) {
+                if (ms < res->makespan * (1 - ZEL_STRICT)) {
                     memcpy(res->choice, tmp, sizeof(int32_t) * (size_t)pr->n_seqs);
                     res->makespan = ms;
                     chosen = kd;
@@ -522,7 +510,7 @@ zg_status zel_two_stage(const zg_plan_ctx *ctx, const zg_problem *pr, const zg_b
         int32_t *alt = try_u ? malloc(sizeof(int32_t) * (size_t)(pr->n_seqs + 1)) : NULL;
         int32_t d = 0;
         double ms = alt ? zel_uniform_best(pr, alt, &d) : INFINITY;
-        if (ms < INFINITY && (st || ms < res->makespan * (1 - 1e-12))) {
+        if (ms < INFINITY && (st || ms < res->makespan * (1 - ZEL_STRICT))) {
             memcpy(res->choice, alt, sizeof(int32_t) * (size_t)pr->n_seqs);
             res->makespan = ms;
             res->uniform_degree = d;

@@ -15,9 +15,25 @@
 #ifndef ZG_ZELLIGE_H
 #define ZG_ZELLIGE_H
 
+#include <stdio.h>
+
 #include "plan/plan.h"
 
 // `--policy zellige` (two-stage) and `--policy joint` (the exact reference over every sequence).
 extern const zg_planner_vtable zg_policy_zellige, zg_policy_joint;
+
+// The tuning table (tuning.h): every tuned constant and tolerance of the solver, with its unit,
+// the file it acts in and why it has its value. Compile-time constants: listed, not settable.
+typedef struct zg_zellige_tunable {
+    const char *name;   // "LNS_GAP" (ZEL_LNS_GAP in the code)
+    double value;
+    const char *unit;   // "nodes", "relative", "ranks", ...
+    const char *where;  // file(s) under src/zellige/
+    const char *why;    // one line
+    int32_t integer;    // 1: an integer constant
+} zg_zellige_tunable;
+int32_t zg_zellige_tuning_count(void);
+const zg_zellige_tunable *zg_zellige_tuning_get(int32_t i);  // NULL outside 0..count-1
+void zg_zellige_tuning_print(FILE *f);                        // the table, one row per constant
 
 #endif

@@ -4,7 +4,7 @@
 // not push the oldest layout out; another multiset or another context finds nothing; the
 // least recently used multiset makes room for a new one. End to
 // end: planning the same batch again replays the remembered layout (never a slower plan), the
-// refresh steps search, anchor_memory < 0 turns it off, and two planners fed the same steps
+// refresh steps search, remember_layouts = 0 turns it off, and two planners fed the same steps
 // agree byte for byte. A multiset's first step searches deeper (anchor_first_nodes).
 #include "zgtest.h"
 #include "zel_env.h"
@@ -185,7 +185,7 @@ ZG_TEST(planner_replays_remembered_layouts) {
     CHECK(b.n > 0);
     for (int off = 0; off < 2; off++) {
         zg_planner pl;
-        e.ctx.opts.anchor_memory = off ? -1 : 0;
+        e.ctx.opts.remember_layouts = !off;
         CHECK_OK(zg_planner_init(&pl, "zellige", &e.ctx, &err), &err);
         double first = 0;
         for (int step = 0; step < 9; step++) {
@@ -203,7 +203,7 @@ ZG_TEST(planner_replays_remembered_layouts) {
         }
         zg_planner_free(&pl);
     }
-    e.ctx.opts.anchor_memory = 0;
+    e.ctx.opts.remember_layouts = 1;
     // two planners fed the same steps (repeats included) agree byte for byte
     static const int64_t steps[8] = {3, 4, 3, 5, 3, 4, 3, 3};
     char *first[8] = {0};
@@ -238,7 +238,7 @@ ZG_TEST(planner_replays_remembered_layouts) {
 // budget finds a plan 0.068 % faster than the ordinary budget does (181.537 vs 181.661 s;
 // asserted: 0.03 %). The batch used before (V50 step 11, batch 69: 0.047 % in the eighteenth
 // pass) plans at 278.629 s with either budget since stage 2 by density (nineteenth pass).
-// anchor_first_nodes = -1 and an explicit anchor_nodes both give the ordinary search's plan, and
+// deeper_first_visit = 0 and an explicit anchor_nodes both give the ordinary search's plan, and
 // an explicit first budget equal to the default gives the default's plan, byte for byte.
 ZG_TEST(first_visit_searches_deeper) {
     env e;
@@ -248,13 +248,16 @@ ZG_TEST(first_visit_searches_deeper) {
     zg_batch b;
     zg_batch_init(&b);
     CHECK_OK(zg_workload_mix(&e.model, &spec, 6, &b, &err), &err);
-    // default, first budget off, explicit ordinary anchor budget (10000 / 16), explicit 200000
-    static const int64_t first[4] = {0, -1, 0, 200000}, nodes[4] = {0, 0, 625, 0};
+    // default, no deeper first visit, explicit ordinary anchor budget (10000 / 16), explicit
+    // first budget 200000 (0: absent)
+    static const int64_t first[4] = {0, 0, 0, 200000}, nodes[4] = {0, 0, 625, 0};
+    static const int deeper[4] = {1, 0, 1, 1};
     char *text[4];
     double ms[4];
     for (int v = 0; v < 4; v++) {
-        e.ctx.opts.anchor_first_nodes = first[v];
-        e.ctx.opts.anchor_nodes = nodes[v];
+        e.ctx.opts.anchor_first_nodes = (zg_budget){first[v] > 0, first[v]};
+        e.ctx.opts.anchor_nodes = (zg_budget){nodes[v] > 0, nodes[v]};
+        e.ctx.opts.deeper_first_visit = deeper[v];
         zg_planner pl;
         CHECK_OK(zg_planner_init(&pl, "zellige", &e.ctx, &err), &err);
         zg_plan p;
@@ -270,7 +273,8 @@ ZG_TEST(first_visit_searches_deeper) {
     CHECK_STR(text[2], text[1]);
     CHECK_STR(text[3], text[0]);
     for (int v = 0; v < 4; v++) free(text[v]);
-    e.ctx.opts.anchor_first_nodes = 0, e.ctx.opts.anchor_nodes = 0;
+    e.ctx.opts.anchor_first_nodes = e.ctx.opts.anchor_nodes = (zg_budget){0, 0};
+    e.ctx.opts.deeper_first_visit = 1;
     zg_batch_free(&b);
     zg_pricer_free(&e.pricer);
 }

@@ -282,8 +282,8 @@ ZG_TEST(zel_speedups_two_stage_skips_never_drop_a_winner) {
     zg_rng_init(&rng, 99);
     zg_plan_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
-    ctx.opts.anchor_nodes = 300;
-    ctx.opts.anchor_lns_nodes = -1;
+    ctx.opts.anchor_nodes = zg_budget_nodes(300);
+    ctx.opts.anchor_lns_nodes = zg_budget_nodes(0);
     ctx.opts.eps = 1e-3;
     int n = 0, later = 0, tile = 0, several = 0;
     for (int trial = 0; trial < 400; trial++) {

@@ -217,7 +217,7 @@ static inline int ref_has_whole(const zg_group *g) {
 // candidate within 0.2 % of it whose plan leaves a rank short of memory (kept when faster by
 // the same factor),
 // then zel_uniform_best kept when it beats that by the same factor (or stage 1/2 failed).
-// Needs ctx->opts.anchor_nodes > 0 and anchor_lns_nodes != 0 (the automatic budgets are not
+// Needs ctx->opts.anchor_nodes and anchor_lns_nodes given (the automatic budgets are not
 // restated here); split budget = nodes for N <= 8, else max(nodes / 4, 50), as two_stage.c.
 // Fills choice (n_seqs), *ms, *udeg and *k_won (candidate kept: 0..3, -1 none). Returns the
 // status. Counts in *n_placed how many candidates went through stage 2.
@@ -249,10 +249,10 @@ static inline zg_status ref_two_stage(const zg_plan_ctx *ctx, const zg_problem *
     zel_sol_alloc(&m, &sol, &err), zel_sol_alloc(&m, &s0, &err), zel_sol_alloc(&m, &s1, &err);
     zel_sol_alloc(&m, &sd, &err);
     sd.T = INFINITY;
-    int64_t budget = ctx->opts.anchor_nodes;
+    int64_t budget = ctx->opts.anchor_nodes.nodes;
     zel_limits lim = {budget, 0, ZEL_SEARCH_GAP, 0, 0}, lim2 = lim;
     lim2.max_nodes = N <= 8 ? budget : (budget / 4 > 50 ? budget / 4 : 50);
-    int64_t lns = ctx->opts.anchor_lns_nodes > 0 ? ctx->opts.anchor_lns_nodes : 0;
+    int64_t lns = ctx->opts.anchor_lns_nodes.given ? ctx->opts.anchor_lns_nodes.nodes : 0;
     double eps = ctx->opts.eps >= 0 ? ctx->opts.eps : 1e-3;
     zel_stage1 st1;
     st = zel_anchor_solve_lns(&m, eps, &lim, &lim2, lns, NULL, &sol, &s0, &s1, &st1, &err);

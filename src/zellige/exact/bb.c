@@ -60,7 +60,7 @@ typedef struct bb {
     int32_t *tmp;   // max group count
     double *scr;    // 2 * n_ranks scratch for the fluid model
     int64_t nodes, max_nodes;
-    int64_t skipped;  // children dropped by skip_child: SKIP_PER_NODE of them count as a node
+    int64_t skipped;  // children dropped by skip_child: ZEL_SKIP_PER_NODE of them count as a node
     double t0, time_limit;
     int64_t clock_mask;  // the clock is read when (nodes & clock_mask) == 0
     int stop, oom;
@@ -80,7 +80,7 @@ typedef struct bb {
 } bb;
 
 static double cap_of(const bb *c) {
-    return c->phase == 1 ? c->best->T * (1 - c->gap) : c->tcap * (1 + 1e-12);
+    return c->phase == 1 ? c->best->T * (1 - c->gap) : c->tcap * (1 + ZEL_STRICT);
 }
 // Usable block result e under the current phase.
 static int fits(const bb *c, double e, double lim) { return c->phase == 1 ? e < lim : e <= lim; }
@@ -165,7 +165,7 @@ static void leaf(bb *c) {
             c->best->T = t;
             c->best->K = c->kcur;
         }
-    } else if (c->kcur < c->best->K && t <= c->tcap * (1 + 1e-12)) {
+    } else if (c->kcur < c->best->K && t <= c->tcap * (1 + ZEL_STRICT)) {
         memcpy(c->best->opt, c->cur, sizeof(int32_t) * (size_t)m->n_units);
         c->best->T = t;
         c->best->K = c->kcur;
@@ -277,12 +277,11 @@ static int node_bound(bb *c, int64_t u, int32_t gi, int32_t lo) {
 // remain, their order and every incumbent are the same as before (up to rounding in the
 // reassociated sum), so a search that completes returns the same solution.
 // Node budget accounting: a dropped child costs an area sum (no block maxima, no fluid key,
-// no node set-up), so SKIP_PER_NODE of them count as one node against max_nodes; the reported
+// no node set-up), so ZEL_SKIP_PER_NODE of them count as one node against max_nodes; the reported
 // node count stays the nodes entered. Not counting them at all let the budget-limited 16 / 32-
 // rank searches run 1.3-1.6x longer; 4 or 16 per node cut their real search so much that plans
 // got worse (up to +14 % / +1.8 % makespan on single 32xA6000 batches); 64 was faster than
 // before and as good or better on 116 of 120 batches (ninth pass, docs/planner-zellige.md).
-#define SKIP_PER_NODE 64
 
 typedef struct skipper {
     int on, same;      // on: the test applies; same: unit u + 1 is in u's group
@@ -358,7 +357,7 @@ static void node(bb *c, int64_t u) {
     const zel_model *m = c->m;
     if (c->stop) return;
     c->nodes++;
-    if (c->max_nodes > 0 && c->nodes + c->skipped / SKIP_PER_NODE > c->max_nodes) {
+    if (c->max_nodes > 0 && c->nodes + c->skipped / ZEL_SKIP_PER_NODE > c->max_nodes) {
         c->stop = 1;
         return;
     }

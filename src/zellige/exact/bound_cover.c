@@ -27,20 +27,18 @@
 #include "zellige/internal.h"
 
 // Subgradient steps are taken only when the uniform bound is within this share of the budget.
-#define COVER_NEAR 2e-3
 
 // Cost gate: the bound costs O(sum of option degrees) per node. Measured on the latency bench
 // (8xA800 / 16xA800 / 32xA6000, V35..V60): it pays on 8 ranks (fewer nodes, less time, more
 // proofs within the budget) but not on the node-budget-limited 16 / 32-rank searches, where it
 // cost 20-30 % more time for the same nodes.
-#define COVER_MAX_INCIDENCE 1024
 
 int zel_cover_worth(const zel_model *m) {
     if (m->fill_mem <= 0 || zel_mem_area(m) <= 0) return 0;
     int64_t inc = 0;
     for (int32_t g = 0; g < m->n_grps; g++)
         for (int32_t j = 0; j < m->grps[g].n_opts; j++) inc += m->grps[g].opts[j].degree;
-    return inc <= COVER_MAX_INCIDENCE;
+    return inc <= ZEL_COVER_MAX_INCIDENCE;
 }
 
 size_t zel_cover_scratch(const zel_model *m) {
@@ -131,7 +129,7 @@ double zel_cover_bound(const zel_model *m, const double *L, const double *H, dou
             hi_l = mid;
     }
     // the subgradient pays only where the uniform bound is already close to the budget
-    if (n_iter <= 0 || budget - best > COVER_NEAR * fabs(budget)) return best;
+    if (n_iter <= 0 || budget - best > ZEL_COVER_NEAR * fabs(budget)) return best;
     // Per-rank multipliers mu_r in [0, 1] (the LP dual of the covering relaxation with one
     // residual per rank): D(mu) = sum_r mu_r R_r + sum_g count_g min_o (a_o - sum_{r in o}
     // mu_r min(q_o+, R_r)) is a valid bound for every such mu. Projected subgradient ascent
@@ -173,8 +171,8 @@ double zel_cover_bound(const zel_model *m, const double *L, const double *H, dou
         }
         if (nn <= 0) break;  // optimal multipliers: no better bound
         // Polyak step towards the budget (a finite target when none is given)
-        double tgt = budget < INFINITY ? budget : best + 1e-2 * fabs(best) + 1e-9;
-        double step = 1.5 * (tgt - d + 1e-9 * (fabs(tgt) + 1)) / nn;
+        double tgt = budget < INFINITY ? budget : best + 1e-2 * fabs(best) + ZEL_SUM_MARGIN;
+        double step = 1.5 * (tgt - d + ZEL_SUM_MARGIN * (fabs(tgt) + 1)) / nn;
         for (int32_t r = 0; r < N; r++) {
             if (gr[r] == 0) continue;
             double x = mu[r] + step * gr[r];
@@ -197,18 +195,18 @@ double zel_cover_root_bound(const zel_model *m, double lo, double hi) {
     // holds(T): (*) can hold at T. Monotone in T (see the header), so bisect on [lo, hi].
     double a = lo, b = hi;
     double need = zel_cover_bound(m, m->base_load, m->base_mem, a, 0, m->grps[0].count, 0,
-                                  (double)N * a * (1 + 1e-12) - sumL - zel_mem_area(m),
+                                  (double)N * a * (1 + ZEL_STRICT) - sumL - zel_mem_area(m),
                                   root_iter, scr);
-    if (sumL + zel_mem_area(m) + need <= (double)N * a * (1 + 1e-12)) {
+    if (sumL + zel_mem_area(m) + need <= (double)N * a * (1 + ZEL_STRICT)) {
         free(scr);
         return lo;
     }
     for (int32_t it = 0; it < 40 && b - a > 1e-7 * b; it++) {
         double mid = 0.5 * (a + b);
         need = zel_cover_bound(m, m->base_load, m->base_mem, mid, 0, m->grps[0].count, 0,
-                               (double)N * mid * (1 + 1e-12) - sumL - zel_mem_area(m),
+                               (double)N * mid * (1 + ZEL_STRICT) - sumL - zel_mem_area(m),
                                root_iter, scr);
-        if (sumL + zel_mem_area(m) + need <= (double)N * mid * (1 + 1e-12))
+        if (sumL + zel_mem_area(m) + need <= (double)N * mid * (1 + ZEL_STRICT))
             b = mid;
         else
             a = mid;

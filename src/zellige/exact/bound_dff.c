@@ -28,13 +28,12 @@
 
 #include "zellige/internal.h"
 
-#define DFF_K 3        // u^(1) .. u^(DFF_K)
-#define DFF_SHRINK (1 - 1e-12)
+#define DFF_SHRINK (1 - ZEL_STRICT)
 
 size_t zel_dff_scratch(const zel_model *m) {
     size_t n = 0;
     for (int32_t g = 0; g < m->n_grps; g++) n += (size_t)m->grps[g].n_opts;
-    return (size_t)(DFF_K + 3) * n + 2 * (size_t)m->n_grps + 2 * (size_t)m->n_ranks + 4;
+    return (size_t)(ZEL_DFF_K + 3) * n + 2 * (size_t)m->n_grps + 2 * (size_t)m->n_ranks + 4;
 }
 
 static inline double dff_u(int32_t k, double x) {
@@ -118,7 +117,7 @@ double zel_dff_bound(const zel_model *m, const double *L, const double *H, doubl
     size_t tot = 0;
     for (int32_t g = gi; g < m->n_grps; g++) tot += (size_t)m->grps[g].n_opts;
     double *cv = a + tot, *aw = cv + tot;  // covers, working areas
-    double *F = aw + tot;  // DFF_K arrays of tot
+    double *F = aw + tot;  // ZEL_DFF_K arrays of tot
     size_t p = 0;
     double lam0 = 0;
     for (int32_t g = gi; g < m->n_grps; g++) {
@@ -133,7 +132,7 @@ double zel_dff_bound(const zel_model *m, const double *L, const double *H, doubl
                 if (H[r] > h) h = H[r];
             }
             if (e + o->time > T || h + o->mem > cap) continue;
-            for (int32_t d = 0; d < DFF_K; d++) {
+            for (int32_t d = 0; d < ZEL_DFF_K; d++) {
                 double f = 0;
                 for (int32_t r = o->start; r < o->start + o->degree; r++)
                     f += dff_u(d + 1, o->time * inv[r]);
@@ -157,7 +156,7 @@ double zel_dff_bound(const zel_model *m, const double *L, const double *H, doubl
     double best = lam0, mu_hi = 4 * T;
     static const double lams[] = {0, 0.5, 1};
     for (int32_t li = 0; li < (mem ? 3 : 1) && best <= budget; li++)
-        for (int32_t d = 0; d < DFF_K && best <= budget; d++) {
+        for (int32_t d = 0; d < ZEL_DFF_K && best <= budget; d++) {
             double v = dff_max(ng, kg, cnt, a, cv, lams[li], sumR, F + (size_t)d * tot,
                                (double)N, budget, mu_hi, aw);
             if (v > best) best = v;
@@ -179,7 +178,7 @@ double zel_dff_root_bound(const zel_model *m, double lo, double hi) {
         // with the fluid's excess in the need, only the memory-aware fluid's work (the free
         // part fills excess time): zel_mem_area (= extra_area without exact/relax.c's free part)
         double A = m->fill_mem > 0 && zel_mem_area(m) > 0 ? zel_mem_area(m) : m->extra_area;
-        double budget = (double)N * mid * (1 + 1e-12) - sumL - A;
+        double budget = (double)N * mid * (1 + ZEL_STRICT) - sumL - A;
         double need = zel_dff_bound(m, m->base_load, m->base_mem, mid, 0, m->grps[0].count, 0,
                                     budget, scr);
         if (need > budget)

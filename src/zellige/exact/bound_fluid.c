@@ -153,7 +153,7 @@ double zel_fluid_T_child_cut(const zel_fluid_ctx *f, const zel_model *m, const d
         if (i >= dk) continue;
         b0[i] = L[r] + f->tc[r], tc1[i] = tc, l1[i] = l, b1[i] = l + tc;
     }
-    if (tot < A * (1 - 1e-12)) return INFINITY;
+    if (tot < A * (1 - ZEL_STRICT)) return INFINITY;
     double T = maxL;
     int32_t k = 0;
     for (int32_t it = 0; it <= N + 1; it++) {

@@ -70,17 +70,12 @@ typedef struct pbound {
     int64_t nodes, max_nodes;
 } pbound;
 
-#define POOL_MAX 20000
 // Beyond this many piece types the bound is not tried: every LP round prices them all and the
 // pool holds np ints per pattern. 1024xH100 with ~30 000 sequences has 6 240 types (one LP
 // round 2.3 s); 32xA6000 has at most a few hundred.
-#define PB_MAX_PIECES 2000
-#define PRICE_NODES 500
 // Bisection stops when the interval is this small (relative): the quality bench's targets are
 // 5e-4, and every step costs a column generation.
-#define PB_PREC 2e-5
 // Branch-and-bound nodes of one exact pricing MIP: past them its proven bound still certifies.
-#define MIP_NODES 500
 
 // Fluid k's capacity on a rank of class c holding pieces of time t and memory m, at T.
 static double cap_k(const pbound *b, int32_t k, const pclass *c, double T, double t, double m) {
@@ -178,8 +173,8 @@ static void price_dfs(pricing *q, int32_t idx, double t, double m, double val) {
     double tl = q->T - q->c->L - t, ml = b->m->mem_cap - q->c->H - m;
     int32_t i = b->items[idx];
     const piece *p = &b->pc[i];
-    double kt = p->t > 0 ? floor(tl / p->t + 1e-9) : 1e9;
-    double km = p->m > 0 ? floor(ml / p->m + 1e-9) : 1e9;
+    double kt = p->t > 0 ? floor(tl / p->t + ZEL_LP_TOL) : 1e9;
+    double km = p->m > 0 ? floor(ml / p->m + ZEL_LP_TOL) : 1e9;
     double kmax = b->gleft[p->g];
     if (kt < kmax) kmax = kt;
     if (km < kmax) kmax = km;
@@ -277,9 +272,9 @@ static double price_mip(pbound *b, const pclass *c, const double *pi, const doub
     Cbc_setParameter(q, "preprocess", "off");
     Cbc_setParameter(q, "cuts", "off");
     Cbc_setParameter(q, "heuristics", "off");
-    Cbc_setMaximumNodes(q, MIP_NODES);
-    Cbc_setAllowableGap(q, 1e-9);
-    Cbc_setAllowableFractionGap(q, 1e-9);
+    Cbc_setMaximumNodes(q, ZEL_PATTERN_MIP_NODES);
+    Cbc_setAllowableGap(q, ZEL_LP_TOL);
+    Cbc_setAllowableFractionGap(q, ZEL_LP_TOL);
     Cbc_solve(q);
     if (Cbc_isProvenOptimal(q) || Cbc_getBestPossibleObjValue(q) < DBL_MAX) {
         double bp = Cbc_getBestPossibleObjValue(q);
@@ -332,7 +327,7 @@ static int pool_eq(int64_t j, const void *key, const void *ctx) {
 // Appends counts n of class c to the pool. Returns 1 if added (0: the pool is full).
 static int pool_push(pbound *b, int32_t c, const int32_t *n, uint64_t h) {
     if (b->n_pool == b->cap_pool) {
-        if (b->cap_pool >= POOL_MAX) return 0;
+        if (b->cap_pool >= ZEL_PATTERN_POOL_MAX) return 0;
         int32_t nc = b->cap_pool ? 2 * b->cap_pool : 256;
         int32_t *p = realloc(b->pool, sizeof(int32_t) * (size_t)nc * (size_t)b->np);
         if (!p) return 0;
@@ -450,7 +445,7 @@ static int feasible_at(pbound *b, double T, int64_t *iters, int64_t max_iters, d
         else Clp_primal(lp, 0);
         if (Clp_status(lp) != 0) break;
         double z = Clp_objectiveValue(lp);
-        if (z <= 1e-9) {
+        if (z <= ZEL_LP_TOL) {
             res = PB_FEASIBLE;
             break;
         }
@@ -476,9 +471,9 @@ static int feasible_at(pbound *b, double T, int64_t *iters, int64_t max_iters, d
             double sig = du[np + nk + ng + c], ub;
             // a node-capped search first; when it finds no new column, the exact MIP (its
             // bound is the certificate's)
-            b->max_nodes = PRICE_NODES;
+            b->max_nodes = ZEL_PATTERN_PRICE_NODES;
             double thr = 1e-6 * fabs(sig) + 1e-12;  // above the LP's own tolerances
-            double v = price(b, &b->cls[c], pi, pi + np, T, 1e-9 * fabs(sig), &ub);
+            double v = price(b, &b->cls[c], pi, pi + np, T, ZEL_LP_TOL * fabs(sig), &ub);
             int fresh = v + sig > thr && pool_add(b, c, b->best_n);
             if (!fresh) {
                 v = price_mip(b, &b->cls[c], pi, pi + np, T, &ub);
@@ -496,7 +491,7 @@ static int feasible_at(pbound *b, double T, int64_t *iters, int64_t max_iters, d
         }
         double scale = 0;
         for (int32_t k = 0; k < nk; k++) scale += pi[np + k] * b->D[k];
-        if (L > 1e-9 * scale && L > 0) {
+        if (L > ZEL_LP_TOL * scale && L > 0) {
             res = PB_INFEASIBLE;
             break;
         }
@@ -552,7 +547,7 @@ zg_status zel_pattern_bound(const zel_model *m, double lo, double hi, const zel_
         free(b.pc);
         return ZG_ERR_NOMEM;
     }
-    if (b.np > PB_MAX_PIECES) {
+    if (b.np > ZEL_PATTERN_MAX_PIECES) {
         free(b.pc);
         return ZG_OK;  // *lb = lo
     }
@@ -597,7 +592,7 @@ zg_status zel_pattern_bound(const zel_model *m, double lo, double hi, const zel_
     int64_t iters = 0, max_iters = lim->max_nodes > 0 ? lim->max_nodes : 4000;
     double t_end = lim->time_limit_s > 0 ? zg_time_now() + lim->time_limit_s : 0;
     // bisection: lo is proven (every plan is above it), hi is not below the optimum
-    for (int step = 0; step < 40 && hi - lo > PB_PREC * hi; step++) {
+    for (int step = 0; step < 40 && hi - lo > ZEL_PATTERN_PREC * hi; step++) {
         if (iters >= max_iters || (t_end > 0 && zg_time_now() > t_end)) break;
         double mid = lo + (hi - lo) / 2;
         int r = feasible_at(&b, mid, &iters, max_iters, t_end);

@@ -250,7 +250,7 @@ zg_status zel_relax_bound(const zg_plan_ctx *ctx, const zg_problem *pr, const ze
                     T < best->T)
                     zel_sol_copy(&m, best, &sols[v]), best->T = T, best->K = K;
             }
-            if (best->T < INFINITY) zel_lns_improve(&m, best, 2500, 312);
+            if (best->T < INFINITY) zel_lns_improve(&m, best, ZEL_SIDE_LNS_NODES, ZEL_SIDE_LNS_SUB_NODES);
             budget bud = {lim->max_nodes, lim->time_limit_s};
             if (!st) st = relax_solve(&m, best, &bud, lb, complete, nodes, err);
             if (!st && layout && best->T < INFINITY) zel_sol_to_choice(&m, pr, best, layout);

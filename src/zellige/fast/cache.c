@@ -22,7 +22,6 @@
 #include "plan/plan.h"
 #include "zellige/fast/fast.h"
 
-#define ZEL_CACHE_DEFAULT_BUDGET ((size_t)64 << 20)
 
 typedef struct probe {
     zg_config cfg;
@@ -71,7 +70,7 @@ static void free_entry(void *v) {
 zel_cache *zel_cache_new(void) {
     zel_cache *c = calloc(1, sizeof *c);
     if (!c) return NULL;
-    zg_memo_init(&c->memo, ZEL_CACHE_DEFAULT_BUDGET, free_entry);
+    zg_memo_init(&c->memo, ZEL_FAST_CACHE_BUDGET, free_entry);
     zg_arena_init(&c->ctx_arena, 1 << 16);
     return c;
 }

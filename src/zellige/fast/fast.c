@@ -242,7 +242,7 @@ static int64_t local_search(fst *f, const zg_batch *b, int64_t max_moves) {
         double gap = f->L[hi] - f->L[lo], room = f->cap - f->H[lo];
         int64_t bi = -1;
         const zel_tpl *btp = NULL;
-        double bmax = f->L[hi] * (1 - 1e-12);
+        double bmax = f->L[hi] * (1 - ZEL_STRICT);
         for (int64_t i = head[hi]; i >= 0; i = nxt[i]) {
             const zel_tclass *c = &ts->cls[ts->class_of[i]];
             if (f->opt[i].time >= gap || !c->front[0]) continue;
@@ -516,7 +516,7 @@ zg_status zel_fast_plan_cached(const zg_plan_ctx *ctx, const zg_batch *b, zel_ca
     for (size_t q = 0; q < sizeof ladder / sizeof ladder[0]; q++) {
         run_once(&f, b, stats->lower_bound * ladder[q], F, L0, &h, stats, &bad);
         if (bad >= 0) continue;
-        if (stats->makespan < best * (1 - 1e-12)) {
+        if (stats->makespan < best * (1 - ZEL_STRICT)) {
             best = stats->makespan;
             keep = *stats;
             memcpy(bopt, f.opt, sizeof(zg_option) * (size_t)b->n);

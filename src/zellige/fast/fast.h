@@ -10,9 +10,9 @@
 #define ZG_ZEL_FAST_H
 
 #include "plan/plan.h"
+#include "zellige/tuning.h"
 
 // World sizes from which `--policy zellige` takes the fast path (below: the exact stage 1).
-#define ZEL_FAST_MIN_RANKS 64
 
 typedef struct zel_tpl {
     zg_config cfg;

@@ -35,18 +35,10 @@
 
 #include "zellige/internal.h"
 
-#define ZEL_COL_MAX_RANKS 64
-#define ZEL_COL_MAX_GROUPS 8
-#define ZEL_COL_MAX_STATES 4096      // prod_g (count_g + 1)
-#define ZEL_COL_MAX_WORK 400000      // (N + 1) * sum_k prod_g (k_g + 1)
 // Bisection on T: at most 5 steps, until hi <= lo (1 + 3e-3); the neighbourhood search refines
 // below (8 steps to 1e-3: the same quality on bench_planner_quality, 10-30 % slower plans).
-#define ZEL_COL_STEPS 5
-#define ZEL_COL_TOL 3e-3
 // Nests (zel_column_nested) add n_nest * K pushes per rank: skipped above this much in all;
 // their inner units have degrees 1..ZEL_COL_NEST_DEG.
-#define ZEL_COL_NEST_WORK 8000000
-#define ZEL_COL_NEST_DEG 4
 
 typedef struct col_ctx {
     const zel_model *m;
@@ -536,7 +528,7 @@ static int try_height(col_ctx *c, double T, double S, zel_sol *cand, zel_sol *ou
         zel_sol_copy(c->m, out, cand);
         *found = 1;
     }
-    return (S + a) / c->N <= T * (1 + 1e-12);
+    return (S + a) / c->N <= T * (1 + ZEL_STRICT);
 }
 
 static int column_run(const zel_model *m, double lb, double ub, int nest, zel_sol *out) {
@@ -604,12 +596,12 @@ static int layer_improve(const zel_model *m, double lb, zel_sol *s, int32_t g, z
     int64_t nu = zel_sub_build(q, m, s, free_u);
     double qlb = zel_model_lower_bound(&q->m);
     if (qlb < lb) qlb = lb;
-    if (!zel_column_incumbent(&q->m, qlb, s->T, c) || !(c->T < s->T * (1 - 1e-9))) return 0;
+    if (!zel_column_incumbent(&q->m, qlb, s->T, c) || !(c->T < s->T * (1 - ZEL_SUM_MARGIN))) return 0;
     memcpy(keep, s->opt, sizeof(int32_t) * (size_t)m->n_units);
     for (int64_t k = 0; k < nu; k++) s->opt[q->unit[k]] = c->opt[k];  // c is canonical
     double T;
     int64_t K;
-    if (!zel_sol_eval(m, s->opt, NULL, NULL, &T, &K) || !(T < s->T * (1 - 1e-9))) {
+    if (!zel_sol_eval(m, s->opt, NULL, NULL, &T, &K) || !(T < s->T * (1 - ZEL_SUM_MARGIN))) {
         memcpy(s->opt, keep, sizeof(int32_t) * (size_t)m->n_units);
         return 0;
     }
@@ -688,7 +680,7 @@ static int leftover_try(const zel_model *m, double lb, zel_sol *s, int32_t g, in
     zel_sol_canon(m, full);
     double T;
     int64_t K;
-    if (!zel_sol_eval(m, full->opt, NULL, NULL, &T, &K) || !(T < s->T * (1 - 1e-9))) return 0;
+    if (!zel_sol_eval(m, full->opt, NULL, NULL, &T, &K) || !(T < s->T * (1 - ZEL_SUM_MARGIN))) return 0;
     zel_sol_copy(m, s, full);
     s->T = T, s->K = K;
     return 1;

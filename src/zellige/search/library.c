@@ -22,12 +22,9 @@
 #include "plan/plan.h"
 #include "zellige/internal.h"
 
-#define ZEL_LIB_LAYOUTS 4
-#define ZEL_LIB_ENTRIES 256
 // The first lookup of an entry and every ZEL_LIB_REFRESH-th ask for a full search (two_stage.c):
 // a multiset's first search can fail where a search under another step's fillers does not, and
 // the remembered layouts keep improving for the fillers of later steps.
-#define ZEL_LIB_REFRESH 8
 
 typedef struct lib_grp {
     int64_t tokens;

@@ -32,19 +32,16 @@
 // gap means 0.082 / 0.131 / 0.032 %, 7e-4 0.037 / 0.067 / 0.017 % for +20 % (32 ranks) / +36 %
 // (16 ranks) instructions; 4e-4 and 1e-3 were no better; 5e-3 worse; 1e-4 (ninth pass) spent
 // the budget on small steps. Incumbents only: the exact search is unaffected.
-#define ZEL_LNS_GAP 7e-4
 
 // Sub-models with at most this many count vectors (prod over groups of count + 1) try the column
 // DP before the branch-and-bound (measured, bench_planner_quality 16xA800 high / 32xA6000
 // high / low: max gap 1.04 / 1.19 / 0.32 % -> 0.68 / 0.75 / 0.24 %; 16 vectors: no gain; 64:
 // the same plans as 32, slower).
-#define ZEL_LNS_COL_STATES 32
 
 // The eighth-width windows free the fewest anchors; their sub-searches get this many times the
 // sub-budget (docs, eleventh pass: it reaches re-packings of a few anchors that a plain
 // sub-search misses, for +10 % instructions at 32xA6000; 2x gained less, 4x for every
 // neighbourhood cost +44 %).
-#define ZEL_LNS_EIGHTH_MUL 4
 
 typedef struct lns_ws {
     zel_sub sub;
@@ -76,7 +73,7 @@ static void sub_try(const zel_model *m, const zel_sol *s, lns_ws *w, int64_t nod
     if (states <= ZEL_LNS_COL_STATES) {
         zel_sol c = {w->cand.opt + nu, INFINITY, 0};
         double qlb = zel_model_lower_bound(q);
-        if (zel_column_incumbent(q, qlb, s->T, &c) && c.T < s->T * (1 - 1e-12)) {
+        if (zel_column_incumbent(q, qlb, s->T, &c) && c.T < s->T * (1 - ZEL_STRICT)) {
             memcpy(w->cand.opt, c.opt, sizeof(int32_t) * (size_t)nu);
             w->cand.T = c.T;
             col = 1;
@@ -89,7 +86,7 @@ static void sub_try(const zel_model *m, const zel_sol *s, lns_ws *w, int64_t nod
         if (zel_solve_minmax(q, &w->cand, &lim, &st, &err)) return;
         w->nodes = st.nodes;
     }
-    w->better = w->cand.T < s->T * (1 - 1e-12);
+    w->better = w->cand.T < s->T * (1 - ZEL_STRICT);
 }
 
 // Writes w's better completion into s (canonical) when the full model agrees that T drops;

@@ -24,7 +24,7 @@ int32_t zel_cut_index(const double *w, int32_t n) {
     for (int32_t k = 1; k < n; k++) {
         double a1 = s1[k], a2 = s2[k], b1 = s1[n] - s1[k], b2 = s2[n] - s2[k];
         double v = (a2 - a1 * a1 / k) + (b2 - b1 * b1 / (n - k));
-        if (best == 0 || v < best_v - 1e-12 * (fabs(best_v) + 1e-300)) best_v = v, best = k;
+        if (best == 0 || v < best_v - ZEL_STRICT * (fabs(best_v) + 1e-300)) best_v = v, best = k;
     }
     free(s1);
     if (w[0] == w[n - 1]) return 0;  // one price: no cut

@@ -345,7 +345,7 @@ static double xfl_max(const zel_model *m, const double *L, const double *H, doub
             double c = m->mem_cap - H[r];
             if (c > 0) tot += tau * c;
         }
-        double f = tot < A * (1 - 1e-12) ? INFINITY : fluid_newton(m, L, H, A, tau, maxL);
+        double f = tot < A * (1 - ZEL_STRICT) ? INFINITY : fluid_newton(m, L, H, A, tau, maxL);
         if (f > t) t = f;
     }
     return t;
@@ -361,7 +361,7 @@ double zel_fluid_T_more(const zel_model *m, const double *L, const double *H, do
         if (c > 0) tot += tau * c;
         if (L[r] > maxL) maxL = L[r];
     }
-    if (tot < A * (1 - 1e-12)) return INFINITY;
+    if (tot < A * (1 - ZEL_STRICT)) return INFINITY;
     double t = fluid_newton(m, L, H, A, tau, maxL);
     return m->n_xfl ? xfl_max(m, L, H, maxL, t) : t;
 }
@@ -394,7 +394,7 @@ static double objective_below(const zel_model *m, const double *L, const double 
     if (N > 0 && sum / N > t) t = sum / N;
     if (t > above) return INFINITY;
     if (fluid) {
-        double f = tot < A0 * (1 - 1e-12) ? INFINITY : fluid_newton(m, L, H, A0, tau, maxL);
+        double f = tot < A0 * (1 - ZEL_STRICT) ? INFINITY : fluid_newton(m, L, H, A0, tau, maxL);
         if (f > t) t = f;
     }
     return m->n_xfl ? xfl_max(m, L, H, maxL, t) : t;
@@ -696,8 +696,8 @@ static int greedy_objective_run(const zel_model *m, double *L, double *H, double
         for (int32_t j = 0; j < G->n_opts; j++) {
             const zel_opt *o = &G->opts[j];
             double t;
-            if (!try_option(&mm, o, L, H, pb, bt * (1 + 1e-12), &t)) continue;
-            if (t < bt * (1 - 1e-12) || (t <= bt * (1 + 1e-12) && o->area < ba)) {
+            if (!try_option(&mm, o, L, H, pb, bt * (1 + ZEL_STRICT), &t)) continue;
+            if (t < bt * (1 - ZEL_STRICT) || (t <= bt * (1 + ZEL_STRICT) && o->area < ba)) {
                 if (t < bt) bt = t;
                 ba = o->area, best = j;
             }
@@ -758,9 +758,9 @@ void zel_local_improve(const zel_model *m, zel_sol *s, int32_t max_sweeps) {
                 if (j == s->opt[u]) continue;
                 const zel_opt *o = &G->opts[j];
                 double t;
-                if (!try_option(m, o, L, H, &pb, bT * (1 + 1e-12), &t)) continue;
+                if (!try_option(m, o, L, H, &pb, bT * (1 + ZEL_STRICT), &t)) continue;
                 int64_t k = K - a->split + o->split;
-                if (t < bT * (1 - 1e-12) || (t <= bT * (1 + 1e-12) && k < bK)) {
+                if (t < bT * (1 - ZEL_STRICT) || (t <= bT * (1 + ZEL_STRICT) && k < bK)) {
                     bT = t < bT ? t : bT;
                     bK = k, bu = u, bj = j;
                 }

@@ -68,7 +68,7 @@ double zel_uniform_best(const zg_problem *pr, int32_t *choice, int32_t *degree) 
     for (int32_t d = 1; d <= N; d++) {
         if (N % d) continue;
         // bound the work on very large worlds (LPT scans every tile per sequence)
-        if ((double)pr->n_seqs * (N / d) > 4e6) continue;
+        if ((double)pr->n_seqs * (N / d) > ZEL_UNIFORM_MAX_WORK) continue;
         double ms = uniform_degree(pr, d, idx, L, L + N, cur);
         if (ms < best) {
             best = ms;

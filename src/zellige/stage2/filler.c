@@ -15,7 +15,6 @@
 #include "zellige/internal.h"
 
 // Groups with at least this many fillers pick their ranks from a tournament tree.
-#define ZEL_FILL_TREE_MIN 2
 
 typedef struct funit {
     int64_t seq;
@@ -87,7 +86,7 @@ static void repair(const zg_problem *pr, funit *u, int64_t n, double *L, double 
             if (!whole_ok(pr, u[i].g, lo) || H[lo] + u[i].mem > cap) continue;
             double a = L[hi] - u[i].time, b = L[lo] + u[i].time;
             double mx = a > b ? a : b;
-            if (mx < bnew * (1 - 1e-12)) bnew = mx, bi = i, bj = -1;
+            if (mx < bnew * (1 - ZEL_STRICT)) bnew = mx, bi = i, bj = -1;
         }
         for (int64_t x = 0; x < nh; x++) {  // swap a (on hi) with b (on lo), a heavier
             int64_t i = on_hi[x];
@@ -99,7 +98,7 @@ static void repair(const zg_problem *pr, funit *u, int64_t n, double *L, double 
                     continue;
                 double a = L[hi] - u[i].time + u[j].time, b = L[lo] - u[j].time + u[i].time;
                 double mx = a > b ? a : b;
-                if (mx < bnew * (1 - 1e-12)) bnew = mx, bi = i, bj = j;
+                if (mx < bnew * (1 - ZEL_STRICT)) bnew = mx, bi = i, bj = j;
             }
         }
         if (bi < 0) break;
@@ -119,22 +118,15 @@ static void repair(const zg_problem *pr, funit *u, int64_t n, double *L, double 
     free(on_hi), free(wt);
 }
 
-// exchange()'s trades: x <= XCH_FEW units of type a for y units of b (y = 0: a move; any y, the best one
-// found around the balance point), and y = 1..XCH_FEW units of b for x = XCH_FEW + 1 ..
-// XCH_MANY units of a (the best x the same way): several dense fillers for one sparse one.
-#define XCH_FEW 2
-#define XCH_MANY 16
+// exchange()'s trades: x <= ZEL_XCH_FEW units of type a for y units of b (y = 0: a move; any y, the best one
+// found around the balance point), and y = 1..ZEL_XCH_FEW units of b for x = ZEL_XCH_FEW + 1 ..
+// ZEL_XCH_MANY units of a (the best x the same way): several dense fillers for one sparse one.
 // The most filler types it handles, and the most trades it prices per call (a bound on its
 // time at large worlds).
-#define XCH_MAX_TYPES 12
-#define XCH_MAX_PRICED 4000000
-// When the most loaded rank has no trade, the next most loaded ones (at most XCH_HI_TRY in all,
-// within XCH_HI_NEAR of it) may trade first: a tie of loaded ranks where one lacks the dense
+// When the most loaded rank has no trade, the next most loaded ones (at most ZEL_XCH_HI_TRY in all,
+// within ZEL_XCH_HI_NEAR of it) may trade first: a tie of loaded ranks where one lacks the dense
 // types needs another to trade with the memory-full rank before it can trade with that one.
-#define XCH_HI_TRY 4
-#define XCH_HI_NEAR 1e-3
 // exchange() keeps every pair's best trade (N^2 entries) up to this world size.
-#define XCH_CACHE_RANKS 128
 
 // Rank r's memory after a trade: what it has, plus x units of memory ma in, less y of mb out
 // (this expression, in this order, decides every fit: monotone in y).
@@ -211,15 +203,15 @@ static inline int xch_window(double up, double tu, double dn, double td, int64_t
 // loaded one and trades one unit for one: on memory-tight batches that leaves memory-full
 // ranks under-loaded (they need dense fillers, more work per byte, for sparse ones, several
 // for one). Here the most loaded rank hi trades with any rank r, in two families: x <=
-// XCH_FEW units of filler type a go hi -> r and y units of type b come back (y = 0: a move),
-// then x = XCH_FEW + 1 .. XCH_MANY units of a for y = 0 .. XCH_FEW of b. A type is a class of
+// ZEL_XCH_FEW units of filler type a go hi -> r and y units of type b come back (y = 0: a move),
+// then x = ZEL_XCH_FEW + 1 .. ZEL_XCH_MANY units of a for y = 0 .. ZEL_XCH_FEW of b. A type is a class of
 // filler groups whose whole options have the same time and memory on every rank. For fixed
 // (a, x, b) the pair's new maximum is convex in y (for fixed (a, b, y) in x), so only the
 // integers around its balance point, clipped to the values that keep both ranks within
 // memory, are tried. The trade with the lowest new max(L_hi, L_r), strictly below L_hi, is
 // applied (ties: the lower r, then the first in the first family's a, x, move, b, y order and
 // the second's a, b, y, x order; the first units in placement order move); repeat while one
-// exists, at most 8N times and while fewer than XCH_MAX_PRICED trades have been priced (what a
+// exists, at most 8N times and while fewer than ZEL_XCH_MAX_PRICED trades have been priced (what a
 // scan of every r prices: K + 1 per (r, a, x) of the first family, K per (r, a) of the second).
 typedef struct xch {
     int32_t N, K;
@@ -245,7 +237,7 @@ typedef struct xtrade {
 static xtrade xch_pair(const xch *c, int32_t hi, int32_t r, double thr) {
     int32_t N = c->N, K = c->K;
     const double *L = c->L, *H = c->H;
-    double t0 = L[hi] * (1 - 1e-12);
+    double t0 = L[hi] * (1 - ZEL_STRICT);
     xtrade t = {t0 < thr ? t0 : thr, -1, -1, 0, 0, 0, 0, thr};
     int found = 0;
     // The two ranks' columns of the type tables; the types hi can send (as: units on hi, a
@@ -253,9 +245,9 @@ static xtrade xch_pair(const xch *c, int32_t hi, int32_t r, double thr) {
     // hi, for the first family; bd: by descending time on r, for the second). The sorted
     // lists let a bound end the scan of b; a tie with a trade of the same (a, x) (first
     // family) or the same a (second) goes to the lower b, as in a scan in type order.
-    double th[XCH_MAX_TYPES], tr[XCH_MAX_TYPES], mh[XCH_MAX_TYPES], mr[XCH_MAX_TYPES];
-    int64_t ch[XCH_MAX_TYPES], cr[XCH_MAX_TYPES];
-    int32_t as[XCH_MAX_TYPES], bs[XCH_MAX_TYPES], bd[XCH_MAX_TYPES], na = 0, nb = 0;
+    double th[ZEL_XCH_MAX_TYPES], tr[ZEL_XCH_MAX_TYPES], mh[ZEL_XCH_MAX_TYPES], mr[ZEL_XCH_MAX_TYPES];
+    int64_t ch[ZEL_XCH_MAX_TYPES], cr[ZEL_XCH_MAX_TYPES];
+    int32_t as[ZEL_XCH_MAX_TYPES], bs[ZEL_XCH_MAX_TYPES], bd[ZEL_XCH_MAX_TYPES], na = 0, nb = 0;
     for (int32_t k = 0; k < K; k++) {
         th[k] = c->tt[k * N + hi], tr[k] = c->tt[k * N + r];
         mh[k] = c->mm[k * N + hi], mr[k] = c->mm[k * N + r];
@@ -271,7 +263,7 @@ static xtrade xch_pair(const xch *c, int32_t hi, int32_t r, double thr) {
         int32_t a = as[ia];
         int64_t ca = ch[a];
         double tah = th[a], tar = tr[a], mah = mh[a], mar = mr[a];
-        for (int64_t xi = 1; xi <= ca && xi <= XCH_FEW; xi++) {
+        for (int64_t xi = 1; xi <= ca && xi <= ZEL_XCH_FEW; xi++) {
             double x = (double)xi, lh = L[hi] - x * tah, lr = L[r] + x * tar;
             if (lh >= t.mx) continue;  // every trade of these x units keeps hi at lh or above
             int move = xch_fits(H[r], x, mar, 0, 0, c->cap);  // (hi's memory only falls)
@@ -309,35 +301,35 @@ static xtrade xch_pair(const xch *c, int32_t hi, int32_t r, double thr) {
             }
         }
     }
-    // several of a (x > XCH_FEW) for y = 0..XCH_FEW of b: for each (a, b, y) the new maximum is
+    // several of a (x > ZEL_XCH_FEW) for y = 0..ZEL_XCH_FEW of b: for each (a, b, y) the new maximum is
     // convex in x, so the integers around its balance point within both memories
     for (int32_t ia = 0; ia < na; ia++) {
         int32_t a = as[ia];
         int64_t ca = ch[a];
         double tah = th[a], tar = tr[a], mah = mh[a], mar = mr[a];
-        if (ca <= XCH_FEW) continue;
-        int64_t xmax0 = ca < XCH_MANY ? ca : XCH_MANY;
+        if (ca <= ZEL_XCH_FEW) continue;
+        int64_t xmax0 = ca < ZEL_XCH_MANY ? ca : ZEL_XCH_MANY;
         for (int32_t ib = -1; ib < nb; ib++) {
             int32_t b = ib < 0 ? -1 : bd[ib];
             int64_t cb = b < 0 ? 0 : cr[b];
             double tbh = b < 0 ? 0 : th[b], tbr = b < 0 ? 0 : tr[b];
             double mbh = b < 0 ? 0 : mh[b], mbr = b < 0 ? 0 : mr[b];
-            // r at L_r - y tbr + (XCH_FEW + 1) tar or above, y <= XCH_FEW (so the later b too)
-            if (b >= 0 && L[r] - (double)XCH_FEW * tbr + (double)(XCH_FEW + 1) * tar > t.mx)
+            // r at L_r - y tbr + (ZEL_XCH_FEW + 1) tar or above, y <= ZEL_XCH_FEW (so the later b too)
+            if (b >= 0 && L[r] - (double)ZEL_XCH_FEW * tbr + (double)(ZEL_XCH_FEW + 1) * tar > t.mx)
                 break;
             if (b == a) continue;
-            for (int64_t yi = b < 0 ? 0 : 1; yi <= (b < 0 ? 0 : cb < XCH_FEW ? cb : XCH_FEW);
+            for (int64_t yi = b < 0 ? 0 : 1; yi <= (b < 0 ? 0 : cb < ZEL_XCH_FEW ? cb : ZEL_XCH_FEW);
                  yi++) {
                 double y = (double)yi;
                 int64_t xlo, xhi;
                 double lh0 = L[hi] + y * tbh, lr0 = L[r] - y * tbr;  // before the x units
-#define XCH_TIE2 (found && t.a == a && t.x > XCH_FEW && t.b > b)
-                // x > XCH_FEW units to r: r at lr0 + (XCH_FEW + 1) tar or above; then the x
+#define XCH_TIE2 (found && t.a == a && t.x > ZEL_XCH_FEW && t.b > b)
+                // x > ZEL_XCH_FEW units to r: r at lr0 + (ZEL_XCH_FEW + 1) tar or above; then the x
                 // that keep both ranks at or below the best so far (xch_window)
-                double rmin = lr0 + (double)(XCH_FEW + 1) * tar;
+                double rmin = lr0 + (double)(ZEL_XCH_FEW + 1) * tar;
                 if (rmin > t.mx || (rmin == t.mx && !XCH_TIE2)) continue;
-                if (!xch_window(t.mx - lr0, tar, lh0 - t.mx, tah, XCH_FEW + 1, xmax0) ||
-                    !xch_xrange(H[r], H[hi], y, mar, mah, mbr, mbh, c->cap, XCH_FEW + 1, xmax0,
+                if (!xch_window(t.mx - lr0, tar, lh0 - t.mx, tah, ZEL_XCH_FEW + 1, xmax0) ||
+                    !xch_xrange(H[r], H[hi], y, mar, mah, mbr, mbh, c->cap, ZEL_XCH_FEW + 1, xmax0,
                                 &xlo, &xhi))
                     continue;
                 double xs = tah + tar > 0 ? (lh0 - lr0) / (tah + tar) : 0;
@@ -404,7 +396,7 @@ static int64_t xch_first_units(const uint64_t *bm, int64_t lo, int64_t end, int6
 
 static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, double *H,
                      int32_t *choice, const int32_t *wt) {
-    int32_t N = pr->world_size, K = 0, tg[XCH_MAX_TYPES];
+    int32_t N = pr->world_size, K = 0, tg[ZEL_XCH_MAX_TYPES];
     if (N < 2) return;
     // type of each unit (-1: split) and of each group (-2: not seen yet)
     int32_t *ty = malloc(sizeof(int32_t) * ((size_t)n + (size_t)pr->n_groups + 1));
@@ -432,7 +424,7 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
             if (r == N) break;
         }
         if (k == K) {
-            if (K == XCH_MAX_TYPES) {  // many types: left to the repair
+            if (K == ZEL_XCH_MAX_TYPES) {  // many types: left to the repair
                 free(ty);
                 return;
             }
@@ -440,9 +432,9 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
         }
         ty[i] = gty[g] = k;
     }
-    // The pairs' best trades are cached (worlds up to XCH_CACHE_RANKS): a trade changes two
+    // The pairs' best trades are cached (worlds up to ZEL_XCH_CACHE_RANKS): a trade changes two
     // ranks, so most of hi's row is still valid the next time it is the most loaded rank.
-    int cache = N <= XCH_CACHE_RANKS;
+    int cache = N <= ZEL_XCH_CACHE_RANKS;
     int64_t *cnt = calloc((size_t)K * (size_t)N + 1, sizeof(int64_t));
     double *tt = malloc(sizeof(double) * (2 * (size_t)K * (size_t)N + 1));
     uint32_t *ver = calloc((size_t)N, sizeof(uint32_t));
@@ -462,7 +454,7 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
     for (int64_t i = 0; i < n; i++)
         if (ty[i] >= 0) tof[ty[i] + 1]++;
     for (int32_t k = 0; k < K; k++) tof[k + 1] += tof[k];
-    int64_t at[XCH_MAX_TYPES] = {0};
+    int64_t at[ZEL_XCH_MAX_TYPES] = {0};
     for (int64_t i = 0; i < n; i++)
         if (ty[i] >= 0) {
             int64_t q = tof[ty[i]] + at[ty[i]]++;
@@ -494,7 +486,7 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
         rk[j] = i;
     }
     // per type: how many ranks have a whole option (the pricing budget below)
-    int64_t fin[XCH_MAX_TYPES] = {0};
+    int64_t fin[ZEL_XCH_MAX_TYPES] = {0};
     for (int32_t k = 0; k < K; k++)
         for (int32_t r = 0; r < N; r++) fin[k] += tt[k * N + r] < INFINITY;
     for (int32_t r = 0; r < N; r++) {  // ranks whose whole times equal rank 0's for every type
@@ -511,27 +503,27 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
     }
     xch c = {N, K, pr->mem_cap, L, H, tt, mm, cnt, ord};
     int64_t priced = 0;
-    for (int64_t it = 0; it < 8 * (int64_t)N && priced < XCH_MAX_PRICED; it++) {
-        int32_t hi = -1, br = -1, tried[XCH_HI_TRY], n_tried = 0;
+    for (int64_t it = 0; it < 8 * (int64_t)N && priced < ZEL_XCH_MAX_PRICED; it++) {
+        int32_t hi = -1, br = -1, tried[ZEL_XCH_HI_TRY], n_tried = 0;
         xtrade bt = {0};
         double thr = INFINITY;  // pairs are priced below this: just above bt.mx once br >= 0
         double top = L[0];
         for (int32_t r = 1; r < N; r++)
             if (L[r] > top) top = L[r];
         // hi: the most loaded rank with a trade; the next ones (ties: the lower rank) within
-        // XCH_HI_NEAR of the most loaded only when it has none
-        while (br < 0 && n_tried < XCH_HI_TRY && n_tried < N) {
+        // ZEL_XCH_HI_NEAR of the most loaded only when it has none
+        while (br < 0 && n_tried < ZEL_XCH_HI_TRY && n_tried < N) {
             hi = -1;
             for (int32_t r = 0; r < N; r++) {
                 int seen = 0;
                 for (int32_t q = 0; q < n_tried; q++) seen |= tried[q] == r;
                 if (!seen && (hi < 0 || L[r] > L[hi])) hi = r;
             }
-            if (n_tried > 0 && L[hi] < top * (1 - XCH_HI_NEAR)) break;
+            if (n_tried > 0 && L[hi] < top * (1 - ZEL_XCH_HI_NEAR)) break;
             tried[n_tried++] = hi;
             for (int32_t a = 0; a < K; a++) {  // the budget counts what a scan of every r prices
                 int64_t ca = cnt[a * N + hi];
-                priced += ((ca < XCH_FEW ? ca : XCH_FEW) * (1 + K) + (ca > XCH_FEW) * K) *
+                priced += ((ca < ZEL_XCH_FEW ? ca : ZEL_XCH_FEW) * (1 + K) + (ca > ZEL_XCH_FEW) * K) *
                           (fin[a] - (tt[a * N + hi] < INFINITY));
             }
             // a rank like one tried before (xch_same_rank) has no trade either: its row is
@@ -557,7 +549,7 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
                 xtrade *e = cache ? &row[(size_t)hi * N + r] : &row[r];
                 if (!cache || e->vh != ver[hi] || e->vr != ver[r] ||
                     (e->mx == INFINITY && e->thr < thr)) {
-                    if (br >= 0 && hom[r] && hom[hi] && 0.5 * (L[hi] + L[r]) > bt.mx * (1 + 1e-9))
+                    if (br >= 0 && hom[r] && hom[hi] && 0.5 * (L[hi] + L[r]) > bt.mx * (1 + ZEL_SUM_MARGIN))
                         continue;
                     *e = xch_pair(&c, hi, r, thr);
                     e->vh = ver[hi], e->vr = ver[r];
@@ -721,7 +713,6 @@ static void dtour_update(double *k1, double *k2, int32_t *ti, size_t P, const de
 }
 
 // Worlds up to this size try mode 2 (zel_filler_memory_binds).
-#define ZEL_FILL_DENSE_MAX_RANKS 256
 
 // mode 0: the paper's rule; mode 1: memory first (the rank with the most memory left after
 // placement), used when mode 0 runs out of memory on a memory-tight batch; mode 2: by density
@@ -846,7 +837,7 @@ int zel_filler_memory_binds(const zg_problem *pr, const int32_t *fill, int32_t n
         if (pr->groups[fill[i]].whole_mem < mm) mm = pr->groups[fill[i]].whole_mem;
     for (int32_t r = 0; r < pr->world_size; r++) top = L[r] > top ? L[r] : top;
     for (int32_t r = 0; r < pr->world_size; r++)
-        if (H[r] + mm > pr->mem_cap && L[r] < top * (1 - 1e-9)) return 1;
+        if (H[r] + mm > pr->mem_cap && L[r] < top * (1 - ZEL_SUM_MARGIN)) return 1;
     return 0;
 }
 
