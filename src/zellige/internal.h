@@ -351,7 +351,7 @@ zg_status zel_anchor_solve_lns(const zel_model *m, double eps, const zel_limits 
 void zel_anchor_replay(const zel_model *m, double lb, const zel_sol *from, zel_sol *sol,
                        zel_sol *alt0, zel_sol *alt1, zel_stage1 *st);
 
-// A stage-1 layout for the fillers' per-type densities, a stage-2 candidate (fourteenth pass):
+// A stage-1 layout for the fillers' per-type densities, a stage-2 candidate:
 // the mean-density model m rates layouts that need the dense filler types on the memory-tight
 // ranks too high. Model m with exact/relax.c's density family over the whole options of filler
 // groups fil[0..n_fil) (capacity min(T - L, theta (cap - H)), type k charged min(1, theta /

@@ -112,7 +112,7 @@ static int has_whole(const zg_group *g) {
 // ranks (where the memory-aware search usually proves optimality), 10 000 / N beyond (a node
 // costs O(options x N log N) there), at least 200. Beyond 8 ranks the split phase (min #splits
 // within (1 + eps) T*) gets a quarter of it: it rarely completes there, and on the quality
-// bench its last three quarters cost time without making plans better (docs, eighth pass).
+// bench its last three quarters cost time without making plans better.
 // Beyond 8 ranks the min-T search rarely proves either; what its budget bought was a better
 // incumbent, which the neighbourhood search (search/lns.c, min(2 500, 80 000 / N) nodes) now
 // finds for fewer nodes: the frontier in docs/planner-zellige.md (eighth, ninth and eleventh
@@ -129,9 +129,9 @@ static int64_t split_node_budget(int32_t N, int64_t budget) {
 
 // Node budget of the large-neighbourhood improvement of the stage-1 incumbent (search/lns.c)
 // before the min-T search: beyond 8 ranks only, where the search ends on its budget and the
-// start is what it keeps (docs, ninth pass); at most 8 ranks the search proves. 2 500 at 16
+// start is what it keeps; at most 8 ranks the search proves. 2 500 at 16
 // and 32 ranks (was 40 000 / N: 2 500 and 1 250); with the sub-search gap of 7e-4 (search/lns.c)
-// better plans than before at 16 / 32 ranks for fewer instructions (docs, eleventh pass: gap
+// better plans than before at 16 / 32 ranks for fewer instructions (bench: gap
 // means against bench/data/planner_best.json 0.093 / 0.221 % -> 0.061 / 0.091 % at high load).
 // `zellige plan --lns-nodes 5000`: 0.037 / 0.067 % for ~35 % more.
 static int64_t lns_node_budget(int32_t N) {
@@ -199,16 +199,16 @@ static int uniform_may_win(const zg_problem *pr, double ms) {
 // the library's refreshes (a multiset's first revisit and every 8th), and only when the layout
 // is as close to this step's root bound lb as it was to its own step's when stored (ratio),
 // within a factor 1 + ZEL_LIB_TRUST: a layout that this step's fillers make relatively worse is
-// searched past instead. Both were chosen on the bench (docs/planner-zellige.md, twelfth pass).
+// searched past instead. Both were chosen on the bench.
 // The first time an anchor multiset is planned (nothing remembered for it), the neighbourhood
 // search gets this many times its budget: the layouts it finds are replayed on the multiset's
 // later steps, so the deeper search is paid once (bench: gap means at 32 ranks high load
-// 0.089 -> 0.035 % against bench/data/planner_best.json; docs, twelfth pass).
+// 0.089 -> 0.035 % against bench/data/planner_best.json).
 // ... and, beyond 8 ranks, its min-T branch-and-bound gets this many nodes instead of
 // anchor_node_budget(N) (625 at 16 ranks, 312 at 32). From the start the deeper neighbourhood
 // search leaves, it often finishes (the optimum within ZEL_SEARCH_GAP proven) in 15 000-80 000
 // nodes, and it finds the stacked layouts the neighbourhoods miss (bench: 16xA800 high batch 69
-// 0.82 % better, 32xA6000 low batch 91 0.86 %; docs, thirteenth pass). Paid once per multiset,
+// 0.82 % better, 32xA6000 low batch 91 0.86 %). Paid once per multiset,
 // like the neighbourhood budget: up to ~0.5 s on the shared VM at 16-32 ranks.
 static int64_t first_node_budget(const zg_plan_ctx *ctx, int32_t N, int64_t budget) {
     if (ctx->opts.anchor_nodes.given || !ctx->opts.deeper_first_visit) return budget;
@@ -229,7 +229,7 @@ static int64_t density_node_budget(const zg_plan_ctx *ctx, int first) {
 }
 // Stage 2 by density (zel_filler_place_dense) runs on one candidate: the fastest whose plan by
 // the paper's rule leaves a rank short of memory and came within this fraction of the best one
-// (bench: docs/planner-zellige.md, nineteenth pass).
+// (bench: docs/planner-zellige.md).
 static int replay_trusted(const zg_plan_ctx *ctx, double lb, const zel_sol *lay, double ratio,
                           int refresh) {
     if (refresh || ctx->opts.anchor_nodes.given || ctx->opts.anchor_lns_nodes.given) return 0;

@@ -10,7 +10,7 @@
 //   * memory-aware model (phase 1): children whose area term already reaches the incumbent are
 //     dropped when they are generated (skip_child), not entered. The cover bound
 //     (exact/bound_cover.c) is no longer evaluated per node: once those children are gone it cost
-//     more than it saved (ninth pass, docs/planner-zellige.md); stage1/anchor.c still uses it for
+//     more than it saved; stage1/anchor.c still uses it for
 //     the reported bound when the node budget ends a search;
 //   * split phase: units that cannot go whole (by per-rank capacity counting) must split ->
 //     prune if current splits + that count >= incumbent;
@@ -281,7 +281,7 @@ static int node_bound(bb *c, int64_t u, int32_t gi, int32_t lo) {
 // node count stays the nodes entered. Not counting them at all let the budget-limited 16 / 32-
 // rank searches run 1.3-1.6x longer; 4 or 16 per node cut their real search so much that plans
 // got worse (up to +14 % / +1.8 % makespan on single 32xA6000 batches); 64 was faster than
-// before and as good or better on 116 of 120 batches (ninth pass, docs/planner-zellige.md).
+// before and as good or better on 116 of 120 batches.
 
 typedef struct skipper {
     int on, same;      // on: the test applies; same: unit u + 1 is in u's group

@@ -1,5 +1,5 @@
 // exact/pattern.c — the pattern bound: a configuration LP over what one rank can hold, a lower
-// bound on the relaxation model's optimum (exact/relax.c; fifteenth pass).
+// bound on the relaxation model's optimum (exact/relax.c).
 //
 // Why. The relaxation's branch-and-bound proves little above its root at 32 ranks, and the
 // root bound treats the anchors' area and the fillers' memory apart: it does not see that a

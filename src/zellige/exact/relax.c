@@ -1,5 +1,5 @@
 // exact/relax.c — a lower bound on every plan's makespan (the joint optimum) from the stage-1
-// model made a relaxation, solved by the branch-and-bound (thirteenth and fourteenth passes).
+// model made a relaxation, solved by the branch-and-bound.
 //
 // The anchors stay exact (their own options, Pareto-pruned per block, which only removes
 // dominated choices). The fillers become fluid work, but not the stage-1 planner's fluid: that
@@ -19,7 +19,7 @@
 // with extra_area = sum_k W_k, a memory-aware fluid of D(theta) at density theta (free_area =
 // the rest, zel_mem_area) — and every plan's makespan is at least its minimum over anchor
 // placements, which the branch-and-bound proves (or bounds from below when its budget ends).
-// The thirteenth pass had theta = the largest density (D = all the work) and a variant that
+// Weaker alternatives: theta = the largest density (D = all the work), and a variant that
 // dropped the densest type from the memory term (weaker than theta = the second density, which
 // still charges it theta / rho_1 per unit). With one theta per type density, on the quality
 // bench's layouts the best theta gives the same value as the exact transportation bound (types

@@ -5,7 +5,7 @@
 // (fast/cache.c). Anchors: greedy over O(1) block max-load queries (sparse tables) + local
 // search; fillers: §5.3 rule with a heap, O(S log N) (fast/fast.c). The plan is certified
 // against a lower bound (max of the per-sequence fastest time and the area bound).
-// Not a public header; docs/planner-zellige.md ("Fourth pass", "Sixth pass") explains it.
+// Private to src/zellige; docs/planner-zellige.md ("The fast path") explains it.
 #ifndef ZG_ZEL_FAST_H
 #define ZG_ZEL_FAST_H
 

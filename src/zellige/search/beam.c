@@ -1,4 +1,4 @@
-// search/beam.c — a beam over the first units' options (sixteenth pass).
+// search/beam.c — a beam over the first units' options.
 //
 // Why. The branch-and-bound is depth-first: on 32xA6000 high-load batches it never leaves the
 // subtree of its first choices for the largest anchors (batch 9: 64 million nodes from 203.29

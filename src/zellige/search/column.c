@@ -5,7 +5,7 @@
 // of units (32xA6000 low V50: two anchors on 11 ranks each and four on two 5-rank blocks,
 // stacked two high, +3.5 % better than what the default search found). The greedy ladder
 // misses such plans (each unit takes its least-area option and cannot foresee the stacking),
-// and the branch-and-bound finds them only with 10-100x its node budget (docs, tenth pass).
+// and the branch-and-bound finds them only with 10-100x its node budget.
 //
 // Over column structures stage 1 is a dynamic programme. For a height T, let f(p, k) be the
 // least area that places the remaining units k (a count per group) on ranks [p, N) in columns
@@ -25,7 +25,7 @@
 // width makes every larger content fit at none (loads and memory only grow), and w(p, j) >=
 // w(p, j - e_g). Models beyond ZEL_COL_MAX_WORK pairs are skipped (return 0).
 //
-// Nested runs (zel_column_nested, seventeenth pass) add a second kind of transition, a nest: a
+// Nested runs (zel_column_nested) add a second kind of transition, a nest: a
 // top content of one or two units on [p, p + w) over units of one group on the sub-blocks that
 // tile it, and price ranks by their effective load max(L, T - tau (cap - H)) (what they leave
 // the memory-aware fluid) instead of their area; a rank left empty then costs its own.

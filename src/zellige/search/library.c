@@ -6,7 +6,7 @@
 // stage-1 model of a multiset differs
 // between steps only in the fillers' fluid work (extra_area, fill_mem), so the layouts stage 1
 // ended on for it before are strong candidates now, and the search's effort accumulates across
-// steps. two_stage.c decides what to do with them (docs/planner-zellige.md, twelfth pass).
+// steps. two_stage.c decides what to do with them.
 //
 // An entry is keyed by the world size, the memory cap and each anchor group's (tokens, bucket,
 // count, whole price); it holds up to ZEL_LIB_LAYOUTS layouts (the newest replace the oldest),

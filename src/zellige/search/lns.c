@@ -1,7 +1,7 @@
 // search/lns.c — large-neighbourhood improvement of a stage-1 incumbent.
 //
 // The greedy start of the min-T search can be several percent above the optimum at 16 / 32
-// ranks, and the search needs thousands of nodes to get past it (docs, eighth pass). Moving one
+// ranks, and the search needs thousands of nodes to get past it. Moving one
 // unit (1-opt) or re-placing one group exactly does not close that gap: it needs moves of
 // several groups at once. Here a neighbourhood frees a set of units and fixes every other unit
 // where it is: the fixed units' loads and memory become the ledgers of a sub-model with the
@@ -28,9 +28,9 @@
 
 // Certified gap of a sub-search: it only looks for completions at least 0.07 % better than the
 // current T. Measured per batch against bench/data/planner_best.json (bench_planner_quality
-// --best, 16xA800 high / 32xA6000 high / low, 5 000-node budget, docs eleventh pass): 2e-3 gave
+// --best, 16xA800 high / 32xA6000 high / low, 5 000-node budget): 2e-3 gave
 // gap means 0.082 / 0.131 / 0.032 %, 7e-4 0.037 / 0.067 / 0.017 % for +20 % (32 ranks) / +36 %
-// (16 ranks) instructions; 4e-4 and 1e-3 were no better; 5e-3 worse; 1e-4 (ninth pass) spent
+// (16 ranks) instructions; 4e-4 and 1e-3 were no better; 5e-3 worse; 1e-4 spent
 // the budget on small steps. Incumbents only: the exact search is unaffected.
 
 // Sub-models with at most this many count vectors (prod over groups of count + 1) try the column
@@ -39,7 +39,7 @@
 // the same plans as 32, slower).
 
 // The eighth-width windows free the fewest anchors; their sub-searches get this many times the
-// sub-budget (docs, eleventh pass: it reaches re-packings of a few anchors that a plain
+// sub-budget (bench: it reaches re-packings of a few anchors that a plain
 // sub-search misses, for +10 % instructions at 32xA6000; 2x gained less, 4x for every
 // neighbourhood cost +44 %).
 

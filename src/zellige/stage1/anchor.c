@@ -63,13 +63,13 @@ static int complete_warm(const zel_model *m, const int32_t *warm, zel_sol *out) 
     return zel_sol_eval(m, out->opt, NULL, NULL, &out->T, &out->K);
 }
 
-// Least node budget of one large-neighbourhood sub-search (search/lns.c).
-// Neighbourhood budgets from this size on (a multiset's first visit in two_stage.c: 20 000 nodes
-// at 16 and 32 ranks; or a user's --lns-nodes) also run zel_column_leftover after the search:
-// on bench_planner_quality it lowered 32-rank batches by up to 0.9 % and made none worse
-// (docs/planner-zellige.md, twelfth pass); after the search, not before, because a better
-// start sent the search elsewhere (4 of 100 32-high batches ended 0.1-0.2 % worse).
-// The beam on deep searches (search/beam.c, sixteenth pass): the first 2 units, 4 prefixes kept.
+// Tuning (tuning.h). ZEL_LNS_SUB_MIN: least node budget of one neighbourhood sub-search.
+// ZEL_LNS_DEEP: neighbourhood budgets from this size on (a multiset's first visit in
+// two_stage.c: 20 000 nodes at 16 and 32 ranks; or a user's --lns-nodes) also run
+// zel_column_leftover after the search: on bench_planner_quality it lowered 32-rank batches by
+// up to 0.9 % and made none worse; after the search, not before, because a better start sent
+// the search elsewhere (4 of 100 32-high batches ended 0.1-0.2 % worse).
+// ZEL_BEAM_*: the beam on deep searches (search/beam.c): the first 2 units, 4 prefixes kept.
 // On bench_planner_quality 32xA6000 high: widths 4 and 8 give the same plans, 2 loses batch 9
 // (0.52 %); 3 levels chose worse prefixes by their raw completions on batch 9 (a probe).
 // Skipped within 0.5 % of the root bound: the latency bench's plans unchanged at 16 and 32

@@ -5,8 +5,8 @@
 // its memory-feasible option with the lowest resulting block load (instead of failing), and a
 // deterministic repair pass then moves or swaps fillers off the most loaded rank while that
 // strictly lowers the pair's maximum, and typed exchanges (several dense fillers for a sparse
-// one, with any rank) then load the ranks the memory left short (fourteenth pass). A second
-// rule (mode 2, zel_filler_place_dense; nineteenth pass) places the densest fillers first,
+// one, with any rank) then load the ranks the memory left short. A second
+// rule (mode 2, zel_filler_place_dense) places the densest fillers first,
 // each where it costs the least fluid capacity, for plans where memory limits some ranks.
 #include <math.h>
 #include <stdlib.h>
