@@ -3,7 +3,8 @@
 
 Checks, in order (each failure is one line naming the files):
   1. modules: every src/<m>/deps names existing modules, lists its deps transitively (it is
-     the link order) and the deps graph has no cycle, so "below" is well defined;
+     the link order) and the deps graph has no cycle, so "below" is well defined; every module
+     has its header src/<m>/<m>.h whose "// May include:" line names the same modules;
   2. upward includes: a file of module m includes only m's own headers and the headers of the
      modules in src/m/deps (tools/, tests/ and bench/ sit above every module);
   3. private headers: outside module m, only m's public headers are included: src/m/m.h and
@@ -69,6 +70,26 @@ def check_modules(deps, fail):
             if missing:
                 fail(f"src/{m}/deps: uses {d}, which uses {' '.join(missing)}: list them too "
                      "(deps are transitive, in link order)")
+
+
+MAY_INCLUDE = re.compile(r"^// May include: (.*)$", re.M)
+
+
+def check_headers(deps, fail):
+    """Each module has src/m/m.h whose comment says what it may include, as src/m/deps does."""
+    for m, ds in deps.items():
+        h = os.path.join(ROOT, "src", m, m + ".h")
+        if not os.path.exists(h):
+            fail(f"src/{m}: no module header src/{m}/{m}.h (its contract)")
+            continue
+        said = MAY_INCLUDE.search(open(h, errors="replace").read())
+        if not said:
+            fail(f"src/{m}/{m}.h: no '// May include: ...' line (the modules in src/{m}/deps)")
+            continue
+        listed = set(re.findall(r"[a-z_]+", said.group(1))) & set(deps)
+        if listed != set(ds):
+            fail(f"src/{m}/{m}.h says it may include [{' '.join(sorted(listed))}], "
+                 f"src/{m}/deps says [{' '.join(sorted(ds))}]")
 
 
 def resolve(inc, frm):
@@ -182,6 +203,7 @@ def main():
     fail = failures.append
     deps = read_deps()
     check_modules(deps, fail)
+    check_headers(deps, fail)
     files = source_files()
     graph = check_includes(files, deps, fail)
     for comp in cycles(graph):

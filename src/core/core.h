@@ -1,6 +1,8 @@
 // core — errors, logging, RNG, timers, JSON I/O, atomic files, progress bar, arena, hash map
 // and memo.
 // No dependencies beyond libc and cJSON. Every other module builds on this one.
+//
+// May include: nothing of this tree (libc, cJSON).
 #ifndef ZG_CORE_H
 #define ZG_CORE_H
 

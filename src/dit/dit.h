@@ -5,6 +5,8 @@
 // Per-token layout: a rank holds T tokens packed token-major, grouped in runs of the same sample
 // (whole sequences or shards). Each token carries its sample's local index, and its latent
 // position (frame, row, col) for 3D RoPE. Conditioning (timestep, text) is per sample.
+//
+// May include: kernels, model, core.
 #ifndef ZG_DIT_H
 #define ZG_DIT_H
 

@@ -9,6 +9,8 @@
 // q_start..q_start+q_len-1 of Q attend, bidirectionally (no mask), to rows
 // k_start..k_start+k_len-1 of K/V, for every head. LSE is the natural-log sum of exp of the
 // scaled scores (so partial results over disjoint key sets merge exactly).
+//
+// May include: core.
 #ifndef ZG_KERNELS_H
 #define ZG_KERNELS_H
 

@@ -1,12 +1,15 @@
-// plan — placement options, the planner problem (with the Exact Compact Formulation's groups),
-// plans (JSON, validator, evaluator), and the planners: zellige (two-stage), joint (exact
-// reference), dp, adaptive, usp, static, knapformer.
+// plan — the policy interface (zg_planner_vtable), placement options, the planner problem (with
+// the Exact Compact Formulation's groups) and its cross-step option cache, plans (JSON,
+// validator, evaluator), and the baseline policies: dp, adaptive, usp, static, knapformer. The
+// Zellige solver (zellige, joint) is in src/zellige; every policy by name in src/planner.
 //
 // Plan JSON (docs/formats.md): {"version":1,"policy":"zellige","world_size":16,"makespan":..,
 //   "plan_time_ms":..,"sequences":[{"id":0,"tokens":..,"config":{"q":1,"h":4,"k":2},
 //   "ranks":[...],"shards":[{"rank":r,"start":a,"end":b}]}],
 //   "ranks":[{"rank":0,"time":..,"memory":..,"tokens":..}]}
 // Token ranges are half-open, cover each sequence exactly once, and are all the engine needs.
+//
+// May include: cost, topo, workload, model, core.
 #ifndef ZG_PLAN_H
 #define ZG_PLAN_H
 

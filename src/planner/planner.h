@@ -1,8 +1,8 @@
-// planner — every placement policy by name: the registry (planner/registry.c), planning a batch with
+// planner — every placement policy by name: the registry (registry.c), planning a batch with
 // timing, evaluation, validation and --fallback (planner.c), and planning on a background thread
 // (async.c). This is the entry point the CLIs, the simulator and the Python package use.
 //
-// May include: plan (the policy interface and the baselines) and zellige (the Zellige solver).
+// May include: zellige, plan, cost, topo, workload, model, core.
 #ifndef ZG_PLANNER_H
 #define ZG_PLANNER_H
 

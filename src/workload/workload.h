@@ -5,6 +5,8 @@
 //   "frames":81,"height":480,"width":832,"text_tokens":512,"origin_rank":3,"bucket":"480p-81f"}]}
 // Only "tokens" is required (or frames/height/width, from which tokens are computed).
 // JSONL trace: one sample object per line with the same fields.
+//
+// May include: model, core.
 #ifndef ZG_WORKLOAD_H
 #define ZG_WORKLOAD_H
 

@@ -11,6 +11,7 @@
 // tuning.c (every tuned constant). internal.h is shared by these files only.
 //
 // Entry points: the two policies below, registered by src/planner; the tuning table.
+//
 // May include: plan, cost, topo, workload, model, core.
 #ifndef ZG_ZELLIGE_H
 #define ZG_ZELLIGE_H

@@ -17,10 +17,10 @@ def tree(tmp_path, files):
 
 BASE = {
     "src/core/deps": "",
-    "src/core/core.h": "#pragma once\n",
+    "src/core/core.h": "// May include: nothing.\n#pragma once\n",
     "src/core/core.c": '#include "core/core.h"\n',
     "src/plan/deps": "core",
-    "src/plan/plan.h": '#include "core/core.h"\n',
+    "src/plan/plan.h": '// May include: core.\n#include "core/core.h"\n',
     "src/plan/plan_internal.h": '#include "plan/plan.h"\n',
     "src/plan/plan.c": '#include "plan/plan_internal.h"\n',
 }
@@ -40,6 +40,7 @@ def test_upward_include_fails(tmp_path):
 
 def test_private_header_from_another_module_fails(tmp_path):
     r = tree(tmp_path, {**BASE, "src/sim/deps": "plan core",
+                        "src/sim/sim.h": "// May include: plan, core.\n",
                         "src/sim/sim.c": '#include "plan/plan_internal.h"\n'})
     assert r.returncode == 1
     assert "private header" in r.stdout
@@ -53,7 +54,18 @@ def test_include_cycle_fails(tmp_path):
 
 
 def test_deps_not_transitive_or_cyclic_fails(tmp_path):
-    r = tree(tmp_path, {**BASE, "src/sim/deps": "plan", "src/sim/sim.c": "\n"})
+    r = tree(tmp_path, {**BASE, "src/sim/deps": "plan", "src/sim/sim.c": "\n",
+                        "src/sim/sim.h": "// May include: plan.\n"})
     assert r.returncode == 1 and "deps are transitive" in r.stdout
     r = tree(tmp_path, {**BASE, "src/core/deps": "plan"})
     assert r.returncode == 1 and "DAG" in r.stdout
+
+
+def test_header_contract_must_match_deps(tmp_path):
+    r = tree(tmp_path, {**BASE, "src/plan/plan.h": '// May include: nothing.\n'})
+    assert r.returncode == 1 and "src/plan/deps says [core]" in r.stdout
+    files = dict(BASE)
+    del files["src/plan/plan.h"]
+    files["src/plan/plan_internal.h"] = "\n"
+    r = tree(tmp_path / "x", files)
+    assert r.returncode == 1 and "no module header" in r.stdout
