@@ -211,6 +211,14 @@ void *zg_memo_find(zg_memo *m, uint64_t h, zg_hmap_eq eq, const void *key, const
 // the caller still owns val.
 zg_status zg_memo_add(zg_memo *m, uint64_t h, void *val, size_t bytes, zg_error *err);
 static inline int64_t zg_memo_count(const zg_memo *m) { return m->index.n; }
+typedef struct zg_memo_stats {
+    int64_t hits, misses;  // lookups over all builds (as the owner counts them)
+    int64_t resets;        // whole-memo resets (clear, retire_all)
+    int64_t evictions;     // values dropped for the budget
+    int64_t n_entries;
+    size_t bytes;
+} zg_memo_stats;
+zg_memo_stats zg_memo_get_stats(const zg_memo *m);  // m NULL: all zero
 
 #ifdef __cplusplus
 }

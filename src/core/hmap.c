@@ -217,3 +217,13 @@ zg_status zg_memo_add(zg_memo *m, uint64_t h, void *val, size_t bytes, zg_error 
     m->total += bytes;
     return ZG_OK;
 }
+
+zg_memo_stats zg_memo_get_stats(const zg_memo *m) {
+    zg_memo_stats s;
+    memset(&s, 0, sizeof s);
+    if (!m) return s;
+    s.hits = m->hits, s.misses = m->misses, s.resets = m->resets, s.evictions = m->evictions;
+    s.n_entries = m->index.n;
+    s.bytes = m->total;
+    return s;
+}

@@ -56,14 +56,7 @@ void zg_option_cache_set_budget(zg_option_cache *c, size_t max_bytes) {
 }
 
 zg_option_cache_stats zg_option_cache_get_stats(const zg_option_cache *c) {
-    zg_option_cache_stats s;
-    memset(&s, 0, sizeof s);
-    if (!c) return s;
-    s.hits = c->memo.hits, s.misses = c->memo.misses;
-    s.resets = c->memo.resets, s.evicted = c->memo.evictions;
-    s.n_entries = (int32_t)zg_memo_count(&c->memo);
-    s.bytes = c->memo.total;
-    return s;
+    return zg_memo_get_stats(c ? &c->memo : NULL);
 }
 
 zg_status zg_option_cache_begin(zg_option_cache *c, const zg_plan_ctx *ctx, zg_error *err) {

@@ -331,11 +331,7 @@ void zg_option_cache_free(zg_option_cache *c);
 void zg_option_cache_clear(zg_option_cache *c);
 void zg_option_cache_set_budget(zg_option_cache *c, size_t max_bytes);
 
-typedef struct zg_option_cache_stats {
-    int64_t hits, misses, resets, evicted;
-    int32_t n_entries;
-    size_t bytes;
-} zg_option_cache_stats;
+typedef zg_memo_stats zg_option_cache_stats;
 zg_option_cache_stats zg_option_cache_get_stats(const zg_option_cache *c);
 
 // Starts a build with ctx: resets the cache if the context changed, evicts over the budget.

@@ -102,6 +102,17 @@ typedef struct zel_model {
 // The memory-aware fluid's work (see free_area).
 static inline double zel_mem_area(const zel_model *m) { return m->extra_area - m->free_area; }
 
+// The largest load *e and memory *h on option o's rank block, over ledgers L and H (n_ranks).
+static inline void zel_block_max(const zel_opt *o, const double *L, const double *H, double *e,
+                                 double *h) {
+    double le = 0, lh = 0;
+    for (int32_t r = o->start; r < o->start + o->degree; r++) {
+        if (L[r] > le) le = L[r];
+        if (H[r] > lh) lh = H[r];
+    }
+    *e = le, *h = lh;
+}
+
 // Builds the model of groups grp_idx[0..n) of pr (in that order) over ledgers base_load /
 // base_mem (NULL = zeros). Options are Pareto-pruned per rank block (time, mem); symmetries are
 // detected for world sizes <= 64.

@@ -236,7 +236,7 @@ ZG_TEST(pcache_budget_infeasible_bad_input) {
         CHECK(h == 0 && mi > 0);
         zg_batch_free(&b);
     }
-    CHECK(zg_option_cache_get_stats(c).evicted > 0);
+    CHECK(zg_option_cache_get_stats(c).evictions > 0);
     zg_option_cache_set_budget(c, (size_t)64 << 20);
     // an infeasible batch: same error, and the cache stays usable
     zg_batch b;

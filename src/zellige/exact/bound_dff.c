@@ -126,11 +126,8 @@ double zel_dff_bound(const zel_model *m, const double *L, const double *H, doubl
         double best_a = INFINITY;
         for (int32_t j = o0; j < G->n_opts; j++) {
             const zel_opt *o = &G->opts[j];
-            double e = 0, h = 0;
-            for (int32_t r = o->start; r < o->start + o->degree; r++) {
-                if (L[r] > e) e = L[r];
-                if (H[r] > h) h = H[r];
-            }
+            double e, h;
+            zel_block_max(o, L, H, &e, &h);
             if (e + o->time > T || h + o->mem > cap) continue;
             for (int32_t d = 0; d < ZEL_DFF_K; d++) {
                 double f = 0;

@@ -97,14 +97,7 @@ void zel_cache_set_budget(zel_cache *c, size_t max_bytes) {
 }
 
 zel_cache_stats zel_cache_get_stats(const zel_cache *c) {
-    zel_cache_stats s;
-    memset(&s, 0, sizeof s);
-    if (!c) return s;
-    s.hits = c->memo.hits, s.misses = c->memo.misses;
-    s.resets = c->memo.resets, s.evictions = c->memo.evictions;
-    s.n_entries = zg_memo_count(&c->memo);
-    s.bytes = c->memo.total;
-    return s;
+    return zg_memo_get_stats(c ? &c->memo : NULL);
 }
 
 // ---- context ---------------------------------------------------------------------------------

@@ -81,13 +81,7 @@ zel_cache *zel_cache_new(void);  // NULL on out of memory
 void zel_cache_free(zel_cache *c);
 void zel_cache_clear(zel_cache *c);
 void zel_cache_set_budget(zel_cache *c, size_t max_bytes);
-typedef struct zel_cache_stats {
-    int64_t hits, misses;  // class lookups over all builds
-    int64_t resets;        // whole-cache resets (context change, stale probe, clear)
-    int64_t evictions;     // entries dropped for the budget
-    int64_t n_entries;
-    size_t bytes;
-} zel_cache_stats;
+typedef zg_memo_stats zel_cache_stats;
 zel_cache_stats zel_cache_get_stats(const zel_cache *c);
 
 // Builds the template set of batch b under ctx (NODE/ALIGNED/SLIDING families; prices reused

@@ -41,11 +41,8 @@ static int complete_warm(const zel_model *m, const int32_t *warm, zel_sol *out) 
         double be = INFINITY;
         for (int32_t j = 0; j < G->n_opts; j++) {
             const zel_opt *o = &G->opts[j];
-            double e = 0, h = 0;
-            for (int32_t r = o->start; r < o->start + o->degree; r++) {
-                if (L[r] > e) e = L[r];
-                if (H[r] > h) h = H[r];
-            }
+            double e, h;
+            zel_block_max(o, L, H, &e, &h);
             if (h + o->mem > m->mem_cap) continue;
             if (e + o->time < be) be = e + o->time, best = j;
         }
