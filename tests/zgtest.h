@@ -88,17 +88,25 @@ static int zgtest_ncases;
         }                                                                                   \
     } while (0)
 
+// Runs case i if it is selected (no names on the command line, or its name among them):
+// returns -1 when it was not selected, else 1 when it failed and 0 when it passed.
+static inline int zgtest_run(int i, int argc, char **argv) {
+    int want = argc < 2;
+    for (int a = 1; a < argc; a++)
+        if (strcmp(argv[a], zgtest_cases[i].name) == 0) want = 1;
+    if (!want) return -1;
+    int f = 0;
+    zgtest_cases[i].fn(&f);
+    return f;
+}
+
 // ZG_TEST_MAIN runs every case, or only those named on the command line.
 #define ZG_TEST_MAIN()                                                                  \
     int main(int argc, char **argv) {                                                   \
         int passed = 0, failed = 0;                                                     \
         for (int i = 0; i < zgtest_ncases; i++) {                                       \
-            int want = argc < 2;                                                        \
-            for (int a = 1; a < argc; a++)                                              \
-                if (strcmp(argv[a], zgtest_cases[i].name) == 0) want = 1;               \
-            if (!want) continue;                                                        \
-            int f = 0;                                                                  \
-            zgtest_cases[i].fn(&f);                                                     \
+            int f = zgtest_run(i, argc, argv);                                          \
+            if (f < 0) continue;                                                        \
             printf("%s %s\n", f ? "FAIL" : "PASS", zgtest_cases[i].name);               \
             fflush(stdout);                                                             \
             if (f) failed++; else passed++;                                             \
