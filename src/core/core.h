@@ -49,6 +49,10 @@ int zg_status_exit_code(zg_status st);
 // Allocation helpers that fill err on failure (nmemb*size overflow checked).
 void *zg_calloc(size_t nmemb, size_t size, zg_error *err);
 void *zg_realloc_array(void *ptr, size_t nmemb, size_t size, zg_error *err);
+// Room for one more element in a growing array of `size`-byte elements holding n of *cap: when
+// n == *cap, doubles *cap (from `first` when 0) and reallocates. Returns the array (ptr when it
+// had room), or NULL with err filled and ptr and *cap untouched.
+void *zg_grow_array(void *ptr, int32_t n, int32_t *cap, int32_t first, size_t size, zg_error *err);
 
 // ---------------------------------------------------------------------------------------------
 // Logging: level from ZG_LOG (error|warn|info|debug), default warn; messages go to stderr.

@@ -124,4 +124,22 @@ ZG_TEST(parse_count_and_arena) {
     zg_arena_free(&a);
 }
 
+ZG_TEST(grow_array_doubles_when_full) {
+    zg_error e = {0};
+    int64_t *a = NULL;
+    int32_t n = 0, cap = 0;
+    for (int64_t i = 0; i < 100; i++) {
+        int64_t *g = zg_grow_array(a, n, &cap, 4, sizeof *g, &e);
+        CHECK_OK(g ? ZG_OK : e.status, &e);
+        a = g;
+        a[n++] = i;
+        CHECK(cap >= n && (cap == 4 || cap / 2 < n)); // 4, 8, 16, ...: doubled only when full
+    }
+    CHECK_EQ_INT(cap, 128);
+    for (int64_t i = 0; i < 100; i++)
+        CHECK_EQ_INT(a[i], i);
+    CHECK(zg_grow_array(a, n, &cap, 4, sizeof *a, &e) == a); // room left: the same array
+    free(a);
+}
+
 ZG_TEST_MAIN()
