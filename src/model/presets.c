@@ -82,24 +82,18 @@ zg_status zg_model_preset(const char *name, zg_model *m, zg_error *err) {
                         name, list);
 }
 
-// The integer fields of a model file, in the order they are written.
+// The integer fields of a model file (keys are the field names), in the order they are written.
+#define INT_KEY(field)                                                                             \
+    { #field, offsetof(zg_model, field) }
 static const struct int_key {
     const char *key;
     size_t offset;
 } int_keys[] = {
-    {"dim", offsetof(zg_model, dim)},
-    {"ffn_dim", offsetof(zg_model, ffn_dim)},
-    {"n_heads", offsetof(zg_model, n_heads)},
-    {"n_layers", offsetof(zg_model, n_layers)},
-    {"n_double", offsetof(zg_model, n_double)},
-    {"n_single", offsetof(zg_model, n_single)},
-    {"in_channels", offsetof(zg_model, in_channels)},
-    {"text_dim", offsetof(zg_model, text_dim)},
-    {"text_len", offsetof(zg_model, text_len)},
-    {"freq_dim", offsetof(zg_model, freq_dim)},
-    {"cross_attn", offsetof(zg_model, cross_attn)},
-    {"qk_norm", offsetof(zg_model, qk_norm)},
+    INT_KEY(dim),      INT_KEY(ffn_dim),  INT_KEY(n_heads),     INT_KEY(n_layers),
+    INT_KEY(n_double), INT_KEY(n_single), INT_KEY(in_channels), INT_KEY(text_dim),
+    INT_KEY(text_len), INT_KEY(freq_dim), INT_KEY(cross_attn),  INT_KEY(qk_norm),
 };
+#undef INT_KEY
 #define N_INT_KEYS (sizeof int_keys / sizeof *int_keys)
 
 zg_status zg_model_validate(const zg_model *m, zg_error *err) {
