@@ -240,21 +240,24 @@ ZG_TEST(fast_scalar_path_matches_float64) {
 }
 
 // Both backward work plans, forced (auto picks by the list's shape).
-static zg_status bwd_one(const zg_attn_slice *sl, int32_t n, zg_attn_shape sh, const float *q,
-                         const float *k, const float *v, const float *o, const float *lse,
-                         const float *dout, float *dq, float *dk, float *dv, zg_error *err) {
-    g_plan = ZG_ATTN_BWD_ONE_PASS;
+static zg_status bwd_plan(int32_t plan, const zg_attn_slice *sl, int32_t n, zg_attn_shape sh,
+                          const float *q, const float *k, const float *v, const float *o,
+                          const float *lse, const float *dout, float *dq, float *dk, float *dv,
+                          zg_error *err) {
+    g_plan = plan;
     zg_status st = bwd_cur(sl, n, sh, q, k, v, o, lse, dout, dq, dk, dv, err);
     g_plan = ZG_ATTN_BWD_AUTO;
     return st;
 }
+static zg_status bwd_one(const zg_attn_slice *sl, int32_t n, zg_attn_shape sh, const float *q,
+                         const float *k, const float *v, const float *o, const float *lse,
+                         const float *dout, float *dq, float *dk, float *dv, zg_error *err) {
+    return bwd_plan(ZG_ATTN_BWD_ONE_PASS, sl, n, sh, q, k, v, o, lse, dout, dq, dk, dv, err);
+}
 static zg_status bwd_two(const zg_attn_slice *sl, int32_t n, zg_attn_shape sh, const float *q,
                          const float *k, const float *v, const float *o, const float *lse,
                          const float *dout, float *dq, float *dk, float *dv, zg_error *err) {
-    g_plan = ZG_ATTN_BWD_TWO_PASS;
-    zg_status st = bwd_cur(sl, n, sh, q, k, v, o, lse, dout, dq, dk, dv, err);
-    g_plan = ZG_ATTN_BWD_AUTO;
-    return st;
+    return bwd_plan(ZG_ATTN_BWD_TWO_PASS, sl, n, sh, q, k, v, o, lse, dout, dq, dk, dv, err);
 }
 ZG_ISA_TEST(fast_backward_plans_match_float64) {
     run_matrix(zg_failed_, fwd_cur, bwd_one, "one-pass");
@@ -439,20 +442,29 @@ static zg_status fast_run(const prob *p, int nf, zg_attn_opts opts, float *out, 
                                    g + 2 * e, &opts, err);
     return st;
 }
+// *same = 1 when fast_run with options a and with options b give bit-identical outputs.
+static zg_status runs_agree(const prob *p, int nf, zg_attn_opts a, zg_attn_opts b, int *same,
+                            zg_error *err) {
+    const size_t n = run_floats(p);
+    float *buf = malloc(2 * n * sizeof(float));
+    if (!buf) return zg_error_set(err, ZG_ERR_NOMEM, "no memory for %zu floats", 2 * n);
+    zg_status st = fast_run(p, nf, a, buf, err);
+    if (!st) st = fast_run(p, nf, b, buf + n, err);
+    *same = !st && memcmp(buf, buf + n, n * sizeof(float)) == 0;
+    free(buf);
+    return st;
+}
 
 // Same inputs -> bit-identical outputs, run to run (threads share keys in this list).
 ZG_ISA_TEST(fast_deterministic) {
     static const zg_attn_slice sl[] = {{0, 300, 0, 400}, {300, 100, 0, 400}, {0, 300, 100, 50}};
     prob p;
     prob_init(&p, 400, 2, 64, sl, 3, 1.0);
-    const size_t n = run_floats(&p);
-    float *buf = malloc(2 * n * sizeof(float));
-    zg_error err = {0};
     const zg_attn_opts opts = {cur_isa(64), 0, g_plan};
-    for (int r = 0; r < 2; r++)
-        CHECK_OK(fast_run(&p, 2, opts, buf + r * n, &err), &err);
-    CHECK(memcmp(buf, buf + n, n * sizeof(float)) == 0);
-    free(buf);
+    zg_error err = {0};
+    int same = 0;
+    CHECK_OK(runs_agree(&p, 2, opts, opts, &same, &err), &err);
+    CHECK(same);
     prob_free(&p);
 }
 
@@ -462,18 +474,13 @@ ZG_ISA_TEST(fast_thread_count_independent) {
     static const zg_attn_slice sl[] = {{0, 200, 0, 300}, {200, 100, 100, 200}, {0, 200, 300, 10}};
     prob p;
     prob_init(&p, 310, 3, 64, sl, 3, 1.0);
-    const size_t n = run_floats(&p);
-    float *buf = malloc(2 * n * sizeof(float));
     zg_error err = {0};
-    for (int plan = 1; plan <= 2; plan++) {
-        for (int r = 0; r < 2; r++) {
-            const zg_attn_opts opts = {cur_isa(64), r ? 7 : 1, plan};
-            CHECK_OK(fast_run(&p, 2, opts, buf + r * n, &err), &err);
-        }
-        CHECK_MSG(memcmp(buf, buf + n, n * sizeof(float)) == 0, "plan %d: 1 and 7 threads differ",
-                  plan);
+    for (int32_t plan = ZG_ATTN_BWD_ONE_PASS; plan <= ZG_ATTN_BWD_TWO_PASS; plan++) {
+        const zg_attn_opts one = {cur_isa(64), 1, plan}, seven = {cur_isa(64), 7, plan};
+        int same = 0;
+        CHECK_OK(runs_agree(&p, 2, one, seven, &same, &err), &err);
+        CHECK_MSG(same, "plan %d: 1 and 7 threads differ", (int)plan);
     }
-    free(buf);
     prob_free(&p);
 }
 
