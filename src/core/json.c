@@ -55,6 +55,19 @@ zg_status zg_json_write_file(const char *path, const cJSON *json, int pretty, zg
     return st;
 }
 
+zg_status zg_json_load_named(const char *name_or_path, zg_json_from_fn from_json,
+                             zg_preset_fn preset, void *out, zg_error *err) {
+    size_t n = strlen(name_or_path);
+    if (n <= 5 || strcmp(name_or_path + n - 5, ".json")) return preset(name_or_path, out, err);
+    cJSON *j = NULL;
+    zg_status st = zg_json_read_file(name_or_path, &j, err);
+    if (st) return st;
+    st = from_json(j, out, err);
+    cJSON_Delete(j);
+    if (st) zg_error_prefix(err, "%s: ", name_or_path);
+    return st;
+}
+
 // The value under key in *v, or NULL when it is absent or null (an error only when required).
 static zg_status get_item(const cJSON *obj, const char *key, int required, const char *ctx,
                           const cJSON **v, zg_error *err) {

@@ -184,20 +184,17 @@ zg_status zg_model_from_json(const cJSON *j, zg_model *m, zg_error *err) {
     return zg_model_validate(m, err);
 }
 
+static zg_status model_json_cb(const cJSON *j, void *m, zg_error *err) {
+    return zg_model_from_json(j, m, err);
+}
+static zg_status model_preset_cb(const char *name, void *m, zg_error *err) {
+    return zg_model_preset(name, m, err);
+}
+
 zg_status zg_model_load(const char *name_or_path, zg_model *m, zg_error *err) {
     if (!name_or_path || !*name_or_path)
         return zg_error_set(err, ZG_ERR_INVALID, "no model given (use --model NAME or FILE)");
-    size_t n = strlen(name_or_path);
-    if (n > 5 && !strcmp(name_or_path + n - 5, ".json")) {
-        cJSON *j = NULL;
-        zg_status st = zg_json_read_file(name_or_path, &j, err);
-        if (st) return st;
-        st = zg_model_from_json(j, m, err);
-        cJSON_Delete(j);
-        if (st) zg_error_prefix(err, "%s: ", name_or_path);
-        return st;
-    }
-    return zg_model_preset(name_or_path, m, err);
+    return zg_json_load_named(name_or_path, model_json_cb, model_preset_cb, m, err);
 }
 
 cJSON *zg_model_to_json(const zg_model *m) {
