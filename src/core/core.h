@@ -96,13 +96,16 @@ zg_status zg_json_parse(const char *text, const char *what, cJSON **out, zg_erro
 zg_status zg_json_read_file(const char *path, cJSON **out, zg_error *err);
 // Writes compactly (pretty=0) or indented; atomic.
 zg_status zg_json_write_file(const char *path, const cJSON *json, int pretty, zg_error *err);
-// For loaders of a preset name or a JSON file: a name_or_path ending in ".json" is read and
-// handed to from_json (its errors prefixed with the path), anything else to preset; out is
-// passed through to either.
-typedef zg_status (*zg_json_from_fn)(const cJSON *j, void *out, zg_error *err);
-typedef zg_status (*zg_preset_fn)(const char *name, void *out, zg_error *err);
-zg_status zg_json_load_named(const char *name_or_path, zg_json_from_fn from_json,
-                             zg_preset_fn preset, void *out, zg_error *err);
+// For loaders of a preset name or a JSON file (the CLIs' --model/--cluster/... values): a
+// name_or_path ending in ".json" is read and handed to load as j (errors prefixed with the
+// path); anything else is handed to load as a name with j NULL. With `what` set, a NULL or
+// empty name_or_path is an error naming the option (--what).
+typedef zg_status (*zg_named_fn)(const char *name, const cJSON *j, void *out, zg_error *err);
+// Reads the JSON file at path and hands it to load (as j, with name = path); errors from load
+// are prefixed with the path.
+zg_status zg_json_load_file(const char *path, zg_named_fn load, void *out, zg_error *err);
+zg_status zg_json_load_named(const char *name_or_path, const char *what, zg_named_fn load,
+                             void *out, zg_error *err);
 
 // Typed getters. `ctx` names the object in messages (e.g. "sequence 3"). When the key is
 // absent: required -> error; optional -> *out keeps its default and ZG_OK is returned.

@@ -55,17 +55,23 @@ zg_status zg_json_write_file(const char *path, const cJSON *json, int pretty, zg
     return st;
 }
 
-zg_status zg_json_load_named(const char *name_or_path, zg_json_from_fn from_json,
-                             zg_preset_fn preset, void *out, zg_error *err) {
-    size_t n = strlen(name_or_path);
-    if (n <= 5 || strcmp(name_or_path + n - 5, ".json")) return preset(name_or_path, out, err);
+zg_status zg_json_load_file(const char *path, zg_named_fn load, void *out, zg_error *err) {
     cJSON *j = NULL;
-    zg_status st = zg_json_read_file(name_or_path, &j, err);
+    zg_status st = zg_json_read_file(path, &j, err);
     if (st) return st;
-    st = from_json(j, out, err);
+    st = load(path, j, out, err);
     cJSON_Delete(j);
-    if (st) zg_error_prefix(err, "%s: ", name_or_path);
+    if (st) zg_error_prefix(err, "%s: ", path);
     return st;
+}
+
+zg_status zg_json_load_named(const char *name_or_path, const char *what, zg_named_fn load,
+                             void *out, zg_error *err) {
+    if (what && (!name_or_path || !*name_or_path))
+        return zg_error_set(err, ZG_ERR_INVALID, "no %s given (use --%s NAME or FILE)", what, what);
+    size_t n = strlen(name_or_path);
+    if (n <= 5 || strcmp(name_or_path + n - 5, ".json")) return load(name_or_path, NULL, out, err);
+    return zg_json_load_file(name_or_path, load, out, err);
 }
 
 // The value under key in *v, or NULL when it is absent or null (an error only when required).

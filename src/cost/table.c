@@ -173,15 +173,13 @@ zg_status zg_cost_table_from_json(const cJSON *j, zg_cost_table *t, zg_error *er
     return ZG_OK;
 }
 
+static zg_status load_table(const char *path, const cJSON *j, void *t, zg_error *err) {
+    return zg_cost_table_from_json(j, t, err);
+}
+
 zg_status zg_cost_table_load(const char *path, zg_cost_table *t, zg_error *err) {
     zg_cost_table_init_empty(t);
-    cJSON *j = NULL;
-    zg_status st = zg_json_read_file(path, &j, err);
-    if (st) return st;
-    st = zg_cost_table_from_json(j, t, err);
-    cJSON_Delete(j);
-    if (st) zg_error_prefix(err, "%s: ", path);
-    return st;
+    return zg_json_load_file(path, load_table, t, err);
 }
 
 zg_status zg_cost_table_write(const char *path, const zg_cost_table *t, zg_error *err) {

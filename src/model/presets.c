@@ -184,17 +184,12 @@ zg_status zg_model_from_json(const cJSON *j, zg_model *m, zg_error *err) {
     return zg_model_validate(m, err);
 }
 
-static zg_status model_json_cb(const cJSON *j, void *m, zg_error *err) {
-    return zg_model_from_json(j, m, err);
-}
-static zg_status model_preset_cb(const char *name, void *m, zg_error *err) {
-    return zg_model_preset(name, m, err);
+static zg_status load_model(const char *name, const cJSON *j, void *m, zg_error *err) {
+    return j ? zg_model_from_json(j, m, err) : zg_model_preset(name, m, err);
 }
 
 zg_status zg_model_load(const char *name_or_path, zg_model *m, zg_error *err) {
-    if (!name_or_path || !*name_or_path)
-        return zg_error_set(err, ZG_ERR_INVALID, "no model given (use --model NAME or FILE)");
-    return zg_json_load_named(name_or_path, model_json_cb, model_preset_cb, m, err);
+    return zg_json_load_named(name_or_path, "model", load_model, m, err);
 }
 
 cJSON *zg_model_to_json(const zg_model *m) {

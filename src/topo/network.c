@@ -219,16 +219,15 @@ zg_status zg_net_from_json(const cJSON *j, zg_net *n, zg_error *err) {
     return zg_net_validate(n, err);
 }
 
-static zg_status net_json_cb(const cJSON *j, void *n, zg_error *err) {
-    return zg_net_from_json(j, n, err);
-}
-static zg_status net_preset_cb(const char *name, void *n, zg_error *err) {
+// A preset is validated here; a file is by zg_net_from_json.
+static zg_status load_net(const char *name, const cJSON *j, void *n, zg_error *err) {
+    if (j) return zg_net_from_json(j, n, err);
     zg_status st = zg_net_preset(name, n, err);
     return st ? st : zg_net_validate(n, err);
 }
 
 zg_status zg_net_load(const char *name_or_path, zg_net *n, zg_error *err) {
-    return zg_json_load_named(name_or_path, net_json_cb, net_preset_cb, n, err);
+    return zg_json_load_named(name_or_path, NULL, load_net, n, err);
 }
 
 cJSON *zg_net_to_json(const zg_net *n) {
