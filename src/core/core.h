@@ -52,6 +52,10 @@ int zg_status_exit_code(zg_status st);
 // Allocation helpers that fill err on failure (nmemb*size overflow checked).
 void *zg_calloc(size_t nmemb, size_t size, zg_error *err);
 void *zg_realloc_array(void *ptr, size_t nmemb, size_t size, zg_error *err);
+// Room for one more element in a growing array of `size`-byte elements holding n of *cap: when
+// n == *cap, doubles *cap (from `first` when 0) and reallocates. Returns the array (ptr when it
+// had room), or NULL with err filled and ptr and *cap untouched.
+void *zg_grow_array(void *ptr, int32_t n, int32_t *cap, int32_t first, size_t size, zg_error *err);
 
 // ---------------------------------------------------------------------------------------------
 // Logging: level from ZG_LOG (error|warn|info|debug), default warn; messages go to stderr.
@@ -95,6 +99,16 @@ zg_status zg_json_parse(const char *text, const char *what, cJSON **out, zg_erro
 zg_status zg_json_read_file(const char *path, cJSON **out, zg_error *err);
 // Writes compactly (pretty=0) or indented; atomic.
 zg_status zg_json_write_file(const char *path, const cJSON *json, int pretty, zg_error *err);
+// For loaders of a preset name or a JSON file (the CLIs' --model/--cluster/... values): a
+// name_or_path ending in ".json" is read and handed to load as j (errors prefixed with the
+// path); anything else is handed to load as a name with j NULL. With `what` set, a NULL or
+// empty name_or_path is an error naming the option (--what).
+typedef zg_status (*zg_named_fn)(const char *name, const cJSON *j, void *out, zg_error *err);
+// Reads the JSON file at path and hands it to load (as j, with name = path); errors from load
+// are prefixed with the path.
+zg_status zg_json_load_file(const char *path, zg_named_fn load, void *out, zg_error *err);
+zg_status zg_json_load_named(const char *name_or_path, const char *what, zg_named_fn load,
+                             void *out, zg_error *err);
 
 // Typed getters. `ctx` names the object in messages (e.g. "sequence 3"). When the key is
 // absent: required -> error; optional -> *out keeps its default and ZG_OK is returned.

@@ -85,6 +85,37 @@ ZG_TEST(atomic_write_and_read) {
     CHECK(zg_file_write_atomic("/nonexistent/out.json", "x", 1, &e) == ZG_ERR_IO);
 }
 
+// A load callback: a name must be "known"; a file's "x" is stored (and must be positive).
+static zg_status load_x(const char *name, const cJSON *j, void *out, zg_error *err) {
+    double *x = out;
+    if (!j) return strcmp(name, "known") ? zg_error_set(err, ZG_ERR_INVALID, "no preset") : ZG_OK;
+    zg_status st = zg_json_get_num(j, "x", 1, x, "thing", err);
+    if (!st && !(*x > 0)) st = zg_error_set(err, ZG_ERR_INVALID, "x must be positive");
+    return st;
+}
+
+ZG_TEST(json_load_named_takes_names_and_files) {
+    zg_error e;
+    double x = 0;
+    CHECK_OK(zg_json_load_named("known", "thing", load_x, &x, &e), &e);
+    CHECK(zg_json_load_named("other", "thing", load_x, &x, &e) == ZG_ERR_INVALID);
+    CHECK(zg_json_load_named("", "thing", load_x, &x, &e) == ZG_ERR_INVALID);
+    CHECK_STR(e.msg, "no thing given (use --thing NAME or FILE)");
+    CHECK(zg_json_load_named("/nonexistent/t.json", "thing", load_x, &x, &e) == ZG_ERR_IO);
+    char path[] = "/tmp/zg_core_test_XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    CHECK(fd >= 0);
+    close(fd);
+    CHECK_OK(zg_file_write_atomic(path, "{\"x\": 2.5}", 10, &e), &e);
+    CHECK_OK(zg_json_load_named(path, "thing", load_x, &x, &e), &e);
+    CHECK(x == 2.5);
+    CHECK_OK(zg_file_write_atomic(path, "{\"x\": -1}", 9, &e), &e);
+    zg_status st = zg_json_load_file(path, load_x, &x, &e);
+    unlink(path);
+    CHECK(st == ZG_ERR_INVALID);
+    CHECK(!strncmp(e.msg, path, strlen(path)) && strstr(e.msg, "x must be positive"));
+}
+
 struct kv {
     int key, val;
 };
@@ -206,5 +237,23 @@ ZG_TEST(memo_evicts_least_recently_used_and_retires_in_use_values) {
     CHECK_EQ_INT(n_freed, 6);
 }
 
+
+ZG_TEST(grow_array_doubles_when_full) {
+    zg_error e = {0};
+    int64_t *a = NULL;
+    int32_t n = 0, cap = 0;
+    for (int64_t i = 0; i < 100; i++) {
+        int64_t *g = zg_grow_array(a, n, &cap, 4, sizeof *g, &e);
+        CHECK_OK(g ? ZG_OK : e.status, &e);
+        a = g;
+        a[n++] = i;
+        CHECK(cap >= n && (cap == 4 || cap / 2 < n)); // 4, 8, 16, ...: doubled only when full
+    }
+    CHECK_EQ_INT(cap, 128);
+    for (int64_t i = 0; i < 100; i++)
+        CHECK_EQ_INT(a[i], i);
+    CHECK(zg_grow_array(a, n, &cap, 4, sizeof *a, &e) == a); // room left: the same array
+    free(a);
+}
 
 ZG_TEST_MAIN()
