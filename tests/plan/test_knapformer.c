@@ -3,6 +3,7 @@
 // the reference's failure cases.
 #include "plan/knapformer.h"
 #include "plan/plan.h"
+#include "plan_testlib.h"
 #include "planner/planner.h"
 #include "zgtest.h"
 
@@ -92,136 +93,148 @@ ZG_TEST(knap_workload_order) {
     CHECK(zg_knap_workload_check(10000000LL, 1000000, &err) == ZG_ERR_INVALID); // 24*L*d^2
 }
 
-// --- V1: the shipped visualization/routing_plan.json (linear cost) -------------------------
-
-ZG_TEST(knap_v1_shipped_example) {
-    zg_error err = {0};
+// One balance group: layout `spec`, a balancer (d, gamma, cost), and a routing planned from
+// per-GPU length lists (knap_route). Free with knap_free.
+typedef struct knap {
     zg_knap_layout l;
     zg_knap_balancer b;
     zg_knap_routing r;
-    CHECK_OK(zg_knap_layout_parse("g1n2+g2n1+g4n1", &l, &err), &err);
-    CHECK_OK(zg_knap_balancer_init(&b, &l, 0, 1.0, ZG_KNAP_COST_LINEAR, &err), &err);
-    const int64_t len[16] = {512, 512,  512, 512, 1024, 1024, 512, 2048,
-                             512, 1536, 512, 512, 512,  512,  512, 1024};
-    const int32_t counts[8] = {2, 2, 2, 2, 2, 2, 2, 2};
-    int32_t gpu[16];
-    CHECK_EQ_INT(flatten(counts, 8, gpu), 16);
-    CHECK_OK(zg_knap_plan_routing(&b, len, gpu, 16, &r, &err), &err);
+    int32_t gpu[64];
+} knap;
+
+static zg_status knap_open(knap *k, const char *spec, int64_t d, double gamma, zg_knap_cost cost,
+                           zg_error *err) {
+    memset(k, 0, sizeof *k);
+    zg_status st = zg_knap_layout_parse(spec, &k->l, err);
+    return st ? st : zg_knap_balancer_init(&k->b, &k->l, d, gamma, cost, err);
+}
+
+// Plans len[] (counts[g] sequences on GPU g of n_gpus) into k->r, replacing the last routing.
+static zg_status knap_route(knap *k, const int64_t *len, const int32_t *counts, int32_t n_gpus,
+                            zg_error *err) {
+    zg_knap_routing_free(&k->r);
+    return zg_knap_plan_routing(&k->b, len, k->gpu, flatten(counts, n_gpus, k->gpu), &k->r, err);
+}
+
+static void knap_free(knap *k) {
+    zg_knap_routing_free(&k->r);
+    zg_knap_balancer_free(&k->b);
+    zg_knap_layout_free(&k->l);
+}
+
+// GPU g receives exactly the chunk ids ids[0..n), in order, of lengths lens[0..n) (NULL: any).
+static int receives(const zg_knap_routing *r, int32_t g, const int64_t *ids, const int64_t *lens,
+                    int64_t n) {
+    if (r->recv_off[g + 1] - r->recv_off[g] != n) return 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t c = r->recv[r->recv_off[g] + i];
+        if (c != ids[i] || (lens && r->chunk_len[c] != lens[i])) return 0;
+    }
+    return 1;
+}
+
+// --- V1: the shipped visualization/routing_plan.json (linear cost) -------------------------
+
+static const int64_t v1_len[16] = {512, 512, 512, 512, 1024, 1024, 512, 2048,
+                                   512, 1536, 512, 512, 512,  512,  512, 1024};
+static const int32_t v1_cnt[8] = {2, 2, 2, 2, 2, 2, 2, 2};
+
+static zg_status v1_route(knap *k, zg_error *err) {
+    zg_status st = knap_open(k, "g1n2+g2n1+g4n1", 0, 1.0, ZG_KNAP_COST_LINEAR, err);
+    return st ? st : knap_route(k, v1_len, v1_cnt, 8, err);
+}
+
+// A case on V1's routing r.
+#define V1_TEST(name)                                                     \
+    static void name##_on(const zg_knap_routing *r, int *zg_failed_);     \
+    ZG_TEST(name) {                                                       \
+        zg_error err = {0};                                               \
+        knap k;                                                           \
+        CHECK_OK(v1_route(&k, &err), &err);                               \
+        name##_on(&k.r, zg_failed_);                                      \
+        knap_free(&k);                                                    \
+    }                                                                     \
+    static void name##_on(const zg_knap_routing *r, int *zg_failed_)
+
+V1_TEST(knap_v1_shipped_example) {
+    CHECK_EQ_INT(r->n, 16);
     const int32_t want[16] = {3, 3, 3, 3, 1, 3, 1, 2, 2, 0, 3, 3, 2, 3, 3, 3};
     for (int s = 0; s < 16; s++)
-        CHECK_EQ_INT(r.assign[s], want[s]);
-    CHECK(r.total == 12288.0);
-    CHECK(r.capacity == 1536.0);
-    CHECK_EQ_INT(r.n_fallbacks, 0);
+        CHECK_EQ_INT(r->assign[s], want[s]);
+    CHECK(r->total == 12288.0);
+    CHECK(r->capacity == 1536.0);
+    CHECK_EQ_INT(r->n_fallbacks, 0);
     // every GPU at 1536 tokens (checked exactly in knap_v1_chunks_and_receipts); the modelled
     // load cap*occ/G rounds: bag 2's occupancy is 2048/3072 + 512/3072 + 512/3072 =
     // 0.9999999999999999 in double, so GPUs 2 and 3 read 1535.9999999999998
     for (int g = 0; g < 8; g++)
-        CHECK_NEAR(r.bal_load[g], 1536.0, 0, 1e-15);
-    CHECK(r.bal_load[0] == 1536.0 && r.bal_load[4] == 1536.0);
-    CHECK(r.bal_load[2] == 1535.9999999999998);
-    CHECK_NEAR(r.bal_ratio, 1.0, 0, 1e-15);
-    CHECK(r.orig_ratio == 2560.0 / 1024.0); // GPU 3 holds 512+2048, GPU 0 512+512
-    zg_knap_routing_free(&r);
-    zg_knap_balancer_free(&b);
-    zg_knap_layout_free(&l);
+        CHECK_NEAR(r->bal_load[g], 1536.0, 0, 1e-15);
+    CHECK(r->bal_load[0] == 1536.0 && r->bal_load[4] == 1536.0);
+    CHECK(r->bal_load[2] == 1535.9999999999998);
+    CHECK_NEAR(r->bal_ratio, 1.0, 0, 1e-15);
+    CHECK(r->orig_ratio == 2560.0 / 1024.0); // GPU 3 holds 512+2048, GPU 0 512+512
 }
 
-ZG_TEST(knap_v1_chunks_and_receipts) {
-    zg_error err = {0};
-    zg_knap_layout l;
-    zg_knap_balancer b;
-    zg_knap_routing r;
-    CHECK_OK(zg_knap_layout_parse("g1n2+g2n1+g4n1", &l, &err), &err);
-    CHECK_OK(zg_knap_balancer_init(&b, &l, 0, 1.0, ZG_KNAP_COST_LINEAR, &err), &err);
-    const int64_t len[16] = {512, 512,  512, 512, 1024, 1024, 512, 2048,
-                             512, 1536, 512, 512, 512,  512,  512, 1024};
-    const int32_t counts[8] = {2, 2, 2, 2, 2, 2, 2, 2};
-    int32_t gpu[16];
-    flatten(counts, 8, gpu);
-    CHECK_OK(zg_knap_plan_routing(&b, len, gpu, 16, &r, &err), &err);
+V1_TEST(knap_v1_chunks_and_receipts) {
     // chunk ids: s0..s3 -> 0..15 (G=4), s4 -> 16, s5 -> 17..20, s6 -> 21, s7 -> 22,23,
     // s8 -> 24,25, s9 -> 26, s10 -> 27..30, s11 -> 31..34, s12 -> 35,36, s13 -> 37..40,
     // s14 -> 41..44, s15 -> 45..48
-    CHECK_EQ_INT(r.n_chunks, 49);
-    CHECK_EQ_INT(r.chunk_off[7], 22);
-    CHECK_EQ_INT(r.chunk_len[22], 1024);
-    CHECK_EQ_INT(r.chunk_len[23], 1024);
-    CHECK_EQ_INT(r.chunk_gpu[22], 2);
-    CHECK_EQ_INT(r.chunk_gpu[23], 3);
-    CHECK_EQ_INT(r.chunk_src[22], 3);
+    CHECK_EQ_INT(r->n_chunks, 49);
+    CHECK_EQ_INT(r->chunk_off[7], 22);
+    CHECK_EQ_INT(r->chunk_len[22], 1024);
+    CHECK_EQ_INT(r->chunk_len[23], 1024);
+    CHECK_EQ_INT(r->chunk_gpu[22], 2);
+    CHECK_EQ_INT(r->chunk_gpu[23], 3);
+    CHECK_EQ_INT(r->chunk_src[22], 3);
     for (int c = 17; c <= 20; c++)
-        CHECK_EQ_INT(r.chunk_len[c], 256);
+        CHECK_EQ_INT(r->chunk_len[c], 256);
     const int64_t recv0[1] = {26}, recv1[2] = {16, 21}, recv2[3] = {22, 24, 35};
     const int64_t recv4[10] = {0, 4, 8, 12, 17, 27, 31, 37, 41, 45};
-    CHECK_EQ_INT(r.recv_off[1] - r.recv_off[0], 1);
-    CHECK_EQ_INT(r.recv[r.recv_off[0]], recv0[0]);
-    CHECK_EQ_INT(r.recv_off[2] - r.recv_off[1], 2);
-    for (int i = 0; i < 2; i++)
-        CHECK_EQ_INT(r.recv[r.recv_off[1] + i], recv1[i]);
-    CHECK_EQ_INT(r.recv_off[3] - r.recv_off[2], 3);
-    for (int i = 0; i < 3; i++)
-        CHECK_EQ_INT(r.recv[r.recv_off[2] + i], recv2[i]);
-    CHECK_EQ_INT(r.recv_off[5] - r.recv_off[4], 10);
-    for (int i = 0; i < 10; i++)
-        CHECK_EQ_INT(r.recv[r.recv_off[4] + i], recv4[i]);
+    CHECK(receives(r, 0, recv0, NULL, 1));
+    CHECK(receives(r, 1, recv1, NULL, 2));
+    CHECK(receives(r, 2, recv2, NULL, 3));
+    CHECK(receives(r, 4, recv4, NULL, 10));
     // every GPU receives exactly 1536 tokens (linear cost = tokens)
     for (int g = 0; g < 8; g++) {
         int64_t t = 0;
-        for (int64_t i = r.recv_off[g]; i < r.recv_off[g + 1]; i++)
-            t += r.chunk_len[r.recv[i]];
+        for (int64_t i = r->recv_off[g]; i < r->recv_off[g + 1]; i++)
+            t += r->chunk_len[r->recv[i]];
         CHECK_EQ_INT(t, 1536);
     }
-    zg_knap_routing_free(&r);
-    zg_knap_balancer_free(&b);
-    zg_knap_layout_free(&l);
 }
 
 // --- V2: fallback and remainder (gamma 0.4, d 3072) ----------------------------------------
 
+static const int64_t v2_len[6] = {20001, 101, 7, 102, 103, 50};
+static const int32_t v2_cnt[4] = {1, 2, 1, 2};
+
 ZG_TEST(knap_v2_fallback_remainder) {
     zg_error err = {0};
-    zg_knap_layout l;
-    zg_knap_balancer b;
-    zg_knap_routing r;
-    CHECK_OK(zg_knap_layout_parse("g1n2+g2n1", &l, &err), &err);
-    CHECK_OK(zg_knap_balancer_init(&b, &l, 3072, 0.4, ZG_KNAP_COST_FLOPS, &err), &err);
-    const int64_t len[6] = {20001, 101, 7, 102, 103, 50};
-    const int32_t counts[4] = {1, 2, 1, 2};
-    int32_t gpu[6];
-    flatten(counts, 4, gpu);
-    CHECK_OK(zg_knap_plan_routing(&b, len, gpu, 6, &r, &err), &err);
+    knap k;
+    CHECK_OK(knap_open(&k, "g1n2+g2n1", 3072, 0.4, ZG_KNAP_COST_FLOPS, &err), &err);
+    CHECK_OK(knap_route(&k, v2_len, v2_cnt, 4, &err), &err);
+    const zg_knap_routing *r = &k.r;
     const int32_t want[6] = {2, 1, 0, 1, 0, 0};
     for (int s = 0; s < 6; s++)
-        CHECK_EQ_INT(r.assign[s], want[s]);
-    CHECK_EQ_INT(r.n_fallbacks, 1);
-    CHECK(r.w[0] > r.cap[2]); // s0 alone exceeds C * G_max
+        CHECK_EQ_INT(r->assign[s], want[s]);
+    CHECK_EQ_INT(r->n_fallbacks, 1);
+    CHECK(r->w[0] > r->cap[2]); // s0 alone exceeds C * G_max
     // s0's chunks: remainder at index 0 mod 2
-    CHECK_EQ_INT(r.chunk_off[1] - r.chunk_off[0], 2);
-    CHECK_EQ_INT(r.chunk_len[0], 10001);
-    CHECK_EQ_INT(r.chunk_len[1], 10000);
-    CHECK_EQ_INT(r.chunk_gpu[0], 2);
-    CHECK_EQ_INT(r.chunk_gpu[1], 3);
+    CHECK_EQ_INT(r->chunk_off[1] - r->chunk_off[0], 2);
+    CHECK_EQ_INT(r->chunk_len[0], 10001);
+    CHECK_EQ_INT(r->chunk_len[1], 10000);
+    CHECK_EQ_INT(r->chunk_gpu[0], 2);
+    CHECK_EQ_INT(r->chunk_gpu[1], 3);
     // GPU 0 receives chunk ids 3, 5, 6 with lengths 7, 103, 50; GPU 1 receives 2, 4
     const int64_t ids0[3] = {3, 5, 6}, lens0[3] = {7, 103, 50};
     const int64_t ids1[2] = {2, 4}, lens1[2] = {101, 102};
-    CHECK_EQ_INT(r.recv_off[1] - r.recv_off[0], 3);
-    for (int i = 0; i < 3; i++) {
-        CHECK_EQ_INT(r.recv[r.recv_off[0] + i], ids0[i]);
-        CHECK_EQ_INT(r.chunk_len[r.recv[r.recv_off[0] + i]], lens0[i]);
-    }
-    CHECK_EQ_INT(r.recv_off[2] - r.recv_off[1], 2);
-    for (int i = 0; i < 2; i++) {
-        CHECK_EQ_INT(r.recv[r.recv_off[1] + i], ids1[i]);
-        CHECK_EQ_INT(r.chunk_len[r.recv[r.recv_off[1] + i]], lens1[i]);
-    }
+    CHECK(receives(r, 0, ids0, lens0, 3));
+    CHECK(receives(r, 1, ids1, lens1, 2));
     const double want_load[4] = {0.036303, 0.046079, 3.248176, 3.248176};
     for (int g = 0; g < 4; g++)
-        CHECK_NEAR(r.bal_load[g], want_load[g], 6e-7, 0);
-    CHECK_NEAR(r.bal_ratio, 3.248176 / 0.036303, 0, 1e-4); // ~89 (§2.9)
-    zg_knap_routing_free(&r);
-    zg_knap_balancer_free(&b);
-    zg_knap_layout_free(&l);
+        CHECK_NEAR(r->bal_load[g], want_load[g], 6e-7, 0);
+    CHECK_NEAR(r->bal_ratio, 3.248176 / 0.036303, 0, 1e-4); // ~89 (§2.9)
+    knap_free(&k);
 }
 
 // --- V3: the fallback order carries over between steps -------------------------------------
@@ -233,117 +246,94 @@ static const int32_t v3_cnt2[6] = {2, 2, 2, 1, 2, 2};
 
 ZG_TEST(knap_v3_persistent_fallback) {
     zg_error err = {0};
-    zg_knap_layout l;
-    zg_knap_balancer b;
-    zg_knap_routing r;
-    int32_t gpu[11];
-    CHECK_OK(zg_knap_layout_parse("g1n2+g2n2", &l, &err), &err);
-    CHECK_OK(zg_knap_balancer_init(&b, &l, 64, 1.0, ZG_KNAP_COST_FLOPS, &err), &err);
-    CHECK_EQ_INT(b.n_fallback, 2);
-    CHECK_EQ_INT(b.fallback[0], 2);
-    CHECK_EQ_INT(b.fallback[1], 3);
-    CHECK_EQ_INT(flatten(v3_cnt1, 6, gpu), 10);
-    CHECK_OK(zg_knap_plan_routing(&b, v3_len1, gpu, 10, &r, &err), &err);
-    CHECK(r.n_fallbacks > 0);
-    zg_knap_routing_free(&r);
-    CHECK_EQ_INT(b.fallback[0], 3); // the largest-bag list is now [3, 2]
-    CHECK_EQ_INT(b.fallback[1], 2);
-    CHECK_EQ_INT(flatten(v3_cnt2, 6, gpu), 11);
-    CHECK_OK(zg_knap_plan_routing(&b, v3_len2, gpu, 11, &r, &err), &err);
+    knap k;
+    CHECK_OK(knap_open(&k, "g1n2+g2n2", 64, 1.0, ZG_KNAP_COST_FLOPS, &err), &err);
+    CHECK_EQ_INT(k.b.n_fallback, 2);
+    CHECK_EQ_INT(k.b.fallback[0], 2);
+    CHECK_EQ_INT(k.b.fallback[1], 3);
+    CHECK_OK(knap_route(&k, v3_len1, v3_cnt1, 6, &err), &err);
+    CHECK_EQ_INT(k.r.n, 10);
+    CHECK(k.r.n_fallbacks > 0);
+    CHECK_EQ_INT(k.b.fallback[0], 3); // the largest-bag list is now [3, 2]
+    CHECK_EQ_INT(k.b.fallback[1], 2);
+    CHECK_OK(knap_route(&k, v3_len2, v3_cnt2, 6, &err), &err);
+    CHECK_EQ_INT(k.r.n, 11);
     const int32_t want[11] = {0, 1, 1, 2, 0, 1, 0, 0, 1, 3, 0};
     for (int s = 0; s < 11; s++)
-        CHECK_EQ_INT(r.assign[s], want[s]);
-    zg_knap_routing_free(&r);
-    zg_knap_balancer_free(&b);
+        CHECK_EQ_INT(k.r.assign[s], want[s]);
 
     // a fresh balancer gives the other answer: the two big sequences swap bags
-    CHECK_OK(zg_knap_balancer_init(&b, &l, 64, 1.0, ZG_KNAP_COST_FLOPS, &err), &err);
-    CHECK_OK(zg_knap_plan_routing(&b, v3_len2, gpu, 11, &r, &err), &err);
+    zg_knap_balancer_free(&k.b);
+    CHECK_OK(zg_knap_balancer_init(&k.b, &k.l, 64, 1.0, ZG_KNAP_COST_FLOPS, &err), &err);
+    CHECK_OK(knap_route(&k, v3_len2, v3_cnt2, 6, &err), &err);
     const int32_t fresh[11] = {0, 1, 1, 3, 0, 1, 0, 0, 1, 2, 0};
     for (int s = 0; s < 11; s++)
-        CHECK_EQ_INT(r.assign[s], fresh[s]);
-    zg_knap_routing_free(&r);
-    zg_knap_balancer_free(&b);
-    zg_knap_layout_free(&l);
+        CHECK_EQ_INT(k.r.assign[s], fresh[s]);
+    knap_free(&k);
 }
 
 // --- chunk remainder at seq_id mod G -------------------------------------------------------
 
 ZG_TEST(knap_remainder_index) {
     zg_error err = {0};
-    zg_knap_layout l;
-    zg_knap_balancer b;
-    zg_knap_routing r;
-    CHECK_OK(zg_knap_layout_parse("g4n1", &l, &err), &err);
-    CHECK_OK(zg_knap_balancer_init(&b, &l, 64, 1.0, ZG_KNAP_COST_FLOPS, &err), &err);
+    knap k;
+    CHECK_OK(knap_open(&k, "g4n1", 64, 1.0, ZG_KNAP_COST_FLOPS, &err), &err);
     const int64_t len[7] = {5, 5, 5, 5, 5, 5, 10};
     const int32_t counts[4] = {2, 2, 2, 1};
-    int32_t gpu[7];
-    flatten(counts, 4, gpu);
-    CHECK_OK(zg_knap_plan_routing(&b, len, gpu, 7, &r, &err), &err);
+    CHECK_OK(knap_route(&k, len, counts, 4, &err), &err);
+    const zg_knap_routing *r = &k.r;
     // s5 = 5 tokens: 1 each, remainder 1 at index 5 % 4 = 1
     const int64_t c5[4] = {1, 2, 1, 1}, c6[4] = {2, 2, 4, 2};
-    for (int k = 0; k < 4; k++) {
-        CHECK_EQ_INT(r.chunk_len[r.chunk_off[5] + k], c5[k]);
-        CHECK_EQ_INT(r.chunk_len[r.chunk_off[6] + k], c6[k]); // s6: index 6 % 4 = 2
-        CHECK_EQ_INT(r.chunk_gpu[r.chunk_off[6] + k], k);
+    for (int c = 0; c < 4; c++) {
+        CHECK_EQ_INT(r->chunk_len[r->chunk_off[5] + c], c5[c]);
+        CHECK_EQ_INT(r->chunk_len[r->chunk_off[6] + c], c6[c]); // s6: index 6 % 4 = 2
+        CHECK_EQ_INT(r->chunk_gpu[r->chunk_off[6] + c], c);
     }
-    CHECK_EQ_INT(r.chunk_len[r.chunk_off[0]], 2); // s0: remainder at index 0
-    CHECK(r.bal_ratio == 1.0);
-    zg_knap_routing_free(&r);
-    zg_knap_balancer_free(&b);
-    zg_knap_layout_free(&l);
+    CHECK_EQ_INT(r->chunk_len[r->chunk_off[0]], 2); // s0: remainder at index 0
+    CHECK(r->bal_ratio == 1.0);
+    knap_free(&k);
 }
 
 // --- the reference's failure cases -> ZG_ERR_INFEASIBLE -----------------------------------
 
 ZG_TEST(knap_empty_gpu_error) {
     zg_error err = {0};
-    zg_knap_layout l;
-    zg_knap_balancer b;
-    zg_knap_routing r;
+    knap k;
     // L = 1 < G = 2: only the 1-GPU bag is eligible, so GPUs 1 and 2 receive nothing (KeyError)
-    CHECK_OK(zg_knap_layout_parse("g1n1+g2n1", &l, &err), &err);
-    CHECK_OK(zg_knap_balancer_init(&b, &l, 64, 1.0, ZG_KNAP_COST_FLOPS, &err), &err);
+    CHECK_OK(knap_open(&k, "g1n1+g2n1", 64, 1.0, ZG_KNAP_COST_FLOPS, &err), &err);
     const int64_t len[3] = {1, 1, 1};
     const int32_t gpu[3] = {0, 1, 2};
-    CHECK(zg_knap_plan_routing(&b, len, gpu, 3, &r, &err) == ZG_ERR_INFEASIBLE);
+    memset(&k.r, 0xff, sizeof k.r);  // the call must leave its output empty
+    CHECK(zg_knap_plan_routing(&k.b, len, gpu, 3, &k.r, &err) == ZG_ERR_INFEASIBLE);
     CHECK(strstr(err.msg, "GPU 1") && strstr(err.msg, "no chunk"));
-    CHECK(r.assign == NULL && r.n == 0);
-    CHECK(zg_knap_plan_routing(&b, len, gpu, 0, &r, &err) == ZG_ERR_INFEASIBLE); // no seqs
-    zg_knap_balancer_free(&b);
-    zg_knap_layout_free(&l);
+    CHECK(k.r.assign == NULL && k.r.n == 0);
+    CHECK(zg_knap_plan_routing(&k.b, len, gpu, 0, &k.r, &err) == ZG_ERR_INFEASIBLE); // no seqs
+    knap_free(&k);
 
     // GPU 1 has no sequences of its own: zero original workload (ZeroDivisionError)
-    CHECK_OK(zg_knap_layout_parse("g1n2", &l, &err), &err);
-    CHECK_OK(zg_knap_balancer_init(&b, &l, 64, 1.0, ZG_KNAP_COST_FLOPS, &err), &err);
+    CHECK_OK(knap_open(&k, "g1n2", 64, 1.0, ZG_KNAP_COST_FLOPS, &err), &err);
     const int64_t len2[2] = {100, 100};
     const int32_t gpu2[2] = {0, 0};
-    CHECK(zg_knap_plan_routing(&b, len2, gpu2, 2, &r, &err) == ZG_ERR_INFEASIBLE);
+    CHECK(zg_knap_plan_routing(&k.b, len2, gpu2, 2, &k.r, &err) == ZG_ERR_INFEASIBLE);
     CHECK(strstr(err.msg, "GPU 1") && strstr(err.msg, "zero"));
-    zg_knap_balancer_free(&b);
-    zg_knap_layout_free(&l);
+    knap_free(&k);
 }
 
 ZG_TEST(knap_bad_input) {
     zg_error err = {0};
-    zg_knap_layout l;
-    zg_knap_balancer b;
-    zg_knap_routing r;
-    CHECK_OK(zg_knap_layout_parse("g1n2", &l, &err), &err);
-    CHECK(zg_knap_balancer_init(&b, &l, 64, -1.0, ZG_KNAP_COST_FLOPS, &err) == ZG_ERR_INVALID);
-    CHECK(zg_knap_balancer_init(&b, &l, 0, 1.0, ZG_KNAP_COST_FLOPS, &err) == ZG_ERR_INVALID);
-    CHECK_OK(zg_knap_balancer_init(&b, &l, 64, 1.0, ZG_KNAP_COST_FLOPS, &err), &err);
+    knap k;
+    CHECK(knap_open(&k, "g1n2", 64, -1.0, ZG_KNAP_COST_FLOPS, &err) == ZG_ERR_INVALID);
+    CHECK(zg_knap_balancer_init(&k.b, &k.l, 0, 1.0, ZG_KNAP_COST_FLOPS, &err) == ZG_ERR_INVALID);
+    CHECK_OK(zg_knap_balancer_init(&k.b, &k.l, 64, 1.0, ZG_KNAP_COST_FLOPS, &err), &err);
     const int64_t len[2] = {10, 10};
     const int32_t back[2] = {1, 0}, out_of_group[2] = {0, 2};
-    CHECK(zg_knap_plan_routing(&b, len, back, 2, &r, &err) == ZG_ERR_INVALID);
+    CHECK(zg_knap_plan_routing(&k.b, len, back, 2, &k.r, &err) == ZG_ERR_INVALID);
     CHECK(strstr(err.msg, "order") != NULL);
-    CHECK(zg_knap_plan_routing(&b, len, out_of_group, 2, &r, &err) == ZG_ERR_INVALID);
+    CHECK(zg_knap_plan_routing(&k.b, len, out_of_group, 2, &k.r, &err) == ZG_ERR_INVALID);
     const int64_t zero[2] = {10, 0};
     const int32_t ok[2] = {0, 1};
-    CHECK(zg_knap_plan_routing(&b, zero, ok, 2, &r, &err) == ZG_ERR_INVALID);
-    zg_knap_balancer_free(&b);
-    zg_knap_layout_free(&l);
+    CHECK(zg_knap_plan_routing(&k.b, zero, ok, 2, &k.r, &err) == ZG_ERR_INVALID);
+    knap_free(&k);
 }
 
 // --- the 'knapformer' policy (vtable driven directly, as zg_planner_init does) ------------
@@ -381,66 +371,72 @@ static zg_status planner_open(zg_planner *pl, const zg_model *m, const char *bag
     return pl->vt->init(pl, err);
 }
 
+// flux-12b planned by the policy (d 3072, gamma 0.4) with bags `bags` on world ranks: the
+// batch of len[] (counts[g] sequences on rank g) and its plan, validated. Free with kpol_free.
+typedef struct kpol {
+    zg_model m;
+    zg_planner pl;
+    zg_batch b;
+    zg_plan p;
+} kpol;
+
+static zg_status kpol_plan(kpol *k, const char *bags, int32_t world, const int64_t *len,
+                           const int32_t *counts, zg_error *err) {
+    memset(k, 0, sizeof *k);
+    zg_plan_init(&k->p);
+    zg_batch_init(&k->b);
+    zg_status st = zg_model_preset("flux-12b", &k->m, err);
+    if (!st) st = planner_open(&k->pl, &k->m, bags, world, 3072, 0.4, err);
+    if (!st && !make_batch(&k->b, len, counts, world, 0)) st = ZG_ERR_NOMEM;
+    if (!st) st = k->pl.vt->plan(&k->pl, &k->b, &k->p, err);
+    return st ? st : zg_plan_validate(&k->p, &k->b, &k->m, err);
+}
+
+static void kpol_free(kpol *k) {
+    zg_plan_free(&k->p);
+    zg_batch_free(&k->b);
+    if (k->pl.vt) k->pl.vt->free(&k->pl);
+}
+
 ZG_TEST(knap_policy_v2_plan) {
     zg_error err = {0};
-    zg_model m;
-    CHECK_OK(zg_model_preset("flux-12b", &m, &err), &err);
-    zg_planner pl;
-    CHECK_OK(planner_open(&pl, &m, "g2n1+g1n2", 4, 3072, 0.4, &err), &err);
-    const int64_t len[6] = {20001, 101, 7, 102, 103, 50};
-    const int32_t counts[4] = {1, 2, 1, 2};
-    zg_batch b;
-    CHECK(make_batch(&b, len, counts, 4, 0));
-    zg_plan p;
-    zg_plan_init(&p);
-    CHECK_OK(pl.vt->plan(&pl, &b, &p, &err), &err);
-    CHECK_OK(zg_plan_validate(&p, &b, &m, &err), &err);
-    CHECK_STR(p.policy, "knapformer");
-    CHECK(strstr(p.summary, "g1n2+g2n1") != NULL);
-    CHECK_EQ_INT(p.n, 6);
+    kpol k;
+    CHECK_OK(kpol_plan(&k, "g2n1+g1n2", 4, v2_len, v2_cnt, &err), &err);
+    const zg_plan *p = &k.p;
+    CHECK_STR(p->policy, "knapformer");
+    CHECK(strstr(p->summary, "g1n2+g2n1") != NULL);
+    CHECK_EQ_INT(p->n, 6);
     // s0 on bag 2 = ranks 2,3 as Ulysses (1,2,1): [0,10001) on 2, [10001,20001) on 3
-    CHECK(zg_config_eq(p.p[0].config, (zg_config){1, 2, 1}));
-    CHECK_EQ_INT(p.p[0].n_ranks, 2);
-    CHECK_EQ_INT(p.p[0].ranks[0], 2);
-    CHECK_EQ_INT(p.p[0].ranks[1], 3);
-    CHECK_EQ_INT(p.p[0].shards[0].end, 10001);
-    CHECK_EQ_INT(p.p[0].shards[1].start, 10001);
-    CHECK_EQ_INT(p.p[0].shards[1].end, 20001);
+    CHECK(zg_config_eq(p->p[0].config, (zg_config){1, 2, 1}));
+    CHECK_EQ_INT(p->p[0].n_ranks, 2);
+    CHECK_EQ_INT(p->p[0].ranks[0], 2);
+    CHECK_EQ_INT(p->p[0].ranks[1], 3);
+    CHECK_EQ_INT(p->p[0].shards[0].end, 10001);
+    CHECK_EQ_INT(p->p[0].shards[1].start, 10001);
+    CHECK_EQ_INT(p->p[0].shards[1].end, 20001);
     const int32_t rank[6] = {-1, 1, 0, 1, 0, 0};
     for (int i = 1; i < 6; i++) {
-        CHECK(zg_config_is_whole(p.p[i].config));
-        CHECK_EQ_INT(p.p[i].ranks[0], rank[i]);
-        CHECK_EQ_INT(p.p[i].shards[0].end, len[i]);
+        CHECK(zg_config_is_whole(p->p[i].config));
+        CHECK_EQ_INT(p->p[i].ranks[0], rank[i]);
+        CHECK_EQ_INT(p->p[i].shards[0].end, v2_len[i]);
     }
-    zg_plan_free(&p);
-    zg_batch_free(&b);
-    pl.vt->free(&pl);
+    kpol_free(&k);
 }
 
 ZG_TEST(knap_policy_replicas) {
     // world 8 with a 4-GPU spec: two balance groups, each planned alone on its own ranks
     zg_error err = {0};
-    zg_model m;
-    CHECK_OK(zg_model_preset("flux-12b", &m, &err), &err);
-    zg_planner pl;
-    CHECK_OK(planner_open(&pl, &m, "g1n2+g2n1", 8, 3072, 0.4, &err), &err);
     const int64_t len[12] = {20001, 101, 7, 102, 103, 50, 20001, 101, 7, 102, 103, 50};
     const int32_t counts[8] = {1, 2, 1, 2, 1, 2, 1, 2};
-    zg_batch b;
-    CHECK(make_batch(&b, len, counts, 8, 0));
-    zg_plan p;
-    zg_plan_init(&p);
-    CHECK_OK(pl.vt->plan(&pl, &b, &p, &err), &err);
-    CHECK_OK(zg_plan_validate(&p, &b, &m, &err), &err);
-    CHECK_EQ_INT(p.world_size, 8);
+    kpol k;
+    CHECK_OK(kpol_plan(&k, "g1n2+g2n1", 8, len, counts, &err), &err);
+    CHECK_EQ_INT(k.p.world_size, 8);
     const int32_t rank0[12] = {2, 1, 0, 1, 0, 0, 6, 5, 4, 5, 4, 4};
     for (int i = 0; i < 12; i++)
-        CHECK_EQ_INT(p.p[i].ranks[0], rank0[i]);
+        CHECK_EQ_INT(k.p.p[i].ranks[0], rank0[i]);
     // the remainder position uses the group-local seq id: s6 is id 0 of group 1
-    CHECK_EQ_INT(p.p[6].shards[0].end, 10001);
-    zg_plan_free(&p);
-    zg_batch_free(&b);
-    pl.vt->free(&pl);
+    CHECK_EQ_INT(k.p.p[6].shards[0].end, 10001);
+    kpol_free(&k);
 }
 
 ZG_TEST(knap_policy_v3_persists) {
@@ -533,14 +529,9 @@ ZG_TEST(knap_policy_errors) {
 // the prices (Ulysses communication included) are our model's.
 ZG_TEST(knap_policy_priced_flux_joint) {
     zg_error err = {0};
-    zg_model m;
-    zg_cluster c;
-    zg_pricer pr;
-    zg_cost_opts co;
-    CHECK_OK(zg_model_preset("flux-12b", &m, &err), &err);
-    CHECK_OK(zg_cluster_preset("32xA6000", &c, &err), &err);
-    zg_cost_opts_default(&co);
-    CHECK_OK(zg_cost_analytic_init(&pr, &m, &c, &co, &err), &err);
+    env e;
+    CHECK_OK(env_init_model(&e, "flux-12b", "32xA6000", &err), &err);
+    const zg_pricer *pr = &e.pricer;
     zg_knap_code *codes = NULL;
     int32_t nc = 0;
     CHECK_OK(zg_knap_codes_parse("g8b4i256f1s0,g2b5i512f1s0,g2b5i1024f1s0,g4b1i2048f1s0,"
@@ -550,11 +541,7 @@ ZG_TEST(knap_policy_priced_flux_joint) {
     zg_batch b;
     CHECK_OK(zg_knap_codes_sample(codes, nc, 32, 7, 0, &b, &err), &err);
     free(codes);
-    zg_plan_ctx ctx = {0};
-    ctx.model = &m;
-    ctx.cluster = &c;
-    ctx.pricer = &pr;
-    zg_planner_opts_default(&ctx.opts);
+    zg_plan_ctx ctx = e.ctx;
     snprintf(ctx.opts.bags, sizeof ctx.opts.bags, "g4n8");
     ctx.opts.gamma = 0.4;
     zg_planner pl;
@@ -569,18 +556,18 @@ ZG_TEST(knap_policy_priced_flux_joint) {
         CHECK(zg_config_eq(q->config, (zg_config){1, 4, 1}));
         CHECK_EQ_INT(q->ranks[0] % 4, 0);
         zg_price want;
-        CHECK_OK(zg_pricer_price(&pr, &b.seqs[i], q->config, q->ranks, 4, &want, &err), &err);
+        CHECK_OK(zg_pricer_price(pr, &b.seqs[i], q->config, q->ranks, 4, &want, &err), &err);
         CHECK(q->time == want.time && q->time > 0);
         CHECK(q->mem == want.mem);
     }
     zg_plan_stats st;
-    CHECK_OK(zg_plan_evaluate(&p, &b, &pr, &st, &err), &err);
+    CHECK_OK(zg_plan_evaluate(&p, &b, pr, &st, &err), &err);
     CHECK(st.comm.alltoall > 0);
     CHECK(st.comm.ring == 0 && st.comm.allgather == 0);
     zg_plan_free(&p);
     zg_planner_free(&pl);
     zg_batch_free(&b);
-    zg_pricer_free(&pr);
+    zg_pricer_free(&e.pricer);
 }
 
 ZG_TEST(layout_enumeration_lists_legal_layouts_once) {

@@ -1,101 +1,14 @@
 // test_plan_core.c — rank-set families, options, the grouped problem, plans (set, JSON,
 // validator, evaluator), the planner object (timing, fallback) and fuzz-crash replays.
-// Uses a small local test pricer with closed-form prices so values can be asserted exactly.
+// Uses the closed-form test pricer of plan_testlib.h so values can be asserted exactly.
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "plan/plan.h"
+#include "plan_testlib.h"
 #include "planner/planner.h"
 #include "zgtest.h"
-
-// ---- a test pricer: time = a*L^2/λ + b*L/λ + comm, mem = c*L/λ (+ c*L/2 for q > 1) --------
-typedef struct tp {
-    double a, b, c, comm;
-} tp;
-
-static zg_status tp_price(const zg_pricer *p, const zg_seq *s, zg_config c, const int32_t *ranks,
-                          int32_t n, zg_price *out, zg_error *err) {
-    (void)ranks, (void)err;
-    const tp *t = p->impl;
-    double L = (double)s->tokens, lam = n;
-    double comm = 0;
-    if (c.h > 1) comm += t->comm * L / lam;      // Ulysses all-to-all
-    if (c.k > 1) comm += 2 * t->comm * L / lam;  // ring passes
-    if (c.q > 1) comm += 3 * t->comm * L / lam;  // all-gather
-    out->time = t->a * L * L / lam + t->b * L / lam + comm;
-    out->mem = t->c * L / lam + (c.q > 1 ? t->c * L / 2 : 0);
-    return ZG_OK;
-}
-
-static zg_comm_bytes tp_comm(const zg_pricer *p, const zg_seq *s, zg_config c) {
-    (void)p;
-    zg_comm_bytes b = {0, 0, 0};
-    double L = (double)s->tokens;
-    if (c.h > 1) b.alltoall = 10 * L;
-    if (c.k > 1) b.ring = 20 * L;
-    if (c.q > 1) b.allgather = 30 * L;
-    return b;
-}
-
-static tp g_tp = {1e-6, 1e-3, 1.0, 1e-4};
-
-static zg_pricer test_pricer(double cap) {
-    zg_pricer p;
-    memset(&p, 0, sizeof p);
-    p.kind = "test";
-    p.impl = &g_tp;
-    p.price = tp_price;
-    p.comm = tp_comm;
-    p.mem_base = 100;
-    p.mem_cap = cap;
-    return p;
-}
-
-static zg_cluster test_cluster(int32_t world, int32_t per_node) {
-    zg_cluster c;
-    memset(&c, 0, sizeof c);
-    snprintf(c.name, sizeof c.name, "test%d", world);
-    snprintf(c.device, sizeof c.device, "cpu");
-    c.world_size = world;
-    c.ranks_per_node = per_node;
-    c.mem_bytes = 1e12;
-    c.mem_usable_frac = 1;
-    c.peak_flops = 1e12;
-    c.intra_bw = c.inter_bw = 1e9;
-    return c;
-}
-
-typedef struct fixture {
-    zg_model m;
-    zg_cluster c;
-    zg_pricer p;
-    zg_plan_ctx ctx;
-    zg_batch b;
-} fixture;
-
-static void fx_init(fixture *f, int32_t world, int32_t per_node, double cap) {
-    zg_error err;
-    zg_model_preset("tiny", &f->m, &err);  // 4 heads
-    f->c = test_cluster(world, per_node);
-    f->p = test_pricer(cap);
-    memset(&f->ctx, 0, sizeof f->ctx);
-    f->ctx.model = &f->m;
-    f->ctx.cluster = &f->c;
-    f->ctx.pricer = &f->p;
-    zg_planner_opts_default(&f->ctx.opts);
-    zg_batch_init(&f->b);
-}
-
-static void fx_push(fixture *f, int64_t tokens, const char *bucket) {
-    zg_seq s;
-    zg_seq_init(&s);
-    s.id = f->b.n;
-    s.tokens = tokens;
-    if (bucket) snprintf(s.bucket, sizeof s.bucket, "%s", bucket);
-    zg_error err;
-    zg_batch_push(&f->b, &s, &err);
-}
 
 static int starts_eq(const int32_t *got, int32_t n, const int32_t *want, int32_t wn) {
     if (n != wn) return 0;
@@ -134,10 +47,8 @@ ZG_TEST(rankset_families) {
     CHECK(strstr(err.msg, "'ring'") != NULL);
 }
 
-ZG_TEST(options_enumerate_order_and_cap) {
-    fixture f;
-    fx_init(&f, 4, 4, 1e9);
-    f.ctx.opts.family = ZG_RANKSETS_ALIGNED;
+FX_TEST(options_enumerate_order_and_cap, 4, 1e9) {
+    f->ctx.opts.family = ZG_RANKSETS_ALIGNED;
     zg_seq s;
     zg_seq_init(&s);
     s.id = 7;
@@ -145,7 +56,7 @@ ZG_TEST(options_enumerate_order_and_cap) {
     zg_option *o = NULL;
     int32_t n = 0;
     zg_error err;
-    CHECK_OK(zg_options_enumerate(&f.ctx, &s, &o, &n, &err), &err);
+    CHECK_OK(zg_options_enumerate(&f->ctx, &s, &o, &n, &err), &err);
     // tiny has 4 heads: degree 1: (1,1,1) x4 starts; degree 2: (1,2,1),(1,1,2),(2,1,1) x2;
     // degree 3: (1,1,3),(3,1,1) x1; degree 4: 6 configs x1 -> 4 + 6 + 2 + 6 = 18
     CHECK_EQ_INT(n, 18);
@@ -157,8 +68,8 @@ ZG_TEST(options_enumerate_order_and_cap) {
     for (int32_t i = 1; i < n; i++) CHECK(zg_option_degree(&o[i]) >= zg_option_degree(&o[i - 1]));
     free(o);
     // cap 300 bytes: only degree >= 4 fits (1000/4 = 250) and not with q > 1 (+500)
-    f.p.mem_cap = 300;
-    CHECK_OK(zg_options_enumerate(&f.ctx, &s, &o, &n, &err), &err);
+    f->p.mem_cap = 300;
+    CHECK_OK(zg_options_enumerate(&f->ctx, &s, &o, &n, &err), &err);
     for (int32_t i = 0; i < n; i++) {
         CHECK_EQ_INT(zg_option_degree(&o[i]), 4);
         CHECK_EQ_INT(o[i].config.q, 1);
@@ -169,33 +80,25 @@ ZG_TEST(options_enumerate_order_and_cap) {
     free(o);
     // a 2-token sequence has no degree-3/4 option
     s.tokens = 2;
-    f.p.mem_cap = 1e9;
-    CHECK_OK(zg_options_enumerate(&f.ctx, &s, &o, &n, &err), &err);
+    f->p.mem_cap = 1e9;
+    CHECK_OK(zg_options_enumerate(&f->ctx, &s, &o, &n, &err), &err);
     CHECK_EQ_INT(n, 4 + 6);
     free(o);
     // max_degree
-    f.ctx.opts.max_degree = 1;
+    f->ctx.opts.max_degree = 1;
     s.tokens = 1000;
-    CHECK_OK(zg_options_enumerate(&f.ctx, &s, &o, &n, &err), &err);
+    CHECK_OK(zg_options_enumerate(&f->ctx, &s, &o, &n, &err), &err);
     CHECK_EQ_INT(n, 4);
     free(o);
-    zg_batch_free(&f.b);
 }
 
 // Reusing a price for blocks shifted by whole nodes must give the same options as pricing
 // every block, under the analytic model on two nodes.
 ZG_TEST(options_node_shift_reuse_matches_exact) {
-    zg_model m;
-    zg_cluster c;
-    zg_pricer pr;
+    env e;
     zg_error err;
-    CHECK_OK(zg_model_preset("wan2.1-1.3b", &m, &err), &err);
-    CHECK_OK(zg_cluster_preset("16xA800", &c, &err), &err);
-    zg_cost_opts co;
-    zg_cost_opts_default(&co);
-    CHECK_OK(zg_cost_analytic_init(&pr, &m, &c, &co, &err), &err);
-    zg_plan_ctx ctx = {&m, &c, &pr, NULL, {0}};
-    zg_planner_opts_default(&ctx.opts);
+    CHECK_OK(env_init_model(&e, "wan2.1-1.3b", "16xA800", &err), &err);
+    zg_plan_ctx ctx = e.ctx;
     zg_seq s;
     zg_seq_init(&s);
     s.tokens = 200000;
@@ -213,39 +116,34 @@ ZG_TEST(options_node_shift_reuse_matches_exact) {
         free(a);
         free(b);
     }
-    zg_pricer_free(&pr);
+    zg_pricer_free(&e.pricer);
 }
 
-ZG_TEST(price_classes) {
-    fixture f;
-    fx_init(&f, 2, 2, 1e9);
-    fx_push(&f, 100, "a");  // 0
-    fx_push(&f, 50, "a");   // 1
-    fx_push(&f, 100, "a");  // 2 = class of 0
-    fx_push(&f, 100, "b");  // 3: other bucket
-    fx_push(&f, 50, "a");   // 4 = class of 1
-    f.b.seqs[4].text_tokens = 7;  // ... but different text: own class
+FX_TEST(price_classes, 2, 1e9) {
+    fx_push(f, 100, "a");  // 0
+    fx_push(f, 50, "a");   // 1
+    fx_push(f, 100, "a");  // 2 = class of 0
+    fx_push(f, 100, "b");  // 3: other bucket
+    fx_push(f, 50, "a");   // 4 = class of 1
+    f->b.seqs[4].text_tokens = 7;  // ... but different text: own class
     int32_t cls[5], n = -1;
     zg_error err;
-    CHECK_OK(zg_batch_price_classes(&f.b, cls, &n, &err), &err);
+    CHECK_OK(zg_batch_price_classes(&f->b, cls, &n, &err), &err);
     CHECK_EQ_INT(n, 4);
     CHECK(cls[0] == 0 && cls[1] == 1 && cls[2] == 0 && cls[3] == 2 && cls[4] == 3);
-    zg_batch_free(&f.b);
 }
 
-ZG_TEST(problem_groups_and_order) {
-    fixture f;
-    fx_init(&f, 4, 4, 1e9);
-    f.ctx.opts.family = ZG_RANKSETS_ALIGNED;
-    fx_push(&f, 100, "img");   // 0
-    fx_push(&f, 5000, "vid");  // 1
-    fx_push(&f, 100, "img");   // 2
-    fx_push(&f, 100, "other"); // 3: same tokens, other bucket -> own group
-    fx_push(&f, 5000, "vid");  // 4
-    fx_push(&f, 100, "img");   // 5
+FX_TEST(problem_groups_and_order, 4, 1e9) {
+    f->ctx.opts.family = ZG_RANKSETS_ALIGNED;
+    fx_push(f, 100, "img");   // 0
+    fx_push(f, 5000, "vid");  // 1
+    fx_push(f, 100, "img");   // 2
+    fx_push(f, 100, "other"); // 3: same tokens, other bucket -> own group
+    fx_push(f, 5000, "vid");  // 4
+    fx_push(f, 100, "img");   // 5
     zg_problem pr;
     zg_error err;
-    CHECK_OK(zg_problem_build(&f.ctx, &f.b, &pr, &err), &err);
+    CHECK_OK(zg_problem_build(&f->ctx, &f->b, &pr, &err), &err);
     CHECK_EQ_INT(pr.n_groups, 3);
     CHECK_EQ_INT(pr.world_size, 4);
     CHECK_EQ_INT(pr.n_seqs, 6);
@@ -271,52 +169,43 @@ ZG_TEST(problem_groups_and_order) {
     CHECK_NEAR(cJSON_GetObjectItem(j, "mem_cap")->valuedouble, 1e9, 0, 0);
     cJSON_Delete(j);
     zg_problem_free(&pr);
-    zg_batch_free(&f.b);
 }
 
-ZG_TEST(problem_infeasible_names_sequence) {
-    fixture f;
-    fx_init(&f, 4, 4, 1000);
-    for (int i = 0; i < 17; i++) fx_push(&f, 100, NULL);
-    fx_push(&f, 497760, NULL);  // id 17: needs 497760/4 bytes at best
-    fx_push(&f, 600000, NULL);
+FX_TEST(problem_infeasible_names_sequence, 4, 1000) {
+    for (int i = 0; i < 17; i++) fx_push(f, 100, NULL);
+    fx_push(f, 497760, NULL);  // id 17: needs 497760/4 bytes at best
+    fx_push(f, 600000, NULL);
     zg_problem pr;
     zg_error err;
-    CHECK(zg_problem_build(&f.ctx, &f.b, &pr, &err) == ZG_ERR_INFEASIBLE);
+    CHECK(zg_problem_build(&f->ctx, &f->b, &pr, &err) == ZG_ERR_INFEASIBLE);
     CHECK_MSG(strstr(err.msg, "sequence 17 (497760 tokens) fits no option") != NULL, "%s",
               err.msg);
     CHECK_MSG(strstr(err.msg, "121.5 KiB on one rank") != NULL, "%s", err.msg);
     CHECK_MSG(strstr(err.msg, "degree 4 is the largest legal") != NULL, "%s", err.msg);
     CHECK(pr.n_groups == 0 && pr.groups == NULL);
     zg_problem_free(&pr);
-    zg_batch_free(&f.b);
 }
 
-ZG_TEST(problem_empty_batch_and_bad_tokens) {
-    fixture f;
-    fx_init(&f, 2, 2, 1e9);
+FX_TEST(problem_empty_batch_and_bad_tokens, 2, 1e9) {
     zg_problem pr;
     zg_error err;
-    CHECK_OK(zg_problem_build(&f.ctx, &f.b, &pr, &err), &err);
+    CHECK_OK(zg_problem_build(&f->ctx, &f->b, &pr, &err), &err);
     CHECK_EQ_INT(pr.n_groups, 0);
     zg_problem_free(&pr);
-    fx_push(&f, 10, NULL);
-    f.b.seqs[0].tokens = 0;
-    CHECK(zg_problem_build(&f.ctx, &f.b, &pr, &err) == ZG_ERR_INVALID);
+    fx_push(f, 10, NULL);
+    f->b.seqs[0].tokens = 0;
+    CHECK(zg_problem_build(&f->ctx, &f->b, &pr, &err) == ZG_ERR_INVALID);
     CHECK(strstr(err.msg, "0 tokens") != NULL);
-    zg_batch_free(&f.b);
 }
 
-ZG_TEST(plan_set_option_chunks) {
-    fixture f;
-    fx_init(&f, 8, 8, 1e9);
-    fx_push(&f, 10, NULL);
+FX_TEST(plan_set_option_chunks, 8, 1e9) {
+    fx_push(f, 10, NULL);
     zg_plan p;
     zg_plan_init(&p);
     zg_error err;
     CHECK_OK(zg_plan_alloc(&p, 1, 8, &err), &err);
     zg_option o = {{1, 1, 3}, 4, 2.5, 7};
-    CHECK_OK(zg_plan_set_option(&p, 0, &f.b.seqs[0], 0, &o, &err), &err);
+    CHECK_OK(zg_plan_set_option(&p, 0, &f->b.seqs[0], 0, &o, &err), &err);
     const zg_placement *pl = &p.p[0];
     CHECK_EQ_INT(pl->n_ranks, 3);
     CHECK_EQ_INT(pl->ranks[0], 4);
@@ -327,18 +216,17 @@ ZG_TEST(plan_set_option_chunks) {
     CHECK_EQ_INT(pl->shards[2].end, 10);
     CHECK_EQ_INT(pl->shards[2].rank, 6);
     zg_option bad = {{1, 1, 3}, 6, 0, 0};  // 6..8 out of range
-    CHECK(zg_plan_set_option(&p, 0, &f.b.seqs[0], 0, &bad, &err) == ZG_ERR_INVALID);
+    CHECK(zg_plan_set_option(&p, 0, &f->b.seqs[0], 0, &bad, &err) == ZG_ERR_INVALID);
     int32_t ranks[2] = {5, 1};
     int64_t lens[2] = {9, 1};
-    CHECK_OK(zg_plan_set_ranks(&p, 0, &f.b.seqs[0], 0, (zg_config){1, 2, 1}, ranks, lens, 2, &err),
+    CHECK_OK(zg_plan_set_ranks(&p, 0, &f->b.seqs[0], 0, (zg_config){1, 2, 1}, ranks, lens, 2, &err),
              &err);
     CHECK_EQ_INT(p.p[0].shards[1].start, 9);
     CHECK_EQ_INT(p.p[0].shards[1].rank, 1);
     lens[1] = 2;
-    CHECK(zg_plan_set_ranks(&p, 0, &f.b.seqs[0], 0, (zg_config){1, 2, 1}, ranks, lens, 2, &err) ==
+    CHECK(zg_plan_set_ranks(&p, 0, &f->b.seqs[0], 0, (zg_config){1, 2, 1}, ranks, lens, 2, &err) ==
           ZG_ERR_INVALID);
     zg_plan_free(&p);
-    zg_batch_free(&f.b);
 }
 
 // A valid 2-sequence plan on 4 ranks to break in the validator tests.
@@ -356,196 +244,152 @@ static void good_plan(fixture *f, zg_plan *p) {
     p->mem_cap = 100;
 }
 
-#define EXPECT_INVALID(fragment)                                                         \
-    do {                                                                                 \
-        zg_error e_;                                                                     \
-        CHECK(zg_plan_validate(&p, &f.b, &f.m, &e_) == ZG_ERR_INVALID);                 \
+#define EXPECT_INVALID(fragment)                                                          \
+    do {                                                                                  \
+        zg_error e_;                                                                      \
+        CHECK(zg_plan_validate(p, &f->b, &f->m, &e_) == ZG_ERR_INVALID);                  \
         CHECK_MSG(strstr(e_.msg, fragment) != NULL, "message \"%s\" lacks \"%s\"", e_.msg, \
-                  fragment);                                                             \
+                  fragment);                                                              \
     } while (0)
 
-ZG_TEST(validate_accepts_good_plan) {
-    fixture f;
-    zg_plan p;
-    good_plan(&f, &p);
+// A case on good_plan's fixture f and plan p (pointers in the body; both freed after it, also
+// when a check fails).
+#define GOOD_PLAN_TEST(name)                                        \
+    static void name##_on(fixture *f, zg_plan *p, int *zg_failed_); \
+    ZG_TEST(name) {                                                 \
+        fixture f;                                                  \
+        zg_plan p;                                                  \
+        good_plan(&f, &p);                                          \
+        name##_on(&f, &p, zg_failed_);                              \
+        zg_plan_free(&p);                                           \
+        zg_batch_free(&f.b);                                        \
+    }                                                               \
+    static void name##_on(fixture *f, zg_plan *p, int *zg_failed_)
+
+GOOD_PLAN_TEST(validate_accepts_good_plan) {
     zg_error err;
-    CHECK_OK(zg_plan_validate(&p, &f.b, &f.m, &err), &err);
-    zg_plan_free(&p);
-    zg_batch_free(&f.b);
+    CHECK_OK(zg_plan_validate(p, &f->b, &f->m, &err), &err);
 }
 
-ZG_TEST(validate_rejects_uncovered_tokens) {
-    fixture f;
-    zg_plan p;
-    good_plan(&f, &p);
-    p.p[0].shards[1].end = 99;
+GOOD_PLAN_TEST(validate_rejects_uncovered_tokens) {
+    p->p[0].shards[1].end = 99;
     EXPECT_INVALID("tokens 99..100 are not covered");
-    p.p[0].shards[1].end = 100;
-    p.p[0].shards[1].start = 52;
+    p->p[0].shards[1].end = 100;
+    p->p[0].shards[1].start = 52;
     EXPECT_INVALID("tokens 50..52 are not covered");
-    zg_plan_free(&p);
-    zg_batch_free(&f.b);
 }
 
-ZG_TEST(validate_rejects_tokens_covered_twice) {
-    fixture f;
-    zg_plan p;
-    good_plan(&f, &p);
-    p.p[0].shards[1].start = 40;
+GOOD_PLAN_TEST(validate_rejects_tokens_covered_twice) {
+    p->p[0].shards[1].start = 40;
     EXPECT_INVALID("covered twice");
-    zg_plan_free(&p);
-    zg_batch_free(&f.b);
 }
 
-ZG_TEST(validate_rejects_out_of_order_shards) {
-    fixture f;
-    zg_plan p;
-    good_plan(&f, &p);
-    p.p[0].shards[0] = (zg_shard){0, 50, 100};
-    p.p[0].shards[1] = (zg_shard){1, 0, 50};
+GOOD_PLAN_TEST(validate_rejects_out_of_order_shards) {
+    p->p[0].shards[0] = (zg_shard){0, 50, 100};
+    p->p[0].shards[1] = (zg_shard){1, 0, 50};
     EXPECT_INVALID("out of order");
-    zg_plan_free(&p);
-    zg_batch_free(&f.b);
 }
 
-ZG_TEST(validate_rejects_illegal_config) {
-    fixture f;
-    zg_plan p;
-    good_plan(&f, &p);
-    p.p[0].config = (zg_config){1, 3, 1};  // 3 does not divide tiny's 4 heads
+GOOD_PLAN_TEST(validate_rejects_illegal_config) {
+    p->p[0].config = (zg_config){1, 3, 1};  // 3 does not divide tiny's 4 heads
     EXPECT_INVALID("does not divide");
-    p.p[0].config = (zg_config){1, 8, 1};  // degree 8 > 4 ranks
+    p->p[0].config = (zg_config){1, 8, 1};  // degree 8 > 4 ranks
     EXPECT_INVALID("not legal on 4 ranks");
-    p.p[0].config = (zg_config){1, 1, 1};  // degree 1 but 2 ranks listed
+    p->p[0].config = (zg_config){1, 1, 1};  // degree 1 but 2 ranks listed
     EXPECT_INVALID("2 ranks listed");
-    zg_plan_free(&p);
-    zg_batch_free(&f.b);
 }
 
-ZG_TEST(validate_rejects_bad_ranks) {
-    fixture f;
-    zg_plan p;
-    good_plan(&f, &p);
-    p.p[0].ranks[1] = 0;
-    p.p[0].shards[1].rank = 0;
+GOOD_PLAN_TEST(validate_rejects_bad_ranks) {
+    p->p[0].ranks[1] = 0;
+    p->p[0].shards[1].rank = 0;
     EXPECT_INVALID("rank 0 listed twice");
-    p.p[0].ranks[1] = 4;
-    p.p[0].shards[1].rank = 4;
+    p->p[0].ranks[1] = 4;
+    p->p[0].shards[1].rank = 4;
     EXPECT_INVALID("rank 4 out of range");
-    p.p[0].ranks[1] = -1;
+    p->p[0].ranks[1] = -1;
     EXPECT_INVALID("rank -1 out of range");
-    zg_plan_free(&p);
-    zg_batch_free(&f.b);
 }
 
-ZG_TEST(validate_rejects_shard_rank_not_in_list) {
-    fixture f;
-    zg_plan p;
-    good_plan(&f, &p);
-    p.p[0].shards[1].rank = 2;
+GOOD_PLAN_TEST(validate_rejects_shard_rank_not_in_list) {
+    p->p[0].shards[1].rank = 2;
     EXPECT_INVALID("not in its rank list");
-    p.p[0].shards[1].rank = 0;  // in the list, wrong position
+    p->p[0].shards[1].rank = 0;  // in the list, wrong position
     EXPECT_INVALID("position 1 of the rank list is rank 1");
-    zg_plan_free(&p);
-    zg_batch_free(&f.b);
 }
 
-ZG_TEST(validate_rejects_memory_over_cap) {
-    fixture f;
-    zg_plan p;
-    good_plan(&f, &p);
-    p.p[0].mem = 95;  // rank 0/1: 95 ok
+GOOD_PLAN_TEST(validate_rejects_memory_over_cap) {
+    p->p[0].mem = 95;  // rank 0/1: 95 ok
     zg_error err;
-    CHECK_OK(zg_plan_validate(&p, &f.b, &f.m, &err), &err);
-    p.p[1].ranks[0] = p.p[1].shards[0].rank = 1;  // rank 1: 95 + 10 > 100
+    CHECK_OK(zg_plan_validate(p, &f->b, &f->m, &err), &err);
+    p->p[1].ranks[0] = p->p[1].shards[0].rank = 1;  // rank 1: 95 + 10 > 100
     EXPECT_INVALID("rank 1 needs 105 B");
     EXPECT_INVALID("(largest: sequence 0)");
-    p.mem_cap = 0;  // unknown cap: not checked
-    CHECK_OK(zg_plan_validate(&p, &f.b, &f.m, &err), &err);
-    zg_plan_free(&p);
-    zg_batch_free(&f.b);
+    p->mem_cap = 0;  // unknown cap: not checked
+    CHECK_OK(zg_plan_validate(p, &f->b, &f->m, &err), &err);
 }
 
-ZG_TEST(validate_rejects_one_token_over_two_ranks) {
-    fixture f;
-    zg_plan p;
-    good_plan(&f, &p);
-    f.b.seqs[1].tokens = 1;
-    p.p[1].tokens = 1;
-    p.p[1].config = (zg_config){1, 2, 1};
-    p.p[1].n_ranks = 2;
-    p.p[1].ranks = zg_arena_alloc(&p.arena, 2 * sizeof(int32_t));
-    p.p[1].shards = zg_arena_alloc(&p.arena, 2 * sizeof(zg_shard));
-    p.p[1].ranks[0] = 2;
-    p.p[1].ranks[1] = 3;
-    p.p[1].shards[0] = (zg_shard){2, 0, 1};
-    p.p[1].shards[1] = (zg_shard){3, 1, 1};
+GOOD_PLAN_TEST(validate_rejects_one_token_over_two_ranks) {
+    f->b.seqs[1].tokens = 1;
+    p->p[1].tokens = 1;
+    p->p[1].config = (zg_config){1, 2, 1};
+    p->p[1].n_ranks = 2;
+    p->p[1].ranks = zg_arena_alloc(&p->arena, 2 * sizeof(int32_t));
+    p->p[1].shards = zg_arena_alloc(&p->arena, 2 * sizeof(zg_shard));
+    p->p[1].ranks[0] = 2;
+    p->p[1].ranks[1] = 3;
+    p->p[1].shards[0] = (zg_shard){2, 0, 1};
+    p->p[1].shards[1] = (zg_shard){3, 1, 1};
     EXPECT_INVALID("1 tokens cannot give each of the 2 ranks");
-    zg_plan_free(&p);
-    zg_batch_free(&f.b);
 }
 
-ZG_TEST(validate_rejects_batch_mismatch) {
-    fixture f;
-    zg_plan p;
-    good_plan(&f, &p);
-    p.p[1].id = 5;
+GOOD_PLAN_TEST(validate_rejects_batch_mismatch) {
+    p->p[1].id = 5;
     EXPECT_INVALID("placements must follow batch order");
-    p.p[1].id = 1;
-    p.p[1].tokens = 11;
+    p->p[1].id = 1;
+    p->p[1].tokens = 11;
     EXPECT_INVALID("plan says 11 tokens, batch says 10");
-    p.p[1].tokens = 10;
-    fx_push(&f, 3, NULL);
+    p->p[1].tokens = 10;
+    fx_push(f, 3, NULL);
     EXPECT_INVALID("plan places 2 sequences but the batch has 3");
-    zg_plan_free(&p);
-    zg_batch_free(&f.b);
 }
 
-ZG_TEST(evaluate_loads_and_comm) {
-    fixture f;
-    zg_plan p;
-    good_plan(&f, &p);
+GOOD_PLAN_TEST(evaluate_loads_and_comm) {
     zg_plan_stats st;
     zg_error err;
-    CHECK_OK(zg_plan_evaluate(&p, &f.b, NULL, &st, &err), &err);  // stored prices
-    CHECK_NEAR(p.ranks[0].time, 1, 0, 0);
-    CHECK_NEAR(p.ranks[3].time, 1, 0, 0);
-    CHECK_NEAR(p.ranks[2].time, 0, 0, 0);
-    CHECK_EQ_INT(p.ranks[0].tokens, 50);
-    CHECK_EQ_INT(p.ranks[3].tokens, 10);
+    CHECK_OK(zg_plan_evaluate(p, &f->b, NULL, &st, &err), &err);  // stored prices
+    CHECK_NEAR(p->ranks[0].time, 1, 0, 0);
+    CHECK_NEAR(p->ranks[3].time, 1, 0, 0);
+    CHECK_NEAR(p->ranks[2].time, 0, 0, 0);
+    CHECK_EQ_INT(p->ranks[0].tokens, 50);
+    CHECK_EQ_INT(p->ranks[3].tokens, 10);
     CHECK_NEAR(st.makespan, 1, 0, 0);
     CHECK_NEAR(st.mean_time, 0.75, 0, 1e-12);
     CHECK_NEAR(st.balance, 1 / 0.75, 0, 1e-12);
     CHECK_EQ_INT(st.n_split, 1);
     // with the pricer: re-priced; seq 0 (100 tokens, (1,2,1)): 1e-6*1e4/2 + 1e-3*100/2 + 1e-4*50
-    CHECK_OK(zg_plan_evaluate(&p, &f.b, &f.p, &st, &err), &err);
+    CHECK_OK(zg_plan_evaluate(p, &f->b, &f->p, &st, &err), &err);
     double t0 = 1e-6 * 1e4 / 2 + 1e-3 * 50 + 1e-4 * 50, t1 = 1e-6 * 100 + 1e-3 * 10;
-    CHECK_NEAR(p.p[0].time, t0, 0, 1e-12);
-    CHECK_NEAR(p.ranks[1].time, t0, 0, 1e-12);
-    CHECK_NEAR(p.ranks[3].time, t1, 0, 1e-12);
-    CHECK_NEAR(p.ranks[0].mem, 100 + 50, 0, 0);  // base + 100/2
-    CHECK_NEAR(p.mem_cap, 1e9, 0, 0);
+    CHECK_NEAR(p->p[0].time, t0, 0, 1e-12);
+    CHECK_NEAR(p->ranks[1].time, t0, 0, 1e-12);
+    CHECK_NEAR(p->ranks[3].time, t1, 0, 1e-12);
+    CHECK_NEAR(p->ranks[0].mem, 100 + 50, 0, 0);  // base + 100/2
+    CHECK_NEAR(p->mem_cap, 1e9, 0, 0);
     CHECK_NEAR(st.peak_mem, 150, 0, 0);
     CHECK_NEAR(st.makespan, t0, 0, 1e-12);
     CHECK_NEAR(st.comm.alltoall, 2 * 10 * 100, 0, 0);  // 2 ranks x 10 B/token x 100 tokens
     CHECK_NEAR(st.comm.ring, 0, 0, 0);
-    zg_plan_free(&p);
-    zg_batch_free(&f.b);
 }
 
-ZG_TEST(plan_json_round_trip) {
-    fixture f;
-    zg_plan p;
-    good_plan(&f, &p);
+GOOD_PLAN_TEST(plan_json_round_trip) {
     zg_error err;
-    CHECK_OK(zg_plan_evaluate(&p, &f.b, &f.p, NULL, &err), &err);
-    snprintf(p.policy, sizeof p.policy, "dp");
-    snprintf(p.fallback_from, sizeof p.fallback_from, "zellige");
-    snprintf(p.summary, sizeof p.summary, "a \"note\"\\ \t");
-    p.plan_time_ms = 0.1 + 0.2;  // needs 17 digits
-    p.lower_bound = 0.5;
-    p.optimal = 1;
-    cJSON *j = zg_plan_to_json(&p);
+    CHECK_OK(zg_plan_evaluate(p, &f->b, &f->p, NULL, &err), &err);
+    snprintf(p->policy, sizeof p->policy, "dp");
+    snprintf(p->fallback_from, sizeof p->fallback_from, "zellige");
+    snprintf(p->summary, sizeof p->summary, "a \"note\"\\ \t");
+    p->plan_time_ms = 0.1 + 0.2;  // needs 17 digits
+    p->lower_bound = 0.5;
+    p->optimal = 1;
+    cJSON *j = zg_plan_to_json(p);
     CHECK(j != NULL);
     char *s1 = cJSON_PrintUnformatted(j);
     CHECK(strstr(s1, "\"shards\":[{\"rank\":0,\"start\":0,\"end\":50},{\"rank\":1,\"start\":50,"
@@ -553,21 +397,21 @@ ZG_TEST(plan_json_round_trip) {
     CHECK(strstr(s1, "\"config\":{\"q\":1,\"h\":2,\"k\":1}") != NULL);
     zg_plan q;
     CHECK_OK(zg_plan_from_json(j, &q, &err), &err);
-    CHECK_OK(zg_plan_validate(&q, &f.b, &f.m, &err), &err);
+    CHECK_OK(zg_plan_validate(&q, &f->b, &f->m, &err), &err);
     CHECK_STR(q.fallback_from, "zellige");
     CHECK(q.optimal == 1);
-    CHECK_NEAR(q.ranks[1].mem, p.ranks[1].mem, 0, 0);
+    CHECK_NEAR(q.ranks[1].mem, p->ranks[1].mem, 0, 0);
     cJSON *j2 = zg_plan_to_json(&q);
     char *s2 = cJSON_PrintUnformatted(j2);
     CHECK_STR(s1, s2);
     // file round trip
     const char *path = "build-plan-test-roundtrip.tmp.json";
-    CHECK_OK(zg_plan_write_file(path, &p, &err), &err);
+    CHECK_OK(zg_plan_write_file(path, p, &err), &err);
     zg_plan r;
     CHECK_OK(zg_plan_read_file(path, &r, &err), &err);
     remove(path);
     CHECK_EQ_INT(r.n, 2);
-    CHECK_NEAR(r.makespan, p.makespan, 0, 0);
+    CHECK_NEAR(r.makespan, p->makespan, 0, 0);
     cJSON *j3 = zg_plan_to_json(&r);  // the streaming writer and the cJSON tree agree
     char *s3 = cJSON_PrintUnformatted(j3);
     CHECK_STR(s3, s1);
@@ -579,8 +423,6 @@ ZG_TEST(plan_json_round_trip) {
     cJSON_Delete(j);
     cJSON_Delete(j2);
     zg_plan_free(&q);
-    zg_plan_free(&p);
-    zg_batch_free(&f.b);
 }
 
 static zg_status read_plan_text(const char *text, zg_plan *p, zg_error *err) {
@@ -629,28 +471,26 @@ ZG_TEST(plan_json_rejects_bad_input) {
     zg_plan_free(&p);
 }
 
-ZG_TEST(planner_unknown_policy_and_fallback) {
-    fixture f;
-    fx_init(&f, 4, 4, 3000);
-    fx_push(&f, 5000, NULL);  // 5000 B whole > cap: dp cannot run it, usp can (1250 per rank)
-    fx_push(&f, 100, NULL);
+FX_TEST(planner_unknown_policy_and_fallback, 4, 3000) {
+    fx_push(f, 5000, NULL);  // 5000 B whole > cap: dp cannot run it, usp can (1250 per rank)
+    fx_push(f, 100, NULL);
     zg_planner pl;
     zg_error err;
-    CHECK(zg_planner_init(&pl, "nope", &f.ctx, &err) == ZG_ERR_INVALID);
+    CHECK(zg_planner_init(&pl, "nope", &f->ctx, &err) == ZG_ERR_INVALID);
     CHECK(strstr(err.msg, "unknown policy 'nope'") != NULL && strstr(err.msg, "dp") != NULL);
-    snprintf(f.ctx.opts.fallback, sizeof f.ctx.opts.fallback, "bogus");
-    CHECK(zg_planner_init(&pl, "dp", &f.ctx, &err) == ZG_ERR_INVALID);
+    snprintf(f->ctx.opts.fallback, sizeof f->ctx.opts.fallback, "bogus");
+    CHECK(zg_planner_init(&pl, "dp", &f->ctx, &err) == ZG_ERR_INVALID);
     CHECK(strstr(err.msg, "--fallback") != NULL);
-    f.ctx.opts.fallback[0] = '\0';
-    CHECK_OK(zg_planner_init(&pl, "dp", &f.ctx, &err), &err);
+    f->ctx.opts.fallback[0] = '\0';
+    CHECK_OK(zg_planner_init(&pl, "dp", &f->ctx, &err), &err);
     zg_plan p;
     zg_plan_init(&p);
-    CHECK(zg_planner_plan(&pl, &f.b, &p, &err) == ZG_ERR_INFEASIBLE);
+    CHECK(zg_planner_plan(&pl, &f->b, &p, &err) == ZG_ERR_INFEASIBLE);
     CHECK_MSG(strstr(err.msg, "sequence 0 (5000 tokens)") != NULL, "%s", err.msg);
     zg_planner_free(&pl);
-    snprintf(f.ctx.opts.fallback, sizeof f.ctx.opts.fallback, "usp");
-    CHECK_OK(zg_planner_init(&pl, "dp", &f.ctx, &err), &err);
-    CHECK_OK(zg_planner_plan(&pl, &f.b, &p, &err), &err);
+    snprintf(f->ctx.opts.fallback, sizeof f->ctx.opts.fallback, "usp");
+    CHECK_OK(zg_planner_init(&pl, "dp", &f->ctx, &err), &err);
+    CHECK_OK(zg_planner_plan(&pl, &f->b, &p, &err), &err);
     CHECK_STR(p.policy, "usp");
     CHECK_STR(p.fallback_from, "dp");
     CHECK(p.plan_time_ms >= 0);
@@ -658,7 +498,6 @@ ZG_TEST(planner_unknown_policy_and_fallback) {
     CHECK(p.makespan > 0);
     zg_planner_free(&pl);
     zg_plan_free(&p);
-    zg_batch_free(&f.b);
 }
 
 // Replays every input the fuzzer found (tests/plan/fuzz-crashes/): must not crash.
