@@ -15,18 +15,6 @@ static const char *usage =
     "usage: bench_planner_build [--clusters LIST] [--mixes LIST] [--loads high,low,s4096]\n"
     "                           [--steps N] [--family F]\n";
 
-static int64_t load_tpr(const zb_env *e, const char *ld, double share, zg_error *err) {
-    if (!strcmp(ld, "low")) return e->low;
-    if (strcmp(ld, "s4096")) return e->high;
-    zg_mix_spec spec = {share, e->high, e->video_seconds, e->cluster.world_size, 1};
-    zg_batch b;
-    zg_batch_init(&b);
-    if (zg_workload_mix(&e->model, &spec, 0, &b, err)) return -1;
-    int64_t tpr = (int64_t)((double)e->high * 4096.0 / (double)(b.n > 0 ? b.n : 1));
-    zg_batch_free(&b);
-    return tpr;
-}
-
 static int same_plan(const zg_plan *a, const zg_plan *b) {
     if (a->n != b->n || memcmp(&a->makespan, &b->makespan, sizeof(double))) return 0;
     for (int64_t i = 0; i < a->n; i++)
@@ -38,45 +26,32 @@ static int same_plan(const zg_plan *a, const zg_plan *b) {
 
 int main(int argc, char **argv) {
     zb_args ar = {"256xH100,1024xH100", "V35,V60", "s4096", "node", 4};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (zb_args_take(&ar, argc, argv, &i)) {
-            continue;
-        } else if (!strcmp(a, "--help")) {
-            fputs(usage, stdout);
-            return 0;
-        } else {
-            fprintf(stderr, "bench_planner_build: bad argument '%s'\n%s", a, usage);
-            return 1;
-        }
-    }
+    zb_opt opts[] = {ZB_ARGS_OPTS(ar)};
+    int ex = zb_parse("bench_planner_build", usage, opts, ZB_NOPTS(opts), argc, argv);
+    if (ex >= 0) return ex;
     int steps = ar.steps;
     if (steps < 1 || steps > 1000) {
         fprintf(stderr, "bench_planner_build: --steps %d; use 1..1000\n", steps);
         return 1;
     }
-    char *cl[16], *mx[16], *ld[4];
-    int ncl = zb_split(ar.clusters, cl, 16), nmx = zb_split(ar.mixes, mx, 16), nld = zb_split(ar.loads, ld, 4);
+    zb_lists ls;
+    zb_args_split(&ar, &ls);
     printf("%-10s %5s %-5s %4s %5s | %9s %9s %9s | %9s %9s %9s %9s | %5s %5s\n", "cluster",
            "ranks", "load", "mix", "seqs", "cold_bld", "cold_slv", "cold_tot", "warm_bld",
            "warm_slv", "warm_tot", "steady", "hits", "miss");
     zg_error err;
     double *v = calloc(7 * (size_t)steps, sizeof(double));
     if (!v) return 1;
-    for (int c = 0; c < ncl; c++) {
+    for (int c = 0; c < ls.ncl; c++) {
         zb_env e;
-        if (zb_env_init(&e, cl[c], &err) ||
-            zg_rankset_family_parse(ar.family, &e.ctx.opts.family, &err)) {
-            fprintf(stderr, "bench_planner_build: %s\n", err.msg);
-            return 1;
-        }
-        for (int l = 0; l < nld; l++)
-            for (int x = 0; x < nmx; x++) {
-                double share = zg_mix_share_from_name(mx[x]);
-                int64_t tpr = share < 0 ? -1 : load_tpr(&e, ld[l], share, &err);
+        if (zb_env_init_args(&e, ls.cl[c], &ar, &err)) return zb_fail("bench_planner_build", &err);
+        for (int l = 0; l < ls.nld; l++)
+            for (int x = 0; x < ls.nmx; x++) {
+                double share = zg_mix_share_from_name(ls.mx[x]);
+                int64_t tpr = share < 0 ? -1 : zb_load_tpr(&e, ls.ld[l], share, &err);
                 if (tpr <= 0) {
-                    fprintf(stderr, "bench_planner_build: bad mix or load '%s' '%s'\n", mx[x],
-                            ld[l]);
+                    fprintf(stderr, "bench_planner_build: bad mix or load '%s' '%s'\n", ls.mx[x],
+                            ls.ld[l]);
                     return 1;
                 }
                 zel_cache *cache = zel_cache_new();
@@ -97,7 +72,7 @@ int main(int argc, char **argv) {
                     double t2 = zg_time_now();
                     if (sc != sw || (!sc && !same_plan(&pc, &pw))) {
                         fprintf(stderr, "bench_planner_build: %s %s step %d: cached plan "
-                                        "differs from the uncached one\n", cl[c], mx[x], s);
+                                        "differs from the uncached one\n", ls.cl[c], ls.mx[x], s);
                         return 1;
                     }
                     if (!sc) {
@@ -120,9 +95,9 @@ int main(int argc, char **argv) {
                 q[6] = zb_quantile(v + 6 * steps, n_ok > 1 ? n_ok - 1 : 0, 0.5);
                 printf("%-10s %5d %-5s %4s %5.0f | %9.2f %9.2f %9.2f | %9.2f %9.2f %9.2f %9.2f | "
                        "%5lld %5lld\n",
-                       cl[c], e.cluster.world_size, ld[l], mx[x], seqs / (n_ok ? n_ok : 1), q[0],
-                       q[1], q[2], q[3], q[4], q[5], q[6], (long long)cs.hits,
-                       (long long)cs.misses);
+                       ls.cl[c], e.cluster.world_size, ls.ld[l], ls.mx[x],
+                       seqs / (n_ok ? n_ok : 1), q[0], q[1], q[2], q[3], q[4], q[5], q[6],
+                       (long long)cs.hits, (long long)cs.misses);
                 fflush(stdout);
             }
         zb_env_free(&e);

@@ -45,19 +45,6 @@ static const char *usage =
     "                             [--anchor-nodes N] [--lns-nodes N] [--first-nodes N]\n"
     "                             [--no-memory]\n";
 
-// Tokens per rank for load name ld (see the header comment).
-static int64_t load_tpr(const zb_env *e, const char *ld, double share, zg_error *err) {
-    if (!strcmp(ld, "low")) return e->low;
-    if (strcmp(ld, "s4096")) return e->high;
-    zg_mix_spec spec = {share, e->high, e->video_seconds, e->cluster.world_size, 1};
-    zg_batch b;
-    zg_batch_init(&b);
-    if (zg_workload_mix(&e->model, &spec, 0, &b, err)) return -1;
-    int64_t tpr = (int64_t)((double)e->high * 4096.0 / (double)(b.n > 0 ? b.n : 1));
-    zg_batch_free(&b);
-    return tpr;
-}
-
 // One (cluster, mix, load) setting's measurements for one thread count.
 typedef struct lat_acc {
     double *tb, *ts, *tt, *ta;  // per step: build, solve, total, anchor stage (ms)
@@ -101,8 +88,7 @@ static int plan_one(zb_env *e, const zg_batch *b, int s, int fast, int compare, 
         if (fst == ZG_ERR_INFEASIBLE) {
             a->infeasible++;
         } else if (fst) {
-            fprintf(stderr, "bench_planner_latency: %s\n", err->msg);
-            return 1;
+            return zb_fail("bench_planner_latency", err);
         } else {
             int k = a->n_ok++;
             a->tb[k] = fs.build_ms, a->tt[k] = (f1 - f0) * 1e3;
@@ -213,68 +199,38 @@ static void lat_acc_print(lat_acc *a, const char *cl, int ranks, const char *ld,
 int main(int argc, char **argv) {
     zb_args ar = {"8xA800,16xA800,32xA6000,64xH100,256xH100,1024xH100",
                   "V35,V40,V45,V50,V55,V60", "high,low", "node", 10};
-    int steps_large = 2, exact_only = 0, compare = 0, no_cache = 0, no_memory = 0;
-    int64_t anchor_nodes = 0, lns_nodes = 0, first_nodes = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (zb_args_take(&ar, argc, argv, &i)) {
-            continue;
-        } else if (!strcmp(a, "--help")) {
-            fputs(usage, stdout);
-            return 0;
-        } else if (v && !strcmp(a, "--steps-large")) {
-            steps_large = atoi(v), i++;
-        } else if (v && !strcmp(a, "--path")) {
-            exact_only = !strcmp(v, "exact"), i++;
-        } else if (!strcmp(a, "--compare")) {
-            compare = 1;
-        } else if (!strcmp(a, "--no-cache")) {
-            no_cache = 1;
-        } else if (!strcmp(a, "--no-memory")) {
-            no_memory = 1;
-        } else if (v && !strcmp(a, "--anchor-nodes")) {
-            anchor_nodes = atoll(v), i++;
-        } else if (v && !strcmp(a, "--lns-nodes")) {
-            lns_nodes = atoll(v), i++;
-        } else if (v && !strcmp(a, "--first-nodes")) {
-            first_nodes = atoll(v), i++;
-        } else {
-            fprintf(stderr, "bench_planner_latency: bad argument '%s'\n%s", a, usage);
-            return 1;
-        }
-    }
-    char *cl[16], *mx[16], *ld[4];
-    int ncl = zb_split(ar.clusters, cl, 16), nmx = zb_split(ar.mixes, mx, 16), nld = zb_split(ar.loads, ld, 4);
+    int steps_large = 2, compare = 0, no_cache = 0;
+    const char *path = "auto";
+    zb_search so = {0, 0, 0, 0};
+    zb_opt opts[] = {ZB_ARGS_OPTS(ar), ZB_SEARCH_OPTS(so), {"--steps-large", 'i', &steps_large, 0},
+                     {"--path", 'p', &path, 0}, {"--compare", 'f', &compare, 0},
+                     {"--no-cache", 'f', &no_cache, 0}};
+    int ex = zb_parse("bench_planner_latency", usage, opts, ZB_NOPTS(opts), argc, argv);
+    if (ex >= 0) return ex;
+    int exact_only = !strcmp(path, "exact");
+    zb_lists ls;
+    zb_args_split(&ar, &ls);
     printf("%-10s %5s %-4s %6s %6s %7s %9s %9s %9s %9s %9s %7s %6s %6s\n", "cluster", "ranks",
            "load", "mix", "seqs", "anchors", "build_p50", "solve_p50", "solve_p99", "total_p50",
            "total_p99", "anchor%", "opt%", "infeas");
     printf("(fast-path rows: path=fast, opt%% = mean certified gap to the memory-blind lower "
            "bound, in %%; vs_exact = fast/exact makespan with --compare)\n");
     zg_error err;
-    for (int c = 0; c < ncl; c++) {
+    for (int c = 0; c < ls.ncl; c++) {
         zb_env e;
-        if (zb_env_init(&e, cl[c], &err)) {
-            fprintf(stderr, "bench_planner_latency: %s\n", err.msg);
-            return 1;
-        }
-        if (zg_rankset_family_parse(ar.family, &e.ctx.opts.family, &err)) {
-            fprintf(stderr, "bench_planner_latency: %s\n", err.msg);
-            return 1;
-        }
-        zb_set_budgets(&e.ctx.opts, anchor_nodes, lns_nodes, first_nodes, no_memory);
+        if (zb_env_init_args(&e, ls.cl[c], &ar, &err))
+            return zb_fail("bench_planner_latency", &err);
+        zb_search_apply(&so, &e.ctx.opts);
         int n_steps = e.cluster.world_size > 64 ? steps_large : ar.steps;
-        for (int l = 0; l < nld; l++) {
-            for (int x = 0; x < nmx; x++) {
-                double share = zg_mix_share_from_name(mx[x]);
+        for (int l = 0; l < ls.nld; l++) {
+            for (int x = 0; x < ls.nmx; x++) {
+                double share = zg_mix_share_from_name(ls.mx[x]);
                 if (share < 0) {
-                    fprintf(stderr, "bench_planner_latency: bad mix '%s'\n", mx[x]);
+                    fprintf(stderr, "bench_planner_latency: bad mix '%s'\n", ls.mx[x]);
                     return 1;
                 }
-                int64_t tpr = load_tpr(&e, ld[l], share, &err);
-                if (tpr <= 0) {
-                    fprintf(stderr, "bench_planner_latency: %s\n", err.msg);
-                    return 1;
-                }
+                int64_t tpr = zb_load_tpr(&e, ls.ld[l], share, &err);
+                if (tpr <= 0) return zb_fail("bench_planner_latency", &err);
                 int fast = !exact_only && e.cluster.world_size >= ZEL_FAST_MIN_RANKS;
                 lat_acc acc;
                 lat_acc_init(&acc, n_steps, no_cache);
@@ -282,14 +238,13 @@ int main(int argc, char **argv) {
                     zg_mix_spec spec = {share, tpr, e.video_seconds, e.cluster.world_size, 1};
                     zg_batch b;
                     zg_batch_init(&b);
-                    if (zg_workload_mix(&e.model, &spec, s, &b, &err)) {
-                        fprintf(stderr, "bench_planner_latency: %s\n", err.msg);
+                    if (zg_workload_mix(&e.model, &spec, s, &b, &err))
+                        return zb_fail("bench_planner_latency", &err);
+                    if (plan_one(&e, &b, s, fast, compare, &acc, ls.cl[c], ls.mx[x], &err))
                         return 1;
-                    }
-                    if (plan_one(&e, &b, s, fast, compare, &acc, cl[c], mx[x], &err)) return 1;
                     zg_batch_free(&b);
                 }
-                lat_acc_print(&acc, cl[c], e.cluster.world_size, ld[l], mx[x], tpr, fast);
+                lat_acc_print(&acc, ls.cl[c], e.cluster.world_size, ls.ld[l], ls.mx[x], tpr, fast);
                 lat_acc_free(&acc);
             }
         }

@@ -35,52 +35,31 @@ int main(int argc, char **argv) {
     zb_args ar = {"8xA800", "V35,V40,V45,V50,V55,V60", "high", "node", 5};
     int dump = 0, no_cover = 0;
     int64_t nodes_budget = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (zb_args_take(&ar, argc, argv, &i)) {
-            continue;
-        } else if (!strcmp(a, "--help")) {
-            fputs(usage, stdout);
-            return 0;
-        } else if (v && !strcmp(a, "--nodes")) {
-            nodes_budget = atoll(v), i++;
-        } else if (!strcmp(a, "--no-cover")) {
-            no_cover = 1;
-        } else if (!strcmp(a, "--dump")) {
-            dump = 1;
-        } else {
-            fprintf(stderr, "bench_planner_nodes: unknown argument '%s'\n%s", a, usage);
-            return 1;
-        }
-    }
-    char *cl[8], *mx[8], *ld[4];
+    zb_opt opts[] = {ZB_ARGS_OPTS(ar), {"--nodes", 'l', &nodes_budget, 0},
+                     {"--no-cover", 'f', &no_cover, 0}, {"--dump", 'f', &dump, 0}};
+    int ex = zb_parse("bench_planner_nodes", usage, opts, ZB_NOPTS(opts), argc, argv);
+    if (ex >= 0) return ex;
+    zb_lists ls;
     int steps = ar.steps;
-    int ncl = zb_split(ar.clusters, cl, 8), nmx = zb_split(ar.mixes, mx, 8), nld = zb_split(ar.loads, ld, 4);
+    zb_args_split(&ar, &ls);
     zg_error err;
     (void)zb_quantile;
     double tot_full = 0, tot_proof = 0, ms_full = 0, ms_proof = 0;
-    for (int c = 0; c < ncl; c++) {
+    for (int c = 0; c < ls.ncl; c++) {
         zb_env e;
-        if (zb_env_init(&e, cl[c], &err)) {
-            fprintf(stderr, "bench_planner_nodes: %s\n", err.msg);
-            return 1;
-        }
+        if (zb_env_init(&e, ls.cl[c], &err)) return zb_fail("bench_planner_nodes", &err);
         int32_t N = e.cluster.world_size;
         int64_t budget = nodes_budget > 0 ? nodes_budget : (N <= 8 ? 50000 : 80000 / N);
-        for (int l = 0; l < nld; l++)
-            for (int x = 0; x < nmx; x++)
+        for (int l = 0; l < ls.nld; l++)
+            for (int x = 0; x < ls.nmx; x++)
                 for (int s = 0; s < steps; s++) {
-                    double share = zg_mix_share_from_name(mx[x]);
-                    int64_t tpr = strcmp(ld[l], "low") ? e.high : e.low;
+                    double share = zg_mix_share_from_name(ls.mx[x]);
+                    int64_t tpr = strcmp(ls.ld[l], "low") ? e.high : e.low;
                     zg_mix_spec spec = {share, tpr, e.video_seconds, N, 1};
                     zg_batch b;
-                    zg_batch_init(&b);
                     zg_problem pr;
-                    if (zg_workload_mix(&e.model, &spec, s, &b, &err) ||
-                        zg_problem_build(&e.ctx, &b, &pr, &err)) {
-                        fprintf(stderr, "bench_planner_nodes: %s\n", err.msg);
-                        return 1;
-                    }
+                    if (zb_problem(&e, &spec, (uint64_t)s, &b, &pr, &err))
+                        return zb_fail("bench_planner_nodes", &err);
                     double cut;
                     if (zel_cut_threshold(&e.ctx, &pr, &cut, &err)) return 1;
                     int32_t *anc = calloc((size_t)pr.n_groups + 1, sizeof(int32_t));
@@ -110,7 +89,7 @@ int main(int argc, char **argv) {
                     zg_status rc = zel_anchor_solve(&m, 1e-3, &lim, NULL, &sol, &st1, &err);
                     double t1 = zg_time_now();
                     if (rc) {
-                        printf("%s %s %s step %d: %s\n", cl[c], ld[l], mx[x], s, err.msg);
+                        printf("%s %s %s step %d: %s\n", ls.cl[c], ls.ld[l], ls.mx[x], s, err.msg);
                         zg_error_clear(&err);
                     } else {
                         // the proof alone: min-T phase from the optimum (T* itself, so the
@@ -129,8 +108,8 @@ int main(int argc, char **argv) {
                         printf("%-8s %-4s %s s%d units=%lld grps=%d T*=%.6f root_gap=%.3f%% "
                                "full_nodes=%lld opt=%d full_ms=%.3f proof_nodes=%lld "
                                "proof_done=%d proof_ms=%.3f dff_root_gap=%.3f%% dff_ms=%.3f\n",
-                               cl[c], ld[l], mx[x], s, (long long)m.n_units, m.n_grps, Tstar,
-                               100 * (Tstar / root - 1), (long long)st1.nodes, st1.optimal,
+                               ls.cl[c], ls.ld[l], ls.mx[x], s, (long long)m.n_units, m.n_grps,
+                               Tstar, 100 * (Tstar / root - 1), (long long)st1.nodes, st1.optimal,
                                (t1 - t0) * 1e3, (long long)ps.nodes, ps.complete,
                                (t3 - t2) * 1e3, 100 * (Tstar / dlb - 1), (t5 - t4) * 1e3);
                         if (dump) {

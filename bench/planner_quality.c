@@ -48,21 +48,14 @@ static const char *usage =
 static int export_anchor_problems(const char *dir, int count) {
     zb_env e;
     zg_error err;
-    if (zb_env_init(&e, "8xA800", &err)) {
-        fprintf(stderr, "bench_planner_quality: %s\n", err.msg);
-        return 1;
-    }
+    if (zb_env_init(&e, "8xA800", &err)) return zb_fail("bench_planner_quality", &err);
     int written = 0;
     for (int step = 0; written < count && step < 10 * count; step++) {
         zg_mix_spec spec = {0.35 + 0.05 * (step % 6), e.low, e.video_seconds, 8, 7};
         zg_batch b;
-        zg_batch_init(&b);
         zg_problem pr;
-        if (zg_workload_mix(&e.model, &spec, step, &b, &err) ||
-            zg_problem_build(&e.ctx, &b, &pr, &err)) {
-            fprintf(stderr, "bench_planner_quality: %s\n", err.msg);
-            return 1;
-        }
+        if (zb_problem(&e, &spec, (uint64_t)step, &b, &pr, &err))
+            return zb_fail("bench_planner_quality", &err);
         double cut;
         zel_cut_threshold(&e.ctx, &pr, &cut, &err);
         int32_t anc[64];
@@ -101,10 +94,7 @@ static int export_anchor_problems(const char *dir, int count) {
             }
             char path[512];
             snprintf(path, sizeof path, "%s/anchor_%d.json", dir, written);
-            if (zg_json_write_file(path, j, 0, &err)) {
-                fprintf(stderr, "bench_planner_quality: %s\n", err.msg);
-                return 1;
-            }
+            if (zg_json_write_file(path, j, 0, &err)) return zb_fail("bench_planner_quality", &err);
             cJSON_Delete(j);
             written++;
         }
@@ -186,58 +176,27 @@ static void explain_batch(const zb_env *e, const zg_batch *b, const zg_plan *z,
 }
 
 int main(int argc, char **argv) {
-    char settings[256] = "8xA800:high,8xA800:low", mixes[128] = "V35,V40,V45,V50,V55,V60";
-    int batches = 100, export_count = 5, per_batch = 0, explain = -1, best_update = 0;
-    const char *best_path = NULL, *lb_path = NULL;
-    int64_t anchor_nodes = 0, lns_nodes = 0, ref_lns_nodes = 0, first_nodes = 0;
-    int no_memory = 0;
+    zb_qargs q = {"8xA800:high,8xA800:low", "V35,V40,V45,V50,V55,V60", 100};
+    int export_count = 5, per_batch = 0, explain = -1;
+    zb_files fl = {NULL, NULL, 0, 0};
+    zb_search so = {0, 0, 0, 0};
+    int64_t ref_lns_nodes = 0;
     double limit = 0.2;
     const char *export_dir = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help")) {
-            fputs(usage, stdout);
-            return 0;
-        } else if (!strcmp(a, "--per-batch")) {
-            per_batch = 1;
-        } else if (v && !strcmp(a, "--explain")) {
-            explain = atoi(v), i++;
-        } else if (v && !strcmp(a, "--best")) {
-            best_path = v, i++;
-        } else if (!strcmp(a, "--best-update")) {
-            best_update = 1;
-        } else if (v && !strcmp(a, "--lb")) {
-            lb_path = v, i++;
-        } else if (!strcmp(a, "--no-memory")) {
-            no_memory = 1;
-        } else if (v && !strcmp(a, "--settings")) {
-            snprintf(settings, sizeof settings, "%s", v), i++;
-        } else if (v && !strcmp(a, "--mixes")) {
-            snprintf(mixes, sizeof mixes, "%s", v), i++;
-        } else if (v && !strcmp(a, "--batches")) {
-            batches = atoi(v), i++;
-        } else if (v && !strcmp(a, "--time-limit")) {
-            limit = atof(v), i++;
-        } else if (v && !strcmp(a, "--anchor-nodes")) {
-            anchor_nodes = atoll(v), i++;
-        } else if (v && !strcmp(a, "--lns-nodes")) {
-            lns_nodes = atoll(v), i++;
-        } else if (v && !strcmp(a, "--first-nodes")) {
-            first_nodes = atoll(v), i++;
-        } else if (v && !strcmp(a, "--ref-lns-nodes")) {
-            ref_lns_nodes = atoll(v), i++;
-        } else if (v && !strcmp(a, "--export")) {
-            export_dir = v, i++;
-        } else if (v && !strcmp(a, "--export-count")) {
-            export_count = atoi(v), i++;
-        } else {
-            fprintf(stderr, "bench_planner_quality: bad argument '%s'\n%s", a, usage);
-            return 1;
-        }
-    }
+    zb_opt opts[] = {ZB_QARGS_OPTS(q), ZB_FILES_OPTS(fl), ZB_SEARCH_OPTS(so),
+                     {"--per-batch", 'f', &per_batch, 0}, {"--explain", 'i', &explain, 0},
+                     {"--time-limit", 'd', &limit, 0}, {"--ref-lns-nodes", 'l', &ref_lns_nodes, 0},
+                     {"--export", 'p', &export_dir, 0}, {"--export-count", 'i', &export_count, 0}};
+    int ex = zb_parse("bench_planner_quality", usage, opts, ZB_NOPTS(opts), argc, argv);
+    if (ex >= 0) return ex;
     if (export_dir) return export_anchor_problems(export_dir, export_count);
-    if (best_update && !best_path) {
-        fprintf(stderr, "bench_planner_quality: --best-update needs --best FILE\n");
+    char *settings = q.settings, *mixes = q.mixes;
+    int batches = q.batches;
+    const char *best_path = fl.best_path, *lb_path = fl.lb_path;
+    int best_update = fl.best_update;
+    if ((best_update && !best_path) || fl.lb_update) {
+        fprintf(stderr, "bench_planner_quality: --best-update needs --best FILE (--lb-update is "
+                        "bench_planner_stage1's)\n");
         return 1;
     }
     cJSON *best = best_open(best_path, mixes, best_update);
@@ -256,10 +215,7 @@ int main(int argc, char **argv) {
         char name[64];
         const char *load = zb_setting(st[s], name);
         zb_env e;
-        if (zb_env_init(&e, name, &err)) {
-            fprintf(stderr, "bench_planner_quality: %s\n", err.msg);
-            return 1;
-        }
+        if (zb_env_init(&e, name, &err)) return zb_fail("bench_planner_quality", &err);
         e.ctx.opts.time_limit_s = limit;
         int64_t tpr = !strcmp(load, "low") ? e.low : e.high;
         double gsum = 0, gmax = 0, lsum = 0, lmax = 0, bsum = 0, bmax = 0, psum = 0, pmax = 0;
@@ -270,19 +226,15 @@ int main(int argc, char **argv) {
         double *zt = calloc((size_t)batches + 1, sizeof(double));
         zg_planner zp, jp;
         if (zg_planner_init(&zp, "zellige", &e.ctx, &err) ||
-            zg_planner_init(&jp, "joint", &e.ctx, &err)) {
-            fprintf(stderr, "bench_planner_quality: %s\n", err.msg);
-            return 1;
-        }
-        zb_set_budgets(&zp.ctx.opts, anchor_nodes, lns_nodes, first_nodes, no_memory);
+            zg_planner_init(&jp, "joint", &e.ctx, &err))
+            return zb_fail("bench_planner_quality", &err);
+        zb_search_apply(&so, &zp.ctx.opts);
         jp.ctx.opts.anchor_lns_nodes =
             (zg_budget){ref_lns_nodes != 0, ref_lns_nodes > 0 ? ref_lns_nodes : 0};
         for (int k = 0; k < batches; k++) {
             zg_batch b;
-            if (zb_quality_batch(&e, tpr, mx, nmx, k, &b, &err)) {
-                fprintf(stderr, "bench_planner_quality: %s\n", err.msg);
-                return 1;
-            }
+            if (zb_quality_batch(&e, tpr, mx, nmx, k, &b, &err))
+                return zb_fail("bench_planner_quality", &err);
             zg_plan z, j;
             zg_plan_init(&z);
             zg_plan_init(&j);
@@ -291,8 +243,7 @@ int main(int argc, char **argv) {
             if (rz == ZG_ERR_INFEASIBLE || rj == ZG_ERR_INFEASIBLE) {
                 infeasible++;
             } else if (rz || rj) {
-                fprintf(stderr, "bench_planner_quality: %s\n", err.msg);
-                return 1;
+                return zb_fail("bench_planner_quality", &err);
             } else {
                 double g = z.makespan / j.makespan - 1, lg = z.makespan / j.lower_bound - 1;
                 double bk = z.makespan < j.makespan ? z.makespan : j.makespan;

@@ -224,47 +224,23 @@ static int write_back(const char *path, const cJSON *j, const char *flag) {
 }
 
 int main(int argc, char **argv) {
-    char settings[256] = "32xA6000:high", mixes[128] = "V35,V40,V45,V50,V55,V60";
-    const char *export_dir = NULL, *stage_dir = NULL, *best_path = NULL, *lb_path = NULL;
-    int batches = 100, best_update = 0, lb_update = 0, relax = 0, extra = 0;
+    zb_qargs q = {"32xA6000:high", "V35,V40,V45,V50,V55,V60", 100};
+    const char *export_dir = NULL, *stage_dir = NULL, *only = "";
+    int relax = 0, extra = 0;
+    zb_files fl = {NULL, NULL, 0, 0};
     double search_s = 0;
-    char only_buf[1024] = "";
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help")) {
-            fputs(usage, stdout);
-            return 0;
-        } else if (v && !strcmp(a, "--export")) {
-            export_dir = v, i++;
-        } else if (v && !strcmp(a, "--stage")) {
-            stage_dir = v, i++;
-        } else if (v && !strcmp(a, "--best")) {
-            best_path = v, i++;
-        } else if (!strcmp(a, "--best-update")) {
-            best_update = 1;
-        } else if (v && !strcmp(a, "--lb")) {
-            lb_path = v, i++;
-        } else if (!strcmp(a, "--lb-update")) {
-            lb_update = 1;
-        } else if (!strcmp(a, "--relax")) {
-            relax = 1;
-        } else if (v && !strcmp(a, "--search")) {
-            search_s = atof(v), i++;
-        } else if (v && !strcmp(a, "--only")) {
-            snprintf(only_buf, sizeof only_buf, "%s", v), i++;
-        } else if (v && !strcmp(a, "--exact-extra")) {
-            extra = atoi(v), i++;
-        } else if (v && !strcmp(a, "--settings")) {
-            snprintf(settings, sizeof settings, "%s", v), i++;
-        } else if (v && !strcmp(a, "--mixes")) {
-            snprintf(mixes, sizeof mixes, "%s", v), i++;
-        } else if (v && !strcmp(a, "--batches")) {
-            batches = atoi(v), i++;
-        } else {
-            fprintf(stderr, "bench_planner_stage1: bad argument '%s'\n%s", a, usage);
-            return 1;
-        }
-    }
+    zb_opt opts[] = {ZB_QARGS_OPTS(q), ZB_FILES_OPTS(fl), {"--export", 'p', &export_dir, 0},
+                     {"--stage", 'p', &stage_dir, 0}, {"--relax", 'f', &relax, 0},
+                     {"--search", 'd', &search_s, 0}, {"--only", 'p', &only, 0},
+                     {"--exact-extra", 'i', &extra, 0}};
+    int ex = zb_parse("bench_planner_stage1", usage, opts, ZB_NOPTS(opts), argc, argv);
+    if (ex >= 0) return ex;
+    char only_buf[1024];
+    snprintf(only_buf, sizeof only_buf, "%s", only);
+    char *settings = q.settings, *mixes = q.mixes;
+    int batches = q.batches;
+    const char *best_path = fl.best_path, *lb_path = fl.lb_path;
+    int best_update = fl.best_update, lb_update = fl.lb_update;
     int modes = !!export_dir + !!stage_dir + (search_s > 0);
     if (modes != 1 || batches < 1 || (best_update && !best_path) || (lb_update && !lb_path) ||
         (!relax && (lb_path || search_s > 0)) || extra < 0) {
@@ -306,10 +282,7 @@ int main(int argc, char **argv) {
         const char *load = zb_setting(st[s], name);
         zb_env e;
         zg_error err;
-        if (zb_env_init(&e, name, &err)) {
-            fprintf(stderr, "bench_planner_stage1: %s\n", err.msg);
-            return 1;
-        }
+        if (zb_env_init(&e, name, &err)) return zb_fail("bench_planner_stage1", &err);
         int64_t tpr = !strcmp(load, "low") ? e.low : e.high;
         cJSON *brow = best ? best_row(best, st[s], batches) : NULL;
         cJSON *lrow = lbf ? best_row(lbf, st[s], batches) : NULL;
@@ -321,16 +294,12 @@ int main(int argc, char **argv) {
             zg_problem pr;
             zel_model m;
             if (zb_quality_batch(&e, tpr, mx, nmx, k, &b, &err) ||
-                zg_problem_build(&e.ctx, &b, &pr, &err)) {
-                fprintf(stderr, "bench_planner_stage1: %s\n", err.msg);
-                return 1;
-            }
+                zg_problem_build(&e.ctx, &b, &pr, &err))
+                return zb_fail("bench_planner_stage1", &err);
             e.ctx.opts.anchor_cut_s = 0;
             if (extra > 0) {  // the cut between the N-th group below it and the next
-                if (zel_stage1_model(&e.ctx, &pr, &m, &err)) {
-                    fprintf(stderr, "bench_planner_stage1: %s\n", err.msg);
-                    return 1;
-                }
+                if (zel_stage1_model(&e.ctx, &pr, &m, &err))
+                    return zb_fail("bench_planner_stage1", &err);
                 int32_t a = m.n_grps + extra - 1;  // groups: whole price descending
                 zel_model_free(&m);
                 if (a + 1 < pr.n_groups)
@@ -360,10 +329,8 @@ int main(int argc, char **argv) {
                 zg_batch_free(&b);
                 continue;
             }
-            if ((relax ? zel_relax_model : zel_stage1_model)(&e.ctx, &pr, &m, &err)) {
-                fprintf(stderr, "bench_planner_stage1: %s\n", err.msg);
-                return 1;
-            }
+            if ((relax ? zel_relax_model : zel_stage1_model)(&e.ctx, &pr, &m, &err))
+                return zb_fail("bench_planner_stage1", &err);
             char path[1024];
             snprintf(path, sizeof path, "%s/%s_%s_%d.%s.json", export_dir ? export_dir : stage_dir,
                      name, load, k, export_dir ? "model" : "layout");

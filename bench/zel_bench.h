@@ -1,5 +1,7 @@
 // zel_bench.h — shared setup for the Zellige planner benchmarks: the paper's settings (cluster
-// preset, video length, load), the analytic pricer, and small statistics helpers.
+// preset, video length, load), the analytic pricer, batches and problems of a setting, the
+// record files (--best, --lb), small statistics helpers, and the command-line options the
+// benches share (a table of options per bench, parsed by zb_parse).
 #ifndef ZEL_BENCH_H
 #define ZEL_BENCH_H
 
@@ -50,6 +52,35 @@ static inline void zb_set_budgets(zg_planner_opts *o, int64_t anchor, int64_t ln
     o->anchor_first_nodes = (zg_budget){first > 0, first > 0 ? first : 0};
     o->deeper_first_visit = first >= 0;
     o->remember_layouts = !no_memory;
+}
+
+// Prints "prog: <error>" to stderr; returns 1 (the benches' exit status on an error).
+static inline int zb_fail(const char *prog, const zg_error *err) {
+    fprintf(stderr, "%s: %s\n", prog, err->msg);
+    return 1;
+}
+
+// Tokens per rank for load name ld: "low", "s4096" (scaled from high load so that the step-0
+// batch of mix share `share` has about 4096 sequences: high * 4096 / n(high batch)), else high.
+// -1 on error.
+static inline int64_t zb_load_tpr(const zb_env *e, const char *ld, double share, zg_error *err) {
+    if (!strcmp(ld, "low")) return e->low;
+    if (strcmp(ld, "s4096")) return e->high;
+    zg_mix_spec spec = {share, e->high, e->video_seconds, e->cluster.world_size, 1};
+    zg_batch b;
+    zg_batch_init(&b);
+    if (zg_workload_mix(&e->model, &spec, 0, &b, err)) return -1;
+    int64_t tpr = (int64_t)((double)e->high * 4096.0 / (double)(b.n > 0 ? b.n : 1));
+    zg_batch_free(&b);
+    return tpr;
+}
+
+// Draw `step` of mix spec and its planner problem (b initialised, pr built only on success).
+static inline zg_status zb_problem(const zb_env *e, const zg_mix_spec *spec, uint64_t step,
+                                   zg_batch *b, zg_problem *pr, zg_error *err) {
+    zg_batch_init(b);
+    zg_status st = zg_workload_mix(&e->model, spec, step, b, err);
+    return st ? st : zg_problem_build(&e->ctx, b, pr, err);
 }
 
 // A setting "CLUSTER[:LOAD]" into name[64] (the cluster) and its load ("high" when absent).
@@ -163,24 +194,125 @@ static inline int zb_split(char *s, char **items, int max) {
     return n;
 }
 
-// The options the planner benches share. zb_args_take consumes argv[*i] (and its value) when
-// it is one of them: --clusters, --mixes, --loads, --steps, --family. Returns 1 if it did.
+// ---- command lines ------------------------------------------------------------------------------
+// Each bench lists its options in a table (zb_opt) and parses argv with zb_parse. The groups the
+// benches share are macros over a struct: ZB_ARGS_OPTS (zb_args), ZB_QARGS_OPTS (zb_qargs),
+// ZB_SEARCH_OPTS (zb_search), ZB_FILES_OPTS (zb_files).
+
+// An option: `name` alone (type 'f': *(int *)dst = 1) or followed by a value: 'i' int, 'l'
+// int64_t, 'd' double, 's' copied into the char[len] at dst, 'p' the argument itself
+// (*(const char **)dst).
+typedef struct zb_opt {
+    const char *name;
+    char type;
+    void *dst;
+    size_t len;
+} zb_opt;
+
+// Consumes argv[*i] (and its value) when it is one of o[0..n); returns 1 if it did.
+static inline int zb_opt_take(const zb_opt *o, int n, int argc, char **argv, int *i) {
+    const char *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+    for (int j = 0; j < n; j++) {
+        if (strcmp(argv[*i], o[j].name)) continue;
+        if (o[j].type == 'f') {
+            *(int *)o[j].dst = 1;
+            return 1;
+        }
+        if (!v) return 0;
+        if (o[j].type == 'i') *(int *)o[j].dst = atoi(v);
+        else if (o[j].type == 'l') *(int64_t *)o[j].dst = atoll(v);
+        else if (o[j].type == 'd') *(double *)o[j].dst = atof(v);
+        else if (o[j].type == 's') snprintf(o[j].dst, o[j].len, "%s", v);
+        else *(const char **)o[j].dst = v;
+        (*i)++;
+        return 1;
+    }
+    return 0;
+}
+
+// Parses argv[1..argc) with o[0..n). Returns -1 to go on, else the bench's exit status: 0 on
+// --help (usage on stdout), 1 on an argument that is not an option (usage on stderr).
+static inline int zb_parse(const char *prog, const char *usage, const zb_opt *o, int n,
+                           int argc, char **argv) {
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help")) {
+            fputs(usage, stdout);
+            return 0;
+        }
+        if (!zb_opt_take(o, n, argc, argv, &i)) {
+            fprintf(stderr, "%s: bad argument '%s'\n%s", prog, argv[i], usage);
+            return 1;
+        }
+    }
+    return -1;
+}
+
+#define ZB_NOPTS(o) ((int)(sizeof(o) / sizeof(o)[0]))
+
+// The planner benches' settings: --clusters, --mixes, --loads (comma lists), --steps, --family.
 typedef struct zb_args {
     char clusters[256], mixes[128], loads[32], family[16];
     int steps;
 } zb_args;
+#define ZB_ARGS_OPTS(a)                                      \
+    {"--clusters", 's', (a).clusters, sizeof((a).clusters)}, \
+        {"--mixes", 's', (a).mixes, sizeof((a).mixes)},      \
+        {"--loads", 's', (a).loads, sizeof((a).loads)},      \
+        {"--family", 's', (a).family, sizeof((a).family)},   \
+        {"--steps", 'i', &(a).steps, 0}
 
-static inline int zb_args_take(zb_args *a, int argc, char **argv, int *i) {
-    const char *k = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
-    if (!v) return 0;
-    if (!strcmp(k, "--clusters")) snprintf(a->clusters, sizeof a->clusters, "%s", v);
-    else if (!strcmp(k, "--mixes")) snprintf(a->mixes, sizeof a->mixes, "%s", v);
-    else if (!strcmp(k, "--loads")) snprintf(a->loads, sizeof a->loads, "%s", v);
-    else if (!strcmp(k, "--family")) snprintf(a->family, sizeof a->family, "%s", v);
-    else if (!strcmp(k, "--steps")) a->steps = atoi(v);
-    else return 0;
-    (*i)++;
-    return 1;
+// The quality benches' batch set (zb_quality_batch): --settings CLUSTER:LOAD,..., --mixes LIST,
+// --batches N.
+typedef struct zb_qargs {
+    char settings[256], mixes[128];
+    int batches;
+} zb_qargs;
+#define ZB_QARGS_OPTS(q)                                     \
+    {"--settings", 's', (q).settings, sizeof((q).settings)}, \
+        {"--mixes", 's', (q).mixes, sizeof((q).mixes)},      \
+        {"--batches", 'i', &(q).batches, 0}
+
+// Zellige's stage-1 search options: --anchor-nodes N, --lns-nodes N, --first-nodes N (budgets:
+// as zb_set_budgets reads them) and --no-memory (no layouts remembered across steps);
+// zb_search_apply sets them in planner options.
+typedef struct zb_search {
+    int64_t anchor_nodes, lns_nodes, first_nodes;
+    int no_memory;
+} zb_search;
+#define ZB_SEARCH_OPTS(s)                                                                   \
+    {"--anchor-nodes", 'l', &(s).anchor_nodes, 0}, {"--lns-nodes", 'l', &(s).lns_nodes, 0}, \
+        {"--first-nodes", 'l', &(s).first_nodes, 0}, {"--no-memory", 'f', &(s).no_memory, 0}
+
+static inline void zb_search_apply(const zb_search *s, zg_planner_opts *o) {
+    zb_set_budgets(o, s->anchor_nodes, s->lns_nodes, s->first_nodes, s->no_memory);
+}
+
+// The record files: --best FILE, --best-update, --lb FILE, --lb-update (best_open, lb_open).
+typedef struct zb_files {
+    const char *best_path, *lb_path;
+    int best_update, lb_update;
+} zb_files;
+#define ZB_FILES_OPTS(f)                                                             \
+    {"--best", 'p', &(f).best_path, 0}, {"--best-update", 'f', &(f).best_update, 0}, \
+        {"--lb", 'p', &(f).lb_path, 0}, {"--lb-update", 'f', &(f).lb_update, 0}
+
+// The lists of a zb_args, split in place.
+typedef struct zb_lists {
+    char *cl[16], *mx[16], *ld[4];
+    int ncl, nmx, nld;
+} zb_lists;
+
+static inline void zb_args_split(zb_args *a, zb_lists *l) {
+    l->ncl = zb_split(a->clusters, l->cl, 16);
+    l->nmx = zb_split(a->mixes, l->mx, 16);
+    l->nld = zb_split(a->loads, l->ld, 4);
+}
+
+// zb_env_init on cluster with the rank-set family of a.
+static inline int zb_env_init_args(zb_env *e, const char *cluster, const zb_args *a,
+                                   zg_error *err) {
+    return zb_env_init(e, cluster, err) ||
+           zg_rankset_family_parse(a->family, &e->ctx.opts.family, err) != ZG_OK;
 }
 
 #endif
