@@ -7,9 +7,11 @@
 #define PLAN_TESTLIB_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "plan/plan.h"
+#include "planner/planner.h"
 
 // ---- the analytic pricer on presets -------------------------------------------------------------
 
@@ -42,6 +44,39 @@ static inline char *plan_text(zg_plan *p) {
     char *s = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);
     return s;
+}
+
+// Plans b once with a fresh planner of `policy` on ctx (p initialised also on failure).
+static inline zg_status plan_policy(const zg_plan_ctx *ctx, const char *policy, const zg_batch *b,
+                                   zg_plan *p, zg_error *err) {
+    zg_planner pl;
+    zg_plan_init(p);
+    zg_status st = zg_planner_init(&pl, policy, ctx, err);
+    if (st) return st;
+    st = zg_planner_plan(&pl, b, p, err);
+    zg_planner_free(&pl);
+    return st;
+}
+
+// 1 if plans a and b have the same text (plan_text: the wall time aside).
+static inline int plan_texts_equal(zg_plan *a, zg_plan *b) {
+    char *x = plan_text(a), *y = plan_text(b);
+    int same = x && y && !strcmp(x, y);
+    free(x), free(y);
+    return same;
+}
+
+// Byte identity across runs of the same steps: run 0 keeps p's text (plan_text) in *first, a
+// later run compares p's with it (and the caller frees *first after the last run). 1 if equal.
+static inline int plan_text_same(char **first, int run, zg_plan *p) {
+    char *s = plan_text(p);
+    if (run == 0) {
+        *first = s;
+        return s != NULL;
+    }
+    int same = s && *first && !strcmp(s, *first);
+    free(s);
+    return same;
 }
 
 // ---- a closed-form test pricer ------------------------------------------------------------------

@@ -12,13 +12,7 @@
 // The test pricer's prices below: time = 1e-6 L^2/λ + 1e-3 L/λ + comm, mem = L/λ bytes.
 
 static zg_status run(fixture *f, const char *policy, zg_plan *p, zg_error *err) {
-    zg_planner pl;
-    zg_plan_init(p);
-    zg_status st = zg_planner_init(&pl, policy, &f->ctx, err);
-    if (st) return st;
-    st = zg_planner_plan(&pl, &f->b, p, err);
-    zg_planner_free(&pl);
-    return st;
+    return plan_policy(&f->ctx, policy, &f->b, p, err);
 }
 
 static const char *const baselines[] = {"dp", "adaptive", "usp", "static"};

@@ -629,8 +629,7 @@ static int same_run(const zel_model *m, const zel_sol *a, const zel_sol *b, cons
 // against them), gaps and split caps. Counts the runs that stopped on the budget and those
 // with fluid keys so that both paths were exercised.
 ZG_TEST(zel_bb_speed_matches_plain_search) {
-    zg_rng rng;
-    zg_rng_init(&rng, 20261201);
+    zg_rng rng = trng(20261201);
     static const int64_t budgets[] = {0, 3, 25, 400};
     static const double gaps[] = {0, 1e-4, 2e-2};
     int runs = 0, cut = 0, fluid = 0, split = 0;
@@ -695,8 +694,7 @@ ZG_TEST(zel_bb_speed_matches_plain_search) {
 // zel_fluid_T_child equals the plain per-step version bit for bit; with a cut it returns the
 // same value when that is <= cut, else a value above cut and not above the full one.
 ZG_TEST(zel_bb_speed_fluid_child_matches_plain) {
-    zg_rng rng;
-    zg_rng_init(&rng, 8086);
+    zg_rng rng = trng(8086);
     int64_t above = 0, below = 0;
     for (int trial = 0; trial < 150; trial++) {
         int32_t N = (int32_t)zg_rng_int(&rng, 1, trial % 10 ? 40 : 100);  // blocks over 64 ranks

@@ -81,8 +81,7 @@ static void free_split(zg_problem *q) {
 }
 
 ZG_TEST(filler_tree_matches_scan_bit_for_bit) {
-    zg_rng rng;
-    zg_rng_init(&rng, 20261201);
+    zg_rng rng = trng(20261201);
     int n_infeasible = 0, n_ok = 0, n_tied = 0;
     for (int trial = 0; trial < 600; trial++) {
         int32_t N = (int32_t)zg_rng_int(&rng, 1, trial % 7 == 0 ? 70 : 20);
@@ -344,8 +343,7 @@ static zg_problem rand_col_problem(zg_rng *rng, int32_t N, int32_t ng, int64_t m
 }
 
 ZG_TEST(column_dp_matches_plain_restatement) {
-    zg_rng rng;
-    zg_rng_init(&rng, 42);
+    zg_rng rng = trng(42);
     int found = 0, lean_used = 0, runs = 0;
     for (int trial = 0; trial < 160; trial++) {
         int32_t N = (int32_t)zg_rng_int(&rng, 1, trial % 4 == 0 ? 24 : 12);

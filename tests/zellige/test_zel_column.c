@@ -76,8 +76,7 @@ static double brute_column_best(const zel_model *m) {
 // test problem), the DP's plan is the best column structure up to its bisection tolerance (with
 // and without an incumbent's T as the upper end).
 ZG_TEST(column_dp_vs_brute_force_over_columns) {
-    zg_rng rng;
-    zg_rng_init(&rng, 5);
+    zg_rng rng = trng(5);
     int checked = 0, found_all = 1;
     for (int trial = 0; trial < 240; trial++) {
         int32_t N = (int32_t)zg_rng_int(&rng, 2, 6);
@@ -148,8 +147,7 @@ static zg_status rand_model(zg_rng *rng, int trial, int32_t max_groups, int64_t 
 // Memory-aware fluid (fill_mem > 0), larger models: legal, evaluated, canonical, deterministic,
 // never above the incumbent it was given when it returns a plan; the layer moves never worse.
 ZG_TEST(column_incumbent_and_layers_legal_deterministic) {
-    zg_rng rng;
-    zg_rng_init(&rng, 9);
+    zg_rng rng = trng(9);
     int runs = 0, dp_better = 0, layers_better = 0;
     for (int trial = 0; trial < 60; trial++) {
         zg_problem pr;
@@ -197,8 +195,7 @@ ZG_TEST(column_incumbent_and_layers_legal_deterministic) {
 // Leftovers (zel_column_leftover): deterministic, never worse, legal and canonical, improves
 // some plans — also some that the per-group layers left as they were.
 ZG_TEST(column_leftovers_legal_deterministic_and_useful) {
-    zg_rng rng;
-    zg_rng_init(&rng, 11);
+    zg_rng rng = trng(11);
     int runs = 0, better = 0, better_after_layers = 0;
     for (int trial = 0; trial < 80; trial++) {
         zg_problem pr;
@@ -285,8 +282,7 @@ ZG_TEST(column_nests_reach_layouts_no_column_has) {
 // Random models, with and without the memory-aware fluid (effective loads): legal, evaluated,
 // canonical, deterministic, above the root bound; better than the plain columns on some.
 ZG_TEST(column_nests_legal_deterministic_and_useful) {
-    zg_rng rng;
-    zg_rng_init(&rng, 13);
+    zg_rng rng = trng(13);
     int runs = 0, better = 0;
     for (int trial = 0; trial < 80; trial++) {
         zg_problem pr;

@@ -13,11 +13,10 @@
 #include "zellige/fast/fast.h"
 #include "zellige/rmq.h"
 
+// Step `step` of mix `name` at tpr tokens per rank (15 s videos, seed 1); 0 on success.
 static int mix(const env *e, const char *name, int64_t tpr, uint64_t step, zg_batch *b,
                zg_error *err) {
-    zg_mix_spec spec = {zg_mix_share_from_name(name), tpr, 15, e->cluster.world_size, 1};
-    zg_batch_init(b);
-    return zg_workload_mix(&e->model, &spec, step, b, err) != ZG_OK;
+    return env_batch(e, zg_mix_share_from_name(name), tpr, 15, 1, step, b, err) != ZG_OK;
 }
 
 // Exact equality of two template sets (every field the planner reads).
@@ -68,35 +67,29 @@ static int same_plans(const env *e, const zg_batch *b, zel_cache *cache, zel_fas
     zg_error err;
     int ok = zel_fast_plan(&e->ctx, b, &p1, NULL, &err) == ZG_OK &&
              zel_fast_plan_cached(&e->ctx, b, cache, &p2, fw, &err) == ZG_OK;
-    if (ok) {
-        char *x = plan_text(&p1), *y = plan_text(&p2);
-        ok = x && y && !strcmp(x, y);
-        cJSON_free(x), cJSON_free(y);
-    }
+    ok = ok && plan_texts_equal(&p1, &p2);
     zg_plan_free(&p1), zg_plan_free(&p2);
     return ok;
 }
 
-ZG_TEST(cached_equals_uncached_across_steps) {
-    env e;
+ENV_TEST(cached_equals_uncached_across_steps, "64xH100") {
     zg_error err;
-    CHECK(!env_init(&e, "64xH100", &err));
     zel_cache *cache = zel_cache_new();
     CHECK(cache != NULL);
     static const char *mixes[] = {"V35", "V60"};
     for (int step = 0; step < 3; step++)
         for (int m = 0; m < 2; m++) {
             zg_batch b;
-            CHECK(!mix(&e, mixes[m], 125000, (uint64_t)step, &b, &err));
+            CHECK(!mix(e, mixes[m], 125000, (uint64_t)step, &b, &err));
             zel_tset t1, t2;
-            CHECK_OK(zel_tset_build(&e.ctx, &b, &t1, &err), &err);
-            CHECK_OK(zel_tset_build_cached(&e.ctx, &b, cache, &t2, &err), &err);
+            CHECK_OK(zel_tset_build(&e->ctx, &b, &t1, &err), &err);
+            CHECK_OK(zel_tset_build_cached(&e->ctx, &b, cache, &t2, &err), &err);
             CHECK(same_tset(&t1, &t2));
             CHECK(t1.n_priced > 0);
             if (step > 0) CHECK_EQ_INT(t2.n_priced, 0);  // every shape seen at step 0
             zel_tset_free(&t1), zel_tset_free(&t2);
             zel_fast_stats fw;
-            CHECK(same_plans(&e, &b, cache, &fw));
+            CHECK(same_plans(e, &b, cache, &fw));
             CHECK_EQ_INT(fw.cache_misses, 0);
             CHECK(fw.cache_hits > 0);
             zg_batch_free(&b);
@@ -105,7 +98,6 @@ ZG_TEST(cached_equals_uncached_across_steps) {
     CHECK(cs.hits > 0 && cs.misses > 0 && cs.n_entries == cs.misses && cs.bytes > 0);
     CHECK_EQ_INT(cs.resets, 0);
     zel_cache_free(cache);
-    zg_pricer_free(&e.pricer);
 }
 
 static int cmp_tpl(const void *pa, const void *pb) {
@@ -117,17 +109,15 @@ static int cmp_tpl(const void *pa, const void *pb) {
 
 // Reference fronts: every legal config x every offset of its degree priced on the offset's
 // first legal start (zg_rankset_starts), sorted, Pareto-pruned; compared with the set's.
-ZG_TEST(fronts_equal_reference_pricing) {
-    env e;
+ENV_TEST(fronts_equal_reference_pricing, "16xA800") {
     zg_error err;
-    CHECK(!env_init(&e, "16xA800", &err));
     zg_batch b;
-    CHECK(!mix(&e, "V45", 125000, 0, &b, &err));
+    CHECK(!mix(e, "V45", 125000, 0, &b, &err));
     zel_tset ts;
-    CHECK_OK(zel_tset_build(&e.ctx, &b, &ts, &err), &err);
+    CHECK_OK(zel_tset_build(&e->ctx, &b, &ts, &err), &err);
     zg_config *cfgs = NULL;
     int32_t nc = 0, N = ts.N, rpn = ts.rpn;
-    CHECK_OK(zg_config_enumerate(&e.model, N, &cfgs, &nc, &err), &err);
+    CHECK_OK(zg_config_enumerate(&e->model, N, &cfgs, &nc, &err), &err);
     int32_t *starts = calloc((size_t)N, sizeof(int32_t)), *ranks = calloc((size_t)N, sizeof(int32_t));
     double *v = calloc((size_t)nc * (size_t)rpn * 6, sizeof(double));
     int64_t compared = 0;
@@ -136,11 +126,11 @@ ZG_TEST(fronts_equal_reference_pricing) {
         const zg_seq *s = &b.seqs[c->rep];
         for (int32_t di = 0; di < ts.n_degs; di++) {
             const zel_tdeg *D = &ts.degs[di];
-            int32_t ns = zg_rankset_starts(&e.cluster, e.ctx.opts.family, D->d, starts), n = 0;
+            int32_t ns = zg_rankset_starts(&e->cluster, e->ctx.opts.family, D->d, starts), n = 0;
             CHECK_EQ_INT(ns, D->n_starts);
             for (int32_t ci = 0; ci < nc; ci++) {
                 if (zg_config_degree(cfgs[ci]) != D->d) continue;
-                if (zg_config_check(&e.model, N, cfgs[ci], s->tokens, NULL)) continue;
+                if (zg_config_check(&e->model, N, cfgs[ci], s->tokens, NULL)) continue;
                 for (int32_t oi = 0; oi < D->n_offs; oi++) {
                     int32_t st0 = -1;
                     for (int32_t i = 0; i < ns && st0 < 0; i++)
@@ -148,8 +138,8 @@ ZG_TEST(fronts_equal_reference_pricing) {
                     CHECK_EQ_INT(st0, D->off_start[oi]);
                     for (int32_t i = 0; i < D->d; i++) ranks[i] = st0 + i;
                     zg_price p;
-                    CHECK_OK(zg_pricer_price(&e.pricer, s, cfgs[ci], ranks, D->d, &p, &err), &err);
-                    if (p.mem > e.pricer.mem_cap) continue;
+                    CHECK_OK(zg_pricer_price(&e->pricer, s, cfgs[ci], ranks, D->d, &p, &err), &err);
+                    if (p.mem > e->pricer.mem_cap) continue;
                     double *r = v + 6 * n++;
                     r[0] = oi, r[1] = p.time, r[2] = p.mem;
                     r[3] = cfgs[ci].q, r[4] = cfgs[ci].k, r[5] = cfgs[ci].h;
@@ -179,7 +169,6 @@ ZG_TEST(fronts_equal_reference_pricing) {
     free(cfgs), free(starts), free(ranks), free(v);
     zel_tset_free(&ts);
     zg_batch_free(&b);
-    zg_pricer_free(&e.pricer);
 }
 
 typedef struct { double t, area; int32_t k; } sweep_pt;
@@ -221,15 +210,13 @@ static int stair_matches(const zel_tset *ts, int32_t k) {
     return ok && m == c->n_stair;
 }
 
-ZG_TEST(lower_bound_equals_full_sweep) {
-    env e;
+ENV_TEST(lower_bound_equals_full_sweep, "64xH100") {
     zg_error err;
-    CHECK(!env_init(&e, "64xH100", &err));
     for (int m = 0; m < 2; m++) {
         zg_batch b;
-        CHECK(!mix(&e, m ? "V60" : "V35", m ? 350000 : 125000, 1, &b, &err));
+        CHECK(!mix(e, m ? "V60" : "V35", m ? 350000 : 125000, 1, &b, &err));
         zel_tset ts;
-        CHECK_OK(zel_tset_build(&e.ctx, &b, &ts, &err), &err);
+        CHECK_OK(zel_tset_build(&e->ctx, &b, &ts, &err), &err);
         int64_t P = 0;
         for (int32_t k = 0; k < ts.n_classes; k++) P += ts.cls[k].n_tpl;
         sweep_pt *v = calloc((size_t)P + 1, sizeof *v);
@@ -270,64 +257,58 @@ ZG_TEST(lower_bound_equals_full_sweep) {
         if (cut < INFINITY && cut > lb) lb = cut;
         zg_plan p;
         zg_plan_init(&p);
-        CHECK_OK(zel_fast_plan(&e.ctx, &b, &p, NULL, &err), &err);
+        CHECK_OK(zel_fast_plan(&e->ctx, &b, &p, NULL, &err), &err);
         CHECK(!memcmp(&p.lower_bound, &lb, sizeof(double)));
         zg_plan_free(&p);
         free(v), free(cur);
         zel_tset_free(&ts);
         zg_batch_free(&b);
     }
-    zg_pricer_free(&e.pricer);
 }
 
-ZG_TEST(cache_resets_on_changes) {
-    env e;
+ENV_TEST(cache_resets_on_changes, "64xH100") {
     zg_error err;
-    CHECK(!env_init(&e, "64xH100", &err));
     zel_cache *cache = zel_cache_new();
     zg_batch b;
-    CHECK(!mix(&e, "V50", 125000, 0, &b, &err));
+    CHECK(!mix(e, "V50", 125000, 0, &b, &err));
     zel_fast_stats fw;
-    CHECK(same_plans(&e, &b, cache, &fw));
+    CHECK(same_plans(e, &b, cache, &fw));
     CHECK(fw.cache_misses > 0);
     int64_t r0 = zel_cache_get_stats(cache).resets;
     // memory cap
-    double cap = e.pricer.mem_cap;
-    e.pricer.mem_cap = cap * 0.9;
-    CHECK(same_plans(&e, &b, cache, &fw));
+    double cap = e->pricer.mem_cap;
+    e->pricer.mem_cap = cap * 0.9;
+    CHECK(same_plans(e, &b, cache, &fw));
     CHECK(fw.cache_misses > 0 && fw.cache_hits == 0);
     CHECK(zel_cache_get_stats(cache).resets > r0);
-    e.pricer.mem_cap = cap;
-    CHECK(same_plans(&e, &b, cache, &fw));
+    e->pricer.mem_cap = cap;
+    CHECK(same_plans(e, &b, cache, &fw));
     // family
-    e.ctx.opts.family = ZG_RANKSETS_ALIGNED;
-    CHECK(same_plans(&e, &b, cache, &fw));
+    e->ctx.opts.family = ZG_RANKSETS_ALIGNED;
+    CHECK(same_plans(e, &b, cache, &fw));
     CHECK(fw.cache_misses > 0 && fw.cache_hits == 0);
-    e.ctx.opts.family = ZG_RANKSETS_NODE;
+    e->ctx.opts.family = ZG_RANKSETS_NODE;
     // a pricer changed in place: the probes see it
-    scaled sc = {&e.pricer, 1.0, 1.0, 1.0};
-    zg_pricer wrap = e.pricer;
-    wrap.impl = &sc;
-    wrap.price = scaled_price;
-    wrap.free_impl = NULL;
-    e.ctx.pricer = &wrap;
-    CHECK(same_plans(&e, &b, cache, &fw));
-    CHECK(same_plans(&e, &b, cache, &fw));
+    scaled sc = {&e->pricer, 1.0, 1.0, 1.0};
+    zg_pricer wrap = wrap_pricer(&e->pricer, &sc, scaled_price);
+    e->ctx.pricer = &wrap;
+    CHECK(same_plans(e, &b, cache, &fw));
+    CHECK(same_plans(e, &b, cache, &fw));
     CHECK(fw.cache_hits > 0 && fw.cache_misses == 0);
     int64_t r1 = zel_cache_get_stats(cache).resets;
     sc.split_scale = 1.1;  // whole prices unchanged: the split probe sees it
-    CHECK(same_plans(&e, &b, cache, &fw));
+    CHECK(same_plans(e, &b, cache, &fw));
     CHECK(fw.cache_misses > 0 && fw.cache_hits == 0);
     CHECK(zel_cache_get_stats(cache).resets == r1 + 1);
     r1++;
     sc.time_scale = 1.25;
-    CHECK(same_plans(&e, &b, cache, &fw));
+    CHECK(same_plans(e, &b, cache, &fw));
     CHECK(fw.cache_misses > 0 && fw.cache_hits == 0);
     CHECK(zel_cache_get_stats(cache).resets == r1 + 1);
     sc.mem_scale = 0.5;
-    CHECK(same_plans(&e, &b, cache, &fw));
+    CHECK(same_plans(e, &b, cache, &fw));
     CHECK(fw.cache_hits == 0);
-    e.ctx.pricer = &e.pricer;
+    e->ctx.pricer = &e->pricer;
     // another cluster through the same cache
     env e2;
     CHECK(!env_init(&e2, "16xA800", &err));
@@ -335,16 +316,16 @@ ZG_TEST(cache_resets_on_changes) {
     CHECK(!mix(&e2, "V50", 125000, 0, &b2, &err));
     CHECK(same_plans(&e2, &b2, cache, &fw));
     CHECK(fw.cache_hits == 0);
-    CHECK(same_plans(&e, &b, cache, &fw));
+    CHECK(same_plans(e, &b, cache, &fw));
     CHECK(fw.cache_hits == 0);
     // explicit clear
     zel_cache_clear(cache);
     CHECK_EQ_INT(zel_cache_get_stats(cache).n_entries, 0);
-    CHECK(same_plans(&e, &b, cache, &fw));
+    CHECK(same_plans(e, &b, cache, &fw));
     CHECK(fw.cache_hits == 0);
     zg_batch_free(&b), zg_batch_free(&b2);
     zel_cache_free(cache);
-    zg_pricer_free(&e.pricer), zg_pricer_free(&e2.pricer);
+    zg_pricer_free(&e2.pricer);
 }
 
 // A wrapper that copies the pricer struct and replaces price (cost.h, zg_pricer_price_block):
@@ -370,10 +351,7 @@ ZG_TEST(block_pricing_equals_wrapped_list_pricing) {
         CHECK(!env_init(&e, clusters[ci], &err));
         CHECK(zg_pricer_has_block(&e.pricer));
         counted cn = {&e.pricer, 0, 0};
-        zg_pricer wrap = e.pricer;
-        wrap.impl = &cn;
-        wrap.price = counted_price;
-        wrap.free_impl = NULL;
+        zg_pricer wrap = wrap_pricer(&e.pricer, &cn, counted_price);
         CHECK(!zg_pricer_has_block(&wrap));
         zg_batch b;
         CHECK(!mix(&e, "V45", ci ? 12000 : 125000, 1, &b, &err));
@@ -393,9 +371,7 @@ ZG_TEST(block_pricing_equals_wrapped_list_pricing) {
             CHECK_OK(zel_fast_plan(&e.ctx, &b, &p2, NULL, &err), &err);
             e.ctx.pricer = &e.pricer;
             CHECK_OK(zel_fast_plan(&e.ctx, &b, &p1, NULL, &err), &err);
-            char *x = plan_text(&p1), *y = plan_text(&p2);
-            CHECK(x && y && !strcmp(x, y));
-            cJSON_free(x), cJSON_free(y);
+            CHECK(plan_texts_equal(&p1, &p2));
             zg_plan_free(&p1), zg_plan_free(&p2);
         }
         e.ctx.pricer = &e.pricer;
@@ -404,17 +380,15 @@ ZG_TEST(block_pricing_equals_wrapped_list_pricing) {
     }
 }
 
-ZG_TEST(cache_budget_and_infeasible) {
-    env e;
+ENV_TEST(cache_budget_and_infeasible, "64xH100") {
     zg_error err;
-    CHECK(!env_init(&e, "64xH100", &err));
     zel_cache *cache = zel_cache_new();
     zel_cache_set_budget(cache, 1);  // every build evicts what earlier builds left
     zel_fast_stats fw;
     for (int step = 0; step < 3; step++) {
         zg_batch b;
-        CHECK(!mix(&e, step % 2 ? "V40" : "V55", 125000, (uint64_t)step, &b, &err));
-        CHECK(same_plans(&e, &b, cache, &fw));
+        CHECK(!mix(e, step % 2 ? "V40" : "V55", 125000, (uint64_t)step, &b, &err));
+        CHECK(same_plans(e, &b, cache, &fw));
         CHECK_EQ_INT(fw.cache_hits, 0);
         zg_batch_free(&b);
     }
@@ -423,16 +397,16 @@ ZG_TEST(cache_budget_and_infeasible) {
     zel_cache_set_budget(cache, (size_t)1 << 30);
     // an infeasible batch fails the same way and leaves the cache usable
     zg_batch b;
-    CHECK(!mix(&e, "V35", 125000, 0, &b, &err));
-    double cap = e.pricer.mem_cap;
-    e.pricer.mem_cap = 1;
+    CHECK(!mix(e, "V35", 125000, 0, &b, &err));
+    double cap = e->pricer.mem_cap;
+    e->pricer.mem_cap = 1;
     zg_plan p;
     zg_plan_init(&p);
-    CHECK(zel_fast_plan_cached(&e.ctx, &b, cache, &p, NULL, &err) == ZG_ERR_INFEASIBLE);
+    CHECK(zel_fast_plan_cached(&e->ctx, &b, cache, &p, NULL, &err) == ZG_ERR_INFEASIBLE);
     CHECK(strstr(err.msg, "sequence") != NULL);
-    e.pricer.mem_cap = cap;
-    CHECK(same_plans(&e, &b, cache, &fw));
-    CHECK(same_plans(&e, &b, cache, &fw));
+    e->pricer.mem_cap = cap;
+    CHECK(same_plans(e, &b, cache, &fw));
+    CHECK(same_plans(e, &b, cache, &fw));
     CHECK(fw.cache_hits > 0 && fw.cache_misses == 0);
     zg_plan_free(&p);
     // bad input: NULL caches are accepted where documented
@@ -441,7 +415,6 @@ ZG_TEST(cache_budget_and_infeasible) {
     CHECK_EQ_INT(zel_cache_get_stats(NULL).hits, 0);
     zg_batch_free(&b);
     zel_cache_free(cache);
-    zg_pricer_free(&e.pricer);
 }
 
 ZG_TEST(rmq_update_equals_build) {

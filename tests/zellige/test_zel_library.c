@@ -38,8 +38,7 @@ ZG_TEST(library_stores_refreshes_dedups_and_clears) {
     zg_error err;
     CHECK_OK(env_init(&e, "16xA800", &err), &err);
     CHECK_OK(env_init(&other, "32xA6000", &err), &err);
-    zg_rng rng;
-    zg_rng_init(&rng, 7);
+    zg_rng rng = trng(7);
     int tried = 0;
     for (int trial = 0; trial < 40 && tried < 12; trial++) {
         int32_t idx[3];
@@ -130,10 +129,8 @@ ZG_TEST(library_stores_refreshes_dedups_and_clears) {
 
 // The library holds 256 multisets: the 257th pushes out the least recently used one (a lookup
 // counts as a use), not the oldest stored.
-ZG_TEST(library_drops_the_least_recently_used_multiset) {
-    env e;
+ENV_TEST(library_drops_the_least_recently_used_multiset, "16xA800") {
     zg_error err;
-    CHECK_OK(env_init(&e, "16xA800", &err), &err);
     zel_library *lib = zel_library_new();
     CHECK(lib != NULL);
     enum { M = 257 };
@@ -150,49 +147,45 @@ ZG_TEST(library_drops_the_least_recently_used_multiset) {
     }
     double ratio;
     int refresh;
-    for (int i = 0; i < M - 1; i++) zel_library_store(lib, &e.ctx, &m[i], &pr[i], &s[i], 1.0);
+    for (int i = 0; i < M - 1; i++) zel_library_store(lib, &e->ctx, &m[i], &pr[i], &s[i], 1.0);
     for (int i = 0; i < M - 1; i++)  // every one is held (s[M - 1]: room for 2 units)
-        CHECK(zel_library_best(lib, &e.ctx, &m[i], &pr[i], &s[M - 1], &ratio, &refresh));
+        CHECK(zel_library_best(lib, &e->ctx, &m[i], &pr[i], &s[M - 1], &ratio, &refresh));
     // use 0 again and store the 257th: 1 is the least recently used
-    CHECK(zel_library_best(lib, &e.ctx, &m[0], &pr[0], &s[M - 1], &ratio, &refresh));
+    CHECK(zel_library_best(lib, &e->ctx, &m[0], &pr[0], &s[M - 1], &ratio, &refresh));
     CHECK(zel_heuristic(&m[M - 1], zel_model_lower_bound(&m[M - 1]), &s[M - 1]));
-    zel_library_store(lib, &e.ctx, &m[M - 1], &pr[M - 1], &s[M - 1], 1.0);
+    zel_library_store(lib, &e->ctx, &m[M - 1], &pr[M - 1], &s[M - 1], 1.0);
     zel_sol t;
     CHECK_OK(zel_sol_alloc(&m[0], &t, &err), &err);
-    CHECK(zel_library_best(lib, &e.ctx, &m[0], &pr[0], &t, &ratio, &refresh));
-    CHECK(!zel_library_best(lib, &e.ctx, &m[1], &pr[1], &t, &ratio, &refresh));
-    CHECK(zel_library_best(lib, &e.ctx, &m[2], &pr[2], &t, &ratio, &refresh));
-    CHECK(zel_library_best(lib, &e.ctx, &m[M - 1], &pr[M - 1], &t, &ratio, &refresh));
+    CHECK(zel_library_best(lib, &e->ctx, &m[0], &pr[0], &t, &ratio, &refresh));
+    CHECK(!zel_library_best(lib, &e->ctx, &m[1], &pr[1], &t, &ratio, &refresh));
+    CHECK(zel_library_best(lib, &e->ctx, &m[2], &pr[2], &t, &ratio, &refresh));
+    CHECK(zel_library_best(lib, &e->ctx, &m[M - 1], &pr[M - 1], &t, &ratio, &refresh));
     zel_sol_free(&t);
     for (int i = 0; i < M; i++) zel_sol_free(&s[i]), zel_model_free(&m[i]), tprob_free(&pr[i]);
     zel_library_free(lib);
-    zg_pricer_free(&e.pricer);
 }
 
 // A 16-rank batch of the bench's V35 mix at high load (anchors and fillers).
 static void mix_batch(const env *e, int64_t step, zg_batch *b, zg_error *err) {
-    zg_mix_spec spec = {zg_mix_share_from_name("V35"), 350000, 15, e->cluster.world_size, 3};
-    zg_batch_init(b);
-    if (zg_workload_mix(&e->model, &spec, step, b, err)) zg_batch_free(b);
+    if (env_batch(e, zg_mix_share_from_name("V35"), 350000, 15, 3, (uint64_t)step, b, err))
+        zg_batch_free(b);
 }
 
-ZG_TEST(planner_replays_remembered_layouts) {
-    env e;
+ENV_TEST(planner_replays_remembered_layouts, "16xA800") {
     zg_error err;
-    CHECK_OK(env_init(&e, "16xA800", &err), &err);
     zg_batch b;
-    mix_batch(&e, 3, &b, &err);
+    mix_batch(e, 3, &b, &err);
     CHECK(b.n > 0);
     for (int off = 0; off < 2; off++) {
         zg_planner pl;
-        e.ctx.opts.remember_layouts = !off;
-        CHECK_OK(zg_planner_init(&pl, "zellige", &e.ctx, &err), &err);
+        e->ctx.opts.remember_layouts = !off;
+        CHECK_OK(zg_planner_init(&pl, "zellige", &e->ctx, &err), &err);
         double first = 0;
         for (int step = 0; step < 9; step++) {
             zg_plan p;
             zg_plan_init(&p);
             CHECK_OK(zg_planner_plan(&pl, &b, &p, &err), &err);
-            CHECK_OK(zg_plan_validate(&p, &b, &e.model, &err), &err);
+            CHECK_OK(zg_plan_validate(&p, &b, &e->model, &err), &err);
             int replayed = strstr(p.summary, "replayed") != NULL;
             // step 0 searches (nothing remembered), step 1 (1st lookup) and step 8 (8th) refresh
             // by a full search, steps 2-7 replay
@@ -203,26 +196,20 @@ ZG_TEST(planner_replays_remembered_layouts) {
         }
         zg_planner_free(&pl);
     }
-    e.ctx.opts.remember_layouts = 1;
+    e->ctx.opts.remember_layouts = 1;
     // two planners fed the same steps (repeats included) agree byte for byte
     static const int64_t steps[8] = {3, 4, 3, 5, 3, 4, 3, 3};
     char *first[8] = {0};
     for (int run = 0; run < 2; run++) {
         zg_planner pl;
-        CHECK_OK(zg_planner_init(&pl, "zellige", &e.ctx, &err), &err);
+        CHECK_OK(zg_planner_init(&pl, "zellige", &e->ctx, &err), &err);
         for (int k = 0; k < 8; k++) {
             zg_batch bk;
-            mix_batch(&e, steps[k], &bk, &err);
+            mix_batch(e, steps[k], &bk, &err);
             zg_plan p;
             zg_plan_init(&p);
             CHECK_OK(zg_planner_plan(&pl, &bk, &p, &err), &err);
-            char *s = plan_text(&p);
-            if (run == 0) {
-                first[k] = s;
-            } else {
-                CHECK_STR(s, first[k]);
-                free(s);
-            }
+            CHECK_MSG(plan_text_same(&first[k], run, &p), "step %d: plans differ", k);
             zg_plan_free(&p);
             zg_batch_free(&bk);
         }
@@ -230,7 +217,6 @@ ZG_TEST(planner_replays_remembered_layouts) {
     }
     for (int k = 0; k < 8; k++) free(first[k]);
     zg_batch_free(&b);
-    zg_pricer_free(&e.pricer);
 }
 
 // The first step of an anchor multiset searches deeper (anchor_first_nodes): on 16xA800 V45 step
@@ -240,14 +226,10 @@ ZG_TEST(planner_replays_remembered_layouts) {
 // pass) plans at 278.629 s with either budget since stage 2 by density (nineteenth pass).
 // deeper_first_visit = 0 and an explicit anchor_nodes both give the ordinary search's plan, and
 // an explicit first budget equal to the default gives the default's plan, byte for byte.
-ZG_TEST(first_visit_searches_deeper) {
-    env e;
+ENV_TEST(first_visit_searches_deeper, "16xA800") {
     zg_error err;
-    CHECK_OK(env_init(&e, "16xA800", &err), &err);
-    zg_mix_spec spec = {zg_mix_share_from_name("V45"), 350000, 15, e.cluster.world_size, 3};
     zg_batch b;
-    zg_batch_init(&b);
-    CHECK_OK(zg_workload_mix(&e.model, &spec, 6, &b, &err), &err);
+    CHECK_OK(env_batch(e, zg_mix_share_from_name("V45"), 350000, 15, 3, 6, &b, &err), &err);
     // default, no deeper first visit, explicit ordinary anchor budget (10000 / 16), explicit
     // first budget 200000 (0: absent)
     static const int64_t first[4] = {0, 0, 0, 200000}, nodes[4] = {0, 0, 625, 0};
@@ -255,28 +237,23 @@ ZG_TEST(first_visit_searches_deeper) {
     char *text[4];
     double ms[4];
     for (int v = 0; v < 4; v++) {
-        e.ctx.opts.anchor_first_nodes = (zg_budget){first[v] > 0, first[v]};
-        e.ctx.opts.anchor_nodes = (zg_budget){nodes[v] > 0, nodes[v]};
-        e.ctx.opts.deeper_first_visit = deeper[v];
-        zg_planner pl;
-        CHECK_OK(zg_planner_init(&pl, "zellige", &e.ctx, &err), &err);
+        e->ctx.opts.anchor_first_nodes = (zg_budget){first[v] > 0, first[v]};
+        e->ctx.opts.anchor_nodes = (zg_budget){nodes[v] > 0, nodes[v]};
+        e->ctx.opts.deeper_first_visit = deeper[v];
         zg_plan p;
-        zg_plan_init(&p);
-        CHECK_OK(zg_planner_plan(&pl, &b, &p, &err), &err);
-        CHECK_OK(zg_plan_validate(&p, &b, &e.model, &err), &err);
+        CHECK_OK(plan_policy(&e->ctx, "zellige", &b, &p, &err), &err);
+        CHECK_OK(zg_plan_validate(&p, &b, &e->model, &err), &err);
         ms[v] = p.makespan;
         text[v] = plan_text(&p);
         zg_plan_free(&p);
-        zg_planner_free(&pl);
     }
     CHECK_MSG(ms[0] < ms[1] * (1 - 3e-4), "first visit %.9g, ordinary %.9g", ms[0], ms[1]);
     CHECK_STR(text[2], text[1]);
     CHECK_STR(text[3], text[0]);
     for (int v = 0; v < 4; v++) free(text[v]);
-    e.ctx.opts.anchor_first_nodes = e.ctx.opts.anchor_nodes = (zg_budget){0, 0};
-    e.ctx.opts.deeper_first_visit = 1;
+    e->ctx.opts.anchor_first_nodes = e->ctx.opts.anchor_nodes = (zg_budget){0, 0};
+    e->ctx.opts.deeper_first_visit = 1;
     zg_batch_free(&b);
-    zg_pricer_free(&e.pricer);
 }
 
 ZG_TEST_MAIN()

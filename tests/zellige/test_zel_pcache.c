@@ -12,11 +12,10 @@
 #include "planner/planner.h"
 #include "zel_env.h"
 
+// Step `step` of mix `name` at tpr tokens per rank (10 s videos, seed 1); 0 on success.
 static int mix(const env *e, const char *name, int64_t tpr, uint64_t step, zg_batch *b,
                zg_error *err) {
-    zg_batch_init(b);
-    zg_mix_spec spec = {zg_mix_share_from_name(name), tpr, 10, e->cluster.world_size, 1};
-    return zg_workload_mix(&e->model, &spec, step, b, err) != ZG_OK;
+    return env_batch(e, zg_mix_share_from_name(name), tpr, 10, 1, step, b, err) != ZG_OK;
 }
 
 static int same_problem(const zg_problem *a, const zg_problem *b) {
@@ -88,9 +87,7 @@ ZG_TEST(pcache_same_problems_and_plans) {
                     zg_plan_init(&a), zg_plan_init(&z);
                     CHECK_OK(zel_decode(&p, &b, r1.choice, "zellige", &a, &err), &err);
                     CHECK_OK(zel_decode(&q, &b, r2.choice, "zellige", &z, &err), &err);
-                    char *ta = plan_text(&a), *tz = plan_text(&z);
-                    CHECK(ta && tz && !strcmp(ta, tz));
-                    cJSON_free(ta), cJSON_free(tz);
+                    CHECK(plan_texts_equal(&a, &z));
                     zg_plan_free(&a), zg_plan_free(&z);
                     free(r1.choice), free(r2.choice);
                     zg_problem_free(&p), zg_problem_free(&q);
@@ -105,24 +102,22 @@ ZG_TEST(pcache_same_problems_and_plans) {
     }
 }
 
-ZG_TEST(pcache_policy_plans_match_uncached) {
+ENV_TEST(pcache_policy_plans_match_uncached, "8xA800") {
     // `--policy zellige` keeps the cache in its state: its plans equal uncached two-stage plans
-    env e;
     zg_error err;
-    CHECK(!env_init(&e, "8xA800", &err));
     zg_planner pl;
-    CHECK_OK(zg_planner_init(&pl, "zellige", &e.ctx, &err), &err);
+    CHECK_OK(zg_planner_init(&pl, "zellige", &e->ctx, &err), &err);
     zel_warm *w = zel_warm_new();
     for (uint64_t s = 0; s < 4; s++) {
         zg_batch b;
-        CHECK(!mix(&e, "V45", 350000, s, &b, &err));
+        CHECK(!mix(e, "V45", 350000, s, &b, &err));
         zg_plan a, z;
         zg_plan_init(&a), zg_plan_init(&z);
         CHECK_OK(zg_planner_plan(&pl, &b, &a, &err), &err);
         zg_problem p;
-        CHECK_OK(zg_problem_build(&e.ctx, &b, &p, &err), &err);
+        CHECK_OK(zg_problem_build(&e->ctx, &b, &p, &err), &err);
         zel_result r;
-        CHECK_OK(zel_two_stage(&e.ctx, &p, &b, w, &r, &err), &err);
+        CHECK_OK(zel_two_stage(&e->ctx, &p, &b, w, &r, &err), &err);
         CHECK_OK(zel_decode(&p, &b, r.choice, "zellige", &z, &err), &err);
         CHECK_EQ_INT(a.n, z.n);
         int same = 1;
@@ -138,70 +133,64 @@ ZG_TEST(pcache_policy_plans_match_uncached) {
     }
     zel_warm_free(w);
     zg_planner_free(&pl);
-    zg_pricer_free(&e.pricer);
 }
 
-ZG_TEST(pcache_resets_on_changes) {
-    env e;
+ENV_TEST(pcache_resets_on_changes, "16xA800") {
     zg_error err;
-    CHECK(!env_init(&e, "16xA800", &err));
     zg_option_cache *c = zg_option_cache_new();
     zg_batch b;
-    CHECK(!mix(&e, "V50", 125000, 0, &b, &err));
+    CHECK(!mix(e, "V50", 125000, 0, &b, &err));
     int64_t h, mi;
-    CHECK(same_build(&e, &b, c, &h, &mi));
+    CHECK(same_build(e, &b, c, &h, &mi));
     CHECK(mi > 0);
-    CHECK(same_build(&e, &b, c, &h, &mi));
+    CHECK(same_build(e, &b, c, &h, &mi));
     CHECK(h > 0 && mi == 0);
     int64_t r = zg_option_cache_get_stats(c).resets;
     // memory cap
-    double cap = e.pricer.mem_cap;
-    e.pricer.mem_cap = cap * 0.9;
-    CHECK(same_build(&e, &b, c, &h, &mi));
+    double cap = e->pricer.mem_cap;
+    e->pricer.mem_cap = cap * 0.9;
+    CHECK(same_build(e, &b, c, &h, &mi));
     CHECK(h == 0 && mi > 0);
     CHECK(zg_option_cache_get_stats(c).resets == ++r);
-    e.pricer.mem_cap = cap;
-    CHECK(same_build(&e, &b, c, &h, &mi));
+    e->pricer.mem_cap = cap;
+    CHECK(same_build(e, &b, c, &h, &mi));
     CHECK(h == 0 && zg_option_cache_get_stats(c).resets == ++r);
     // family, max degree, exact rank prices
-    e.ctx.opts.family = ZG_RANKSETS_ALIGNED;
-    CHECK(same_build(&e, &b, c, &h, &mi));
+    e->ctx.opts.family = ZG_RANKSETS_ALIGNED;
+    CHECK(same_build(e, &b, c, &h, &mi));
     CHECK(h == 0 && zg_option_cache_get_stats(c).resets == ++r);
-    e.ctx.opts.family = ZG_RANKSETS_NODE;
-    e.ctx.opts.max_degree = 4;
-    CHECK(same_build(&e, &b, c, &h, &mi));
+    e->ctx.opts.family = ZG_RANKSETS_NODE;
+    e->ctx.opts.max_degree = 4;
+    CHECK(same_build(e, &b, c, &h, &mi));
     CHECK(h == 0 && zg_option_cache_get_stats(c).resets == ++r);
-    e.ctx.opts.max_degree = 0;
-    CHECK(same_build(&e, &b, c, &h, &mi));
+    e->ctx.opts.max_degree = 0;
+    CHECK(same_build(e, &b, c, &h, &mi));
     CHECK(h == 0 && zg_option_cache_get_stats(c).resets == ++r);
-    e.ctx.opts.exact_rank_prices = 1;
-    CHECK(same_build(&e, &b, c, &h, &mi));
+    e->ctx.opts.exact_rank_prices = 1;
+    CHECK(same_build(e, &b, c, &h, &mi));
     CHECK(h == 0 && zg_option_cache_get_stats(c).resets == ++r);
-    e.ctx.opts.exact_rank_prices = 0;
-    CHECK(same_build(&e, &b, c, &h, &mi));
+    e->ctx.opts.exact_rank_prices = 0;
+    CHECK(same_build(e, &b, c, &h, &mi));
     CHECK(h == 0 && zg_option_cache_get_stats(c).resets == ++r);
     // a pricer changed in place: only the re-priced whole option / probe can see it
-    scaled sc = {&e.pricer, 1.0, 1.0, 1.0};
-    zg_pricer wrap = e.pricer;
-    wrap.impl = &sc;
-    wrap.price = scaled_price;
-    wrap.free_impl = NULL;
-    e.ctx.pricer = &wrap;
-    CHECK(same_build(&e, &b, c, &h, &mi));
-    CHECK(same_build(&e, &b, c, &h, &mi));
+    scaled sc = {&e->pricer, 1.0, 1.0, 1.0};
+    zg_pricer wrap = wrap_pricer(&e->pricer, &sc, scaled_price);
+    e->ctx.pricer = &wrap;
+    CHECK(same_build(e, &b, c, &h, &mi));
+    CHECK(same_build(e, &b, c, &h, &mi));
     CHECK(h > 0 && mi == 0);
     r = zg_option_cache_get_stats(c).resets;
     sc.split_scale = 1.1; // whole prices unchanged: the split probe sees it
-    CHECK(same_build(&e, &b, c, &h, &mi));
+    CHECK(same_build(e, &b, c, &h, &mi));
     CHECK(h == 0 && mi > 0);
     CHECK(zg_option_cache_get_stats(c).resets == ++r);
     sc.time_scale = 1.25;
-    CHECK(same_build(&e, &b, c, &h, &mi));
+    CHECK(same_build(e, &b, c, &h, &mi));
     CHECK(h == 0 && zg_option_cache_get_stats(c).resets == ++r);
     sc.mem_scale = 0.5;
-    CHECK(same_build(&e, &b, c, &h, &mi));
+    CHECK(same_build(e, &b, c, &h, &mi));
     CHECK(h == 0 && zg_option_cache_get_stats(c).resets == ++r);
-    e.ctx.pricer = &e.pricer;
+    e->ctx.pricer = &e->pricer;
     // another cluster through the same cache, then back
     env e2;
     CHECK(!env_init(&e2, "8xA800", &err));
@@ -209,30 +198,28 @@ ZG_TEST(pcache_resets_on_changes) {
     CHECK(!mix(&e2, "V50", 125000, 0, &b2, &err));
     CHECK(same_build(&e2, &b2, c, &h, &mi));
     CHECK(h == 0);
-    CHECK(same_build(&e, &b, c, &h, &mi));
+    CHECK(same_build(e, &b, c, &h, &mi));
     CHECK(h == 0);
     // explicit clear
     zg_option_cache_clear(c);
     CHECK_EQ_INT(zg_option_cache_get_stats(c).n_entries, 0);
-    CHECK(same_build(&e, &b, c, &h, &mi));
+    CHECK(same_build(e, &b, c, &h, &mi));
     CHECK(h == 0 && mi > 0);
     zg_batch_free(&b), zg_batch_free(&b2);
     zg_option_cache_free(c);
-    zg_pricer_free(&e.pricer), zg_pricer_free(&e2.pricer);
+    zg_pricer_free(&e2.pricer);
 }
 
-ZG_TEST(pcache_budget_infeasible_bad_input) {
-    env e;
+ENV_TEST(pcache_budget_infeasible_bad_input, "8xA800") {
     zg_error err;
-    CHECK(!env_init(&e, "8xA800", &err));
     zg_option_cache *c = zg_option_cache_new();
     zg_option_cache_set_budget(c, 1); // every build evicts what earlier builds left
     for (uint64_t s = 0; s < 3; s++) {
         zg_batch b;
-        CHECK(!mix(&e, "V40", 350000, s, &b, &err));
+        CHECK(!mix(e, "V40", 350000, s, &b, &err));
         int64_t h, mi;
-        CHECK(same_build(&e, &b, c, &h, &mi));
-        CHECK(same_build(&e, &b, c, &h, &mi)); // evicted at the start of this build
+        CHECK(same_build(e, &b, c, &h, &mi));
+        CHECK(same_build(e, &b, c, &h, &mi)); // evicted at the start of this build
         CHECK(h == 0 && mi > 0);
         zg_batch_free(&b);
     }
@@ -240,42 +227,39 @@ ZG_TEST(pcache_budget_infeasible_bad_input) {
     zg_option_cache_set_budget(c, (size_t)64 << 20);
     // an infeasible batch: same error, and the cache stays usable
     zg_batch b;
-    CHECK(!mix(&e, "V60", 350000, 0, &b, &err));
-    double cap = e.pricer.mem_cap;
-    e.pricer.mem_cap = 1e6;
+    CHECK(!mix(e, "V60", 350000, 0, &b, &err));
+    double cap = e->pricer.mem_cap;
+    e->pricer.mem_cap = 1e6;
     int64_t h, mi;
-    CHECK(same_build(&e, &b, c, &h, &mi));
+    CHECK(same_build(e, &b, c, &h, &mi));
     zg_problem p;
-    CHECK(zg_problem_build_cached(&e.ctx, &b, c, &p, &err) == ZG_ERR_INFEASIBLE);
-    e.pricer.mem_cap = cap;
-    CHECK(same_build(&e, &b, c, &h, &mi));
-    CHECK(same_build(&e, &b, c, &h, &mi));
+    CHECK(zg_problem_build_cached(&e->ctx, &b, c, &p, &err) == ZG_ERR_INFEASIBLE);
+    e->pricer.mem_cap = cap;
+    CHECK(same_build(e, &b, c, &h, &mi));
+    CHECK(same_build(e, &b, c, &h, &mi));
     CHECK(h > 0 && mi == 0);
     // bad input: no context
-    zg_plan_ctx bad = e.ctx;
+    zg_plan_ctx bad = e->ctx;
     bad.pricer = NULL;
     CHECK(zg_problem_build_cached(&bad, &b, c, &p, &err) == ZG_ERR_INVALID);
-    CHECK(zg_option_cache_begin(NULL, &e.ctx, &err) == ZG_ERR_INVALID);
+    CHECK(zg_option_cache_begin(NULL, &e->ctx, &err) == ZG_ERR_INVALID);
     zg_batch_free(&b);
     zg_option_cache_free(c);
     zg_option_cache_free(NULL);
-    zg_pricer_free(&e.pricer);
 }
 
-ZG_TEST(problem_groups_by_price_key) {
+ENV_TEST(problem_groups_by_price_key, "8xA800") {
     // the build groups by hashing the price keys: every sequence of a key lands in one group,
     // members ascend, counts add up (also with keys interleaved in batch order)
-    env e;
     zg_error err;
-    CHECK(!env_init(&e, "8xA800", &err));
     zg_batch b;
-    CHECK(!mix(&e, "V50", 350000, 2, &b, &err));
+    CHECK(!mix(e, "V50", 350000, 2, &b, &err));
     for (int64_t i = 0; i + 1 < b.n; i += 2) { // interleave: swap neighbours
         zg_seq t = b.seqs[i];
         b.seqs[i] = b.seqs[i + 1], b.seqs[i + 1] = t;
     }
     zg_problem p;
-    CHECK_OK(zg_problem_build(&e.ctx, &b, &p, &err), &err);
+    CHECK_OK(zg_problem_build(&e->ctx, &b, &p, &err), &err);
     int64_t total = 0;
     int ok = 1;
     for (int32_t g = 0; g < p.n_groups; g++) {
@@ -296,7 +280,6 @@ ZG_TEST(problem_groups_by_price_key) {
     CHECK(ok);
     zg_problem_free(&p);
     zg_batch_free(&b);
-    zg_pricer_free(&e.pricer);
 }
 
 ZG_TEST_MAIN()

@@ -101,14 +101,11 @@ static void joint_optimum(int *zg_failed_, const zg_problem *pr, double *opt, do
 // work per byte differs ~10x, under a memory cap that binds. The joint optimum is proven by the
 // exact search over every group.
 ZG_TEST(relax_bound_below_the_joint_optimum) {
-    zg_rng rng;
-    zg_rng_init(&rng, 7);
+    zg_rng rng = trng(7);
     int above_root = 0, mean_fluid_above = 0, above_old = 0, n = 0;
     for (int trial = 0; trial < 60; trial++) {
         zg_problem pr = memtight_problem(&rng, trial, 1, 2, 5);
-        zg_plan_ctx ctx;
-        memset(&ctx, 0, sizeof ctx);
-        zg_planner_opts_default(&ctx.opts);
+        zg_plan_ctx ctx = tctx();
         zg_error err;
         double opt, root;
         joint_optimum(zg_failed_, &pr, &opt, &root);
@@ -160,14 +157,11 @@ ZG_TEST(relax_bound_below_the_joint_optimum) {
 // the bound without it on some (so a pattern bound that proves nothing fails the test). Needs
 // Clp (built with CBC); without it the bound is the one without.
 ZG_TEST(pattern_bound_below_the_joint_optimum) {
-    zg_rng rng;
-    zg_rng_init(&rng, 11);
+    zg_rng rng = trng(11);
     int n = 0, raised = 0;
     for (int trial = 0; trial < 40; trial++) {
         zg_problem pr = memtight_problem(&rng, trial, 2, 4, 3);
-        zg_plan_ctx ctx;
-        memset(&ctx, 0, sizeof ctx);
-        zg_planner_opts_default(&ctx.opts);
+        zg_plan_ctx ctx = tctx();
         zg_error err;
         double opt, root;
         joint_optimum(zg_failed_, &pr, &opt, &root);
@@ -200,27 +194,18 @@ ZG_TEST(pattern_bound_below_the_joint_optimum) {
 // End to end: `--policy joint` on the quality bench's first 16xA800 high-load batch (V35 step
 // 0) reports the relaxation bound (168.49 s when written; the full model's root bound is
 // 167.99 s) as its lower bound, below its plan's makespan.
-ZG_TEST(joint_reports_the_relaxation_bound) {
-    env e;
+ENV_TEST(joint_reports_the_relaxation_bound, "16xA800") {
     zg_error err;
-    CHECK_OK(env_init(&e, "16xA800", &err), &err);
-    zg_mix_spec spec = {zg_mix_share_from_name("V35"), 350000, 15, e.cluster.world_size, 3};
     zg_batch b;
-    zg_batch_init(&b);
-    CHECK_OK(zg_workload_mix(&e.model, &spec, 0, &b, &err), &err);
-    e.ctx.opts.time_limit_s = 1.0;
-    zg_planner pl;
-    CHECK_OK(zg_planner_init(&pl, "joint", &e.ctx, &err), &err);
+    CHECK_OK(env_batch(e, zg_mix_share_from_name("V35"), 350000, 15, 3, 0, &b, &err), &err);
+    e->ctx.opts.time_limit_s = 1.0;
     zg_plan p;
-    zg_plan_init(&p);
-    CHECK_OK(zg_planner_plan(&pl, &b, &p, &err), &err);
+    CHECK_OK(plan_policy(&e->ctx, "joint", &b, &p, &err), &err);
     CHECK_MSG(p.lower_bound > 168.4 && p.lower_bound <= p.makespan * (1 + 1e-12),
               "lower bound %.9g, makespan %.9g (%s)", p.lower_bound, p.makespan, p.summary);
     CHECK(strstr(p.summary, "relaxation bound") != NULL);
     zg_plan_free(&p);
-    zg_planner_free(&pl);
     zg_batch_free(&b);
-    zg_pricer_free(&e.pricer);
 }
 
 // zel_relax_bound on the quality bench's 32xA6000 high-load batch (mix, draw) under a node
@@ -232,10 +217,9 @@ static void bench_batch_bound(int *zg_failed_, const char *mix, int draw, int64_
     zg_error err;
     *lb = -1;
     CHECK_OK(env_init(&e, "32xA6000", &err), &err);
-    zg_mix_spec spec = {zg_mix_share_from_name(mix), 175000, 15, e.cluster.world_size, 3};
     zg_batch b;
-    zg_batch_init(&b);
-    CHECK_OK(zg_workload_mix(&e.model, &spec, draw, &b, &err), &err);
+    CHECK_OK(env_batch(&e, zg_mix_share_from_name(mix), 175000, 15, 3, (uint64_t)draw, &b, &err),
+             &err);
     zg_problem pr;
     CHECK_OK(zg_problem_build(&e.ctx, &b, &pr, &err), &err);
     int complete;

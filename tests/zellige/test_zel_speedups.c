@@ -40,8 +40,7 @@ static zg_problem rand_model(zg_rng *rng, int trial, zel_model *m, int *ok) {
 }
 
 ZG_TEST(zel_speedups_lower_bound_matches_plain_sweep) {
-    zg_rng rng;
-    zg_rng_init(&rng, 20261130);
+    zg_rng rng = trng(20261130);
     int finite = 0, above_fixed = 0;
     for (int trial = 0; trial < 400; trial++) {
         zel_model m;
@@ -102,8 +101,7 @@ ZG_TEST(zel_speedups_lower_bound_hand_values) {
 }
 
 ZG_TEST(zel_speedups_model_options_sorted_and_pareto) {
-    zg_rng rng;
-    zg_rng_init(&rng, 77);
+    zg_rng rng = trng(77);
     int multi = 0;  // groups with a block of several kept options (the in-block order matters)
     for (int trial = 0; trial < 200; trial++) {
         zel_model m;
@@ -151,8 +149,7 @@ ZG_TEST(zel_speedups_model_options_sorted_and_pareto) {
 // with its early exit) and the 1-opt descent against the plain passes of zel_speedref.h: the
 // same solution bit for bit; and zel_objective against its definition.
 ZG_TEST(zel_speedups_greedy_and_descent_match_plain_passes) {
-    zg_rng rng;
-    zg_rng_init(&rng, 31337);
+    zg_rng rng = trng(31337);
     int found = 0, moved = 0;
     for (int trial = 0; trial < 300; trial++) {
         zel_model m;
@@ -217,8 +214,7 @@ static void nudge(zg_rng *rng, int32_t N, int32_t k, int quant, double *L, doubl
 }
 
 ZG_TEST(zel_speedups_fluid_ctx_merge_matches_full_sort) {
-    zg_rng rng;
-    zg_rng_init(&rng, 4711);
+    zg_rng rng = trng(4711);
     int64_t calls = 0, children = 0, finite = 0;
     for (int trial = 0; trial < 120; trial++) {
         int32_t N = (int32_t)zg_rng_int(&rng, 1, 40);
@@ -278,8 +274,7 @@ static void perturb_times(zg_rng *rng, zg_problem *pr) {
 // slower than the best disjoint-tile plan. Counts how often a later candidate or the tile plan
 // won, so that the skips were put to the test.
 ZG_TEST(zel_speedups_two_stage_skips_never_drop_a_winner) {
-    zg_rng rng;
-    zg_rng_init(&rng, 99);
+    zg_rng rng = trng(99);
     zg_plan_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.opts.anchor_nodes = zg_budget_nodes(300);
@@ -372,8 +367,7 @@ static int same_plan(const double *L1, const double *L2, const double *H1, const
 }
 
 ZG_TEST(zel_speedups_filler_place_matches_plain_rule) {
-    zg_rng rng;
-    zg_rng_init(&rng, 2024);
+    zg_rng rng = trng(2024);
     int infeasible = 0, split = 0, dense = 0;
     for (int trial = 0; trial < 300; trial++) {
         int32_t N = (int32_t)zg_rng_int(&rng, 1, 24), ng = (int32_t)zg_rng_int(&rng, 1, 8);

@@ -52,8 +52,7 @@ static double cbc_optimum(const zg_problem *pr) {
 }
 
 ZG_TEST(joint_optimum_matches_cbc) {
-    zg_rng rng;
-    zg_rng_init(&rng, 2024);
+    zg_rng rng = trng(2024);
     int checked = 0;
     for (int trial = 0; trial < 16; trial++) {
         int32_t N = (int32_t)zg_rng_int(&rng, 2, 8);

@@ -87,74 +87,56 @@ static void check_stage1_model(int *zg_failed_, const env *e, const zg_problem *
     zel_model_free(&m);
 }
 
-ZG_TEST(zellige_plan_legal_and_loads_match_counts) {
-    env e;
+ENV_TEST(zellige_plan_legal_and_loads_match_counts, "8xA800") {
     zg_error err;
-    CHECK_OK(env_init(&e, "8xA800", &err), &err);
     for (uint64_t seed = 1; seed <= 4; seed++) {
         zg_batch b;
         small_batch(&b, seed);
-        zg_planner pl;
-        CHECK_OK(zg_planner_init(&pl, "zellige", &e.ctx, &err), &err);
         zg_plan p;
-        zg_plan_init(&p);
-        CHECK_OK(zg_planner_plan(&pl, &b, &p, &err), &err);  // evaluates and validates
+        CHECK_OK(plan_policy(&e->ctx, "zellige", &b, &p, &err), &err);  // evaluates, validates
         CHECK_STR(p.policy, "zellige");
         // loads recomputed from the ECF choice equal the evaluator's per-rank times
         zg_problem pr;
-        CHECK_OK(zg_problem_build(&e.ctx, &b, &pr, &err), &err);
+        CHECK_OK(zg_problem_build(&e->ctx, &b, &pr, &err), &err);
         zel_result res;
-        CHECK_OK(zel_two_stage(&e.ctx, &pr, &b, NULL, &res, &err), &err);
+        CHECK_OK(zel_two_stage(&e->ctx, &pr, &b, NULL, &res, &err), &err);
         double L[8], H[8];
         double T = zel_choice_makespan(&pr, res.choice, L, H);
         CHECK_NEAR(p.makespan, T, 0, 1e-9);
         for (int r = 0; r < 8; r++) CHECK_NEAR(p.ranks[r].time, L[r], 1e-12, 1e-9);
         CHECK(res.n_anchors >= 1);
-        check_stage1_model(zg_failed_, &e, &pr, &res, seed);
+        check_stage1_model(zg_failed_, e, &pr, &res, seed);
         if (*zg_failed_) return;
         free(res.choice);
         zg_problem_free(&pr);
         zg_plan_free(&p);
-        zg_planner_free(&pl);
         zg_batch_free(&b);
     }
-    zg_pricer_free(&e.pricer);
 }
 
-ZG_TEST(zellige_plans_byte_identical) {
-    env e;
+ENV_TEST(zellige_plans_byte_identical, "16xA800") {
     zg_error err;
-    CHECK_OK(env_init(&e, "16xA800", &err), &err);
     char *first[3] = {0};
     for (int run = 0; run < 2; run++) {
         zg_planner pl;
-        CHECK_OK(zg_planner_init(&pl, "zellige", &e.ctx, &err), &err);
+        CHECK_OK(zg_planner_init(&pl, "zellige", &e->ctx, &err), &err);
         for (int step = 0; step < 3; step++) {  // the warm start carries across steps
             zg_batch b;
             small_batch(&b, 100 + (uint64_t)step);
             zg_plan p;
             zg_plan_init(&p);
             CHECK_OK(zg_planner_plan(&pl, &b, &p, &err), &err);
-            char *s = plan_text(&p);
-            if (run == 0) {
-                first[step] = s;
-            } else {
-                CHECK_STR(s, first[step]);
-                free(s);
-            }
+            CHECK_MSG(plan_text_same(&first[step], run, &p), "step %d: plans differ", step);
             zg_plan_free(&p);
             zg_batch_free(&b);
         }
         zg_planner_free(&pl);
     }
     for (int i = 0; i < 3; i++) free(first[i]);
-    zg_pricer_free(&e.pricer);
 }
 
-ZG_TEST(zellige_degenerate_batches) {
-    env e;
+ENV_TEST(zellige_degenerate_batches, "8xA800") {
     zg_error err;
-    CHECK_OK(env_init(&e, "8xA800", &err), &err);
     for (int kind = 0; kind < 3; kind++) {
         zg_batch b;
         zg_batch_init(&b);
@@ -162,16 +144,13 @@ ZG_TEST(zellige_degenerate_batches) {
         if (kind == 1)
             for (int i = 0; i < 12; i++) add(&b, i, 3600, "720p-img");  // all identical
         if (kind == 2) add(&b, 0, 3, ""), add(&b, 1, 5, "");             // fewer tokens than ranks
-        zg_planner pl;
-        CHECK_OK(zg_planner_init(&pl, "zellige", &e.ctx, &err), &err);
         zg_plan p;
-        zg_plan_init(&p);
-        CHECK_OK(zg_planner_plan(&pl, &b, &p, &err), &err);
+        CHECK_OK(plan_policy(&e->ctx, "zellige", &b, &p, &err), &err);
         CHECK_EQ_INT(p.n, b.n);
         if (kind == 1) {  // 12 equal images on 8 ranks: one group, all anchors, exact
             zg_price w;
             int32_t r0 = 0;
-            CHECK_OK(zg_pricer_price(&e.pricer, &b.seqs[0], (zg_config){1, 1, 1}, &r0, 1, &w,
+            CHECK_OK(zg_pricer_price(&e->pricer, &b.seqs[0], (zg_config){1, 1, 1}, &r0, 1, &w,
                                      &err), &err);
             CHECK(p.makespan <= 2 * w.time * (1 + 1e-12));    // 2 whole per rank is feasible
             CHECK(p.makespan >= 1.5 * w.time * (1 - 1e-12));  // area bound (whole is cheapest)
@@ -180,75 +159,51 @@ ZG_TEST(zellige_degenerate_batches) {
         if (kind == 2)
             for (int64_t i = 0; i < p.n; i++) CHECK(p.p[i].n_ranks <= b.seqs[i].tokens);
         zg_plan_free(&p);
-        zg_planner_free(&pl);
         zg_batch_free(&b);
     }
-    zg_pricer_free(&e.pricer);
 }
 
-ZG_TEST(zellige_memory_infeasible_names_sequence) {
-    env e;
+ENV_TEST(zellige_memory_infeasible_names_sequence, "8xA800") {
     zg_error err;
-    CHECK_OK(env_init(&e, "8xA800", &err), &err);
-    e.ctx.opts.max_degree = 1;  // a 15 s 1080p video cannot run whole on one A800
+    e->ctx.opts.max_degree = 1;  // a 15 s 1080p video cannot run whole on one A800
     zg_batch b;
     zg_batch_init(&b);
     add(&b, 0, 3600, "720p-img");
     add(&b, 42, 497760, "1080p-15s");
-    zg_planner pl;
-    CHECK_OK(zg_planner_init(&pl, "zellige", &e.ctx, &err), &err);
     zg_plan p;
-    zg_plan_init(&p);
-    CHECK_EQ_INT(zg_planner_plan(&pl, &b, &p, &err), ZG_ERR_INFEASIBLE);
+    CHECK_EQ_INT(plan_policy(&e->ctx, "zellige", &b, &p, &err), ZG_ERR_INFEASIBLE);
     CHECK(strstr(err.msg, "42") != NULL);
     CHECK(strstr(err.msg, "497760") != NULL);
     zg_plan_free(&p);
-    zg_planner_free(&pl);
     zg_batch_free(&b);
-    zg_pricer_free(&e.pricer);
 }
 
-ZG_TEST(zellige_not_worse_than_baselines_and_joint_not_worse) {
-    env e;
+ENV_TEST(zellige_not_worse_than_baselines_and_joint_not_worse, "8xA800") {
     zg_error err;
-    CHECK_OK(env_init(&e, "8xA800", &err), &err);
-    e.ctx.opts.time_limit_s = 0.2;
+    e->ctx.opts.time_limit_s = 0.2;
     static const char *base[] = {"dp", "usp", "adaptive", "static", "knapformer"};
     for (uint64_t seed = 11; seed <= 13; seed++) {
         zg_batch b;
         small_batch(&b, seed);
-        zg_planner pl;
-        CHECK_OK(zg_planner_init(&pl, "zellige", &e.ctx, &err), &err);
         zg_plan z;
-        zg_plan_init(&z);
-        CHECK_OK(zg_planner_plan(&pl, &b, &z, &err), &err);
-        zg_planner_free(&pl);
+        CHECK_OK(plan_policy(&e->ctx, "zellige", &b, &z, &err), &err);
         for (size_t k = 0; k < sizeof base / sizeof *base; k++) {
-            zg_planner bl;
-            if (zg_planner_init(&bl, base[k], &e.ctx, &err)) continue;
             zg_plan q;
-            zg_plan_init(&q);
-            if (zg_planner_plan(&bl, &b, &q, &err) == ZG_OK)
-                CHECK_MSG(z.makespan <= q.makespan * (1 + e.ctx.opts.eps),
+            if (plan_policy(&e->ctx, base[k], &b, &q, &err) == ZG_OK)  // (or not legal here)
+                CHECK_MSG(z.makespan <= q.makespan * (1 + e->ctx.opts.eps),
                           "seed %llu: zellige %.6g > %s %.6g", (unsigned long long)seed,
                           z.makespan, base[k], q.makespan);
             zg_plan_free(&q);
-            zg_planner_free(&bl);
         }
-        zg_planner jl;
-        CHECK_OK(zg_planner_init(&jl, "joint", &e.ctx, &err), &err);
         zg_plan j;
-        zg_plan_init(&j);
-        CHECK_OK(zg_planner_plan(&jl, &b, &j, &err), &err);
+        CHECK_OK(plan_policy(&e->ctx, "joint", &b, &j, &err), &err);
         CHECK(j.makespan <= z.makespan * (1 + 1e-12));
         CHECK(j.lower_bound > 0 && j.lower_bound <= j.makespan * (1 + 1e-12));
         CHECK(z.makespan >= j.lower_bound * (1 - 1e-12));
         zg_plan_free(&j);
-        zg_planner_free(&jl);
         zg_plan_free(&z);
         zg_batch_free(&b);
     }
-    zg_pricer_free(&e.pricer);
 }
 
 ZG_TEST_MAIN()
