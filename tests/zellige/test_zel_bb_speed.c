@@ -587,33 +587,26 @@ static zg_problem bprob_make(zg_rng *rng, int32_t N, int32_t ng, double cap, int
 }
 
 // A random model over random ledgers, most with fluid area and fluid memory (the skip tables
-// and fluid keys), some with fluid area only or neither.
-static zg_problem bmodel(zg_rng *rng, int trial, zel_model *m, int *ok) {
+// and fluid keys), some with fluid area only or neither. Free with tmodel_free.
+static zg_status bmodel(zg_rng *rng, int trial, tmodel *t, zg_error *err) {
     int32_t N = (int32_t)zg_rng_int(rng, 2, trial % 7 == 0 ? 16 : 8);
     int32_t ng = (int32_t)zg_rng_int(rng, 1, 4);
     double cap = zg_rng_range(rng, 1.0, 4.0);
-    zg_problem pr;
     if (trial % 3 == 0) {
         tgroup tg[8];
         for (int32_t g = 0; g < ng; g++) tg[g] = tgroup_rand(rng, zg_rng_int(rng, 1, 3));
-        pr = tprob_make(N, cap, tg, ng, N < 8 ? N : 8, (int)zg_rng_int(rng, 0, 1));
+        t->pr = tprob_make(N, cap, tg, ng, N < 8 ? N : 8, (int)zg_rng_int(rng, 0, 1));
     } else {
-        pr = bprob_make(rng, N, ng, cap, (int)zg_rng_int(rng, 0, 1));
+        t->pr = bprob_make(rng, N, ng, cap, (int)zg_rng_int(rng, 0, 1));
     }
-    int32_t idx[8];
-    for (int32_t g = 0; g < ng; g++) idx[g] = g;
     double bl[16], bm[16];
     int led = trial % 4;
-    for (int32_t r = 0; r < N; r++) {
-        bl[r] = led == 1 ? (double)zg_rng_int(rng, 0, 3) : zg_rng_range(rng, 0, 8);
-        bm[r] = zg_rng_range(rng, 0, cap * 0.6);
-    }
-    zg_error err;
-    *ok = zel_model_build(&pr, idx, ng, led ? bl : NULL, led ? bm : NULL, m, &err) == ZG_OK;
+    trand_ledgers(rng, N, led == 1, 8, cap * 0.6, bl, bm);
+    zg_status st = tmodel_build(t, led ? bl : NULL, led ? bm : NULL, err);
     int kind = trial % 5;
-    if (*ok && kind < 4) m->extra_area = zg_rng_range(rng, 0.5, 2.0 * N);
-    if (*ok && kind < 3) m->fill_mem = zg_rng_range(rng, 0.2, 0.8 * N * cap);
-    return pr;
+    if (!st && kind < 4) t->m.extra_area = zg_rng_range(rng, 0.5, 2.0 * N);
+    if (!st && kind < 3) t->m.fill_mem = zg_rng_range(rng, 0.2, 0.8 * N * cap);
+    return st;
 }
 
 // Same solution (options, T and K bit for bit) and statistics (seconds aside).
@@ -634,57 +627,53 @@ ZG_TEST(zel_bb_speed_matches_plain_search) {
     static const double gaps[] = {0, 1e-4, 2e-2};
     int runs = 0, cut = 0, fluid = 0, split = 0;
     for (int trial = 0; trial < 400; trial++) {
-        zel_model m;
-        int ok;
-        zg_problem pr = bmodel(&rng, trial, &m, &ok);
-        CHECK(ok);
-        zel_sol a, b, z;
+        tmodel t;
         zg_error err;
-        CHECK_OK(zel_sol_alloc(&m, &a, &err), &err);
-        CHECK_OK(zel_sol_alloc(&m, &b, &err), &err);
-        CHECK_OK(zel_sol_alloc(&m, &z, &err), &err);
+        CHECK_OK(bmodel(&rng, trial, &t, &err), &err);
+        zel_model *m = &t.m;
+        zel_sol a, b, z;
+        CHECK(tsols(m, &a, &b, &z));
         for (int pass = 0; pass < 3; pass++) {
             int64_t nb = budgets[(trial + pass) % 4];
-            if (nb == 0 && (m.n_units > 7 || m.n_ranks > 8)) nb = 5000;
+            if (nb == 0 && (m->n_units > 7 || m->n_ranks > 8)) nb = 5000;
             zel_limits lim = {nb, 0, gaps[(trial / 4 + pass) % 3], 0, 0};
             if (pass == 0) {  // no incumbent
-                for (int64_t u = 0; u < m.n_units; u++) a.opt[u] = b.opt[u] = 0;
+                for (int64_t u = 0; u < m->n_units; u++) a.opt[u] = b.opt[u] = 0;
                 a.T = b.T = INFINITY, a.K = b.K = 0;
             } else {  // the last result as the incumbent (the same in both)
-                zel_sol_copy(&m, &b, &a);
+                zel_sol_copy(m, &b, &a);
                 b.T = a.T, b.K = a.K;
             }
             zel_stats x, y;
-            zel_sol_copy(&m, &z, &b);  // (the same start as a and b)
+            zel_sol_copy(m, &z, &b);  // (the same start as a and b)
             z.T = b.T, z.K = b.K;
-            CHECK_OK(zel_solve_minmax(&m, &z, &lim, NULL, &err), &err);  // no stats: no bound
-            CHECK_OK(zel_solve_minmax(&m, &a, &lim, &x, &err), &err);
-            CHECK_OK(ref_solve_minmax(&m, &b, &lim, &y, &err), &err);
-            CHECK_MSG(same_run(&m, &a, &b, &x, &y),
+            CHECK_OK(zel_solve_minmax(m, &z, &lim, NULL, &err), &err);  // no stats: no bound
+            CHECK_OK(zel_solve_minmax(m, &a, &lim, &x, &err), &err);
+            CHECK_OK(ref_solve_minmax(m, &b, &lim, &y, &err), &err);
+            CHECK_MSG(same_run(m, &a, &b, &x, &y),
                       "trial %d pass %d (N %d, %lld units, fill %g): minmax T %.17g / %.17g, "
                       "nodes %lld / %lld, complete %d / %d, lb %.17g / %.17g",
-                      trial, pass, m.n_ranks, (long long)m.n_units, m.fill_mem, a.T, b.T,
+                      trial, pass, m->n_ranks, (long long)m->n_units, m->fill_mem, a.T, b.T,
                       (long long)x.nodes, (long long)y.nodes, x.complete, y.complete, x.lb, y.lb);
-            CHECK_MSG(memcmp(z.opt, a.opt, sizeof(int32_t) * (size_t)m.n_units) == 0 &&
+            CHECK_MSG(memcmp(z.opt, a.opt, sizeof(int32_t) * (size_t)m->n_units) == 0 &&
                           memcmp(&z.T, &a.T, sizeof z.T) == 0 && z.K == a.K,
                       "trial %d pass %d: without stats %.17g, with %.17g", trial, pass, z.T, a.T);
             runs++;
             cut += !x.complete;
-            fluid += m.fill_mem > 0 && m.extra_area > 0 && x.nodes > 1;
+            fluid += m->fill_mem > 0 && m->extra_area > 0 && x.nodes > 1;
             if (a.T == INFINITY) continue;
             double tcap = a.T * (1 + 0.01 * pass);
-            zel_sol_copy(&m, &b, &a);
+            zel_sol_copy(m, &b, &a);
             b.T = a.T, b.K = a.K;
-            CHECK_OK(zel_solve_minsplit(&m, tcap, &a, &lim, &x, &err), &err);
-            CHECK_OK(ref_solve_minsplit(&m, tcap, &b, &lim, &y, &err), &err);
-            CHECK_MSG(same_run(&m, &a, &b, &x, &y),
+            CHECK_OK(zel_solve_minsplit(m, tcap, &a, &lim, &x, &err), &err);
+            CHECK_OK(ref_solve_minsplit(m, tcap, &b, &lim, &y, &err), &err);
+            CHECK_MSG(same_run(m, &a, &b, &x, &y),
                       "trial %d pass %d: minsplit K %lld / %lld, nodes %lld / %lld", trial, pass,
                       (long long)a.K, (long long)b.K, (long long)x.nodes, (long long)y.nodes);
             split += x.nodes > 1;
         }
-        zel_sol_free(&a), zel_sol_free(&b), zel_sol_free(&z);
-        zel_model_free(&m);
-        tprob_free(&pr);
+        tsols_free(&a, &b, &z);
+        tmodel_free(&t);
     }
     CHECK(runs == 1200);
     CHECK_MSG(cut > 150 && fluid > 100 && split > 90, "cut %d fluid %d split %d", cut, fluid,

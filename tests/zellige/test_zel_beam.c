@@ -21,11 +21,7 @@ ZG_TEST(prefix_completion_and_beam_are_legal) {
         zg_error err;
         CHECK_OK(tmodel_rand(&t, &rng, 4, 16, 2, 6, 4, &err), &err);
         zel_model *m = &t.m;
-        if (trial % 2) {  // fill-aware, memory-aware objective
-            m->extra_area = zg_rng_range(&rng, 0.0, 4.0 * m->n_ranks);
-            m->fill_mem =
-                m->extra_area > 0 ? zg_rng_range(&rng, 0.2, 0.5) * m->n_ranks * t.pr.mem_cap : 0;
-        }
+        if (trial % 2) tmodel_fluid(&t, &rng);  // fill-aware, memory-aware objective
         zel_sol a, b;
         CHECK(tsols(m, &a, &b, NULL));
         double lb = zel_model_lower_bound(m);

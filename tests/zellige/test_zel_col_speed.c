@@ -353,10 +353,7 @@ ZG_TEST(column_dp_matches_plain_restatement) {
                                        : rand_col_problem(&rng, N, ng, trial % 7 == 0 ? 9 : 3, idx);
         double bl[32], bm[32];
         int led = trial % 2;
-        for (int32_t r = 0; r < N; r++) {
-            bl[r] = trial % 4 == 1 ? (double)zg_rng_int(&rng, 0, 3) : zg_rng_range(&rng, 0, 5);
-            bm[r] = zg_rng_range(&rng, 0, pr.mem_cap * 0.6);
-        }
+        trand_ledgers(&rng, N, trial % 4 == 1, 5, pr.mem_cap * 0.6, bl, bm);
         zel_model m;
         zg_error err;
         if (zel_model_build(&pr, idx, ng, led ? bl : NULL, led ? bm : NULL, &m, &err) != ZG_OK) {

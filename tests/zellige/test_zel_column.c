@@ -7,14 +7,6 @@
 #include "zgtest.h"
 #include "zel_testlib.h"
 
-static int legal(const zel_model *m, const zel_sol *s) {
-    for (int64_t u = 0; u < m->n_units; u++)
-        if (s->opt[u] < 0 || s->opt[u] >= m->grps[m->grp_of[u]].n_opts) return 0;
-    double T;
-    int64_t K;
-    return zel_sol_eval(m, s->opt, NULL, NULL, &T, &K) && T == s->T && K == s->K;
-}
-
 // Brute force over column structures: from rank p with rem[g] units left, leave rank p empty or
 // open a column [p, p + w) holding j[g] <= rem[g] units of every group, each on an option of
 // exactly that block (any of the block's options, the same for a group's units of the column).
@@ -81,29 +73,26 @@ ZG_TEST(column_dp_vs_brute_force_over_columns) {
     for (int trial = 0; trial < 240; trial++) {
         int32_t N = (int32_t)zg_rng_int(&rng, 2, 6);
         int32_t ng = (int32_t)zg_rng_int(&rng, 1, 3);
-        int32_t idx[8];
-        zg_problem pr = trand_problem(&rng, N, ng, 3, idx);
+        tmodel t;
+        t.pr = trand_problem(&rng, N, ng, 3, t.idx);
         double base[8], bmem[8];
         for (int32_t r = 0; r < N; r++) {  // ledgers on half the trials (the layer moves)
             base[r] = trial % 2 ? zg_rng_range(&rng, 0.0, 3.0) : 0;
-            bmem[r] = trial % 2 ? zg_rng_range(&rng, 0.0, 0.3) * pr.mem_cap : 0;
+            bmem[r] = trial % 2 ? zg_rng_range(&rng, 0.0, 0.3) * t.pr.mem_cap : 0;
         }
-        zel_model m;
         zg_error err;
-        CHECK_OK(zel_model_build(&pr, idx, ng, base, bmem, &m, &err), &err);
-        m.extra_area = trial % 3 ? zg_rng_range(&rng, 0.0, 3.0 * N) : 0;
-        double best = brute_column_best(&m);
-        zel_sol s;
-        CHECK_OK(zel_sol_alloc(&m, &s, &err), &err);
-        double lb = zel_model_lower_bound(&m), ub = INFINITY;
-        zel_sol h;
-        CHECK_OK(zel_sol_alloc(&m, &h, &err), &err);
-        if (trial % 4 && zel_heuristic(&m, lb, &h)) ub = h.T;  // as stage 1 calls it
-        zel_sol_free(&h);
-        int got = zel_column_incumbent(&m, lb, ub, &s);
+        CHECK_OK(tmodel_build(&t, base, bmem, &err), &err);
+        zel_model *m = &t.m;
+        m->extra_area = trial % 3 ? zg_rng_range(&rng, 0.0, 3.0 * N) : 0;
+        double best = brute_column_best(m);
+        zel_sol s, h;
+        CHECK(tsols(m, &s, &h, NULL));
+        double lb = zel_model_lower_bound(m), ub = INFINITY;
+        if (trial % 4 && zel_heuristic(m, lb, &h)) ub = h.T;  // as stage 1 calls it
+        int got = zel_column_incumbent(m, lb, ub, &s);
         if (got) {
-            CHECK(legal(&m, &s));
-            CHECK(tsol_canonical(&m, &s));
+            CHECK(tsol_legal(m, &s));
+            CHECK(tsol_canonical(m, &s));
             CHECK(s.T >= best * (1 - 1e-9));  // a column plan: never below the best one
         }
         if (best < INFINITY) {
@@ -120,28 +109,39 @@ ZG_TEST(column_dp_vs_brute_force_over_columns) {
                 checked++;
             }
         }
-        zel_sol_free(&s);
-        zel_model_free(&m);
-        tprob_free(&pr);
+        tsols_free(&s, &h, NULL);
+        tmodel_free(&t);
     }
     CHECK(found_all);
     CHECK_MSG(checked >= 90, "checked %d", checked);
 }
 
 // A random model on 6..24 ranks with 2..max_groups groups of up to max_count units; odd trials
-// add the memory-aware fluid (extra_area, fill_mem). Free with zel_model_free and tprob_free.
-static zg_status rand_model(zg_rng *rng, int trial, int32_t max_groups, int64_t max_count,
-                            zg_problem *pr, zel_model *m, zg_error *err) {
-    int32_t N = (int32_t)zg_rng_int(rng, 6, 24);
-    int32_t ng = (int32_t)zg_rng_int(rng, 2, max_groups);
-    int32_t idx[8];
-    *pr = trand_problem(rng, N, ng, max_count, idx);
-    zg_status st = zel_model_build(pr, idx, ng, NULL, NULL, m, err);
-    if (!st && trial % 2) {
-        m->extra_area = zg_rng_range(rng, 0.0, 4.0 * N);
-        m->fill_mem = m->extra_area > 0 ? zg_rng_range(rng, 0.2, 0.5) * N * pr->mem_cap : 0;
-    }
-    return st;
+// add the memory-aware fluid (extra_area, fill_mem). Three solutions: g0, the greedy ladder's
+// plan (has_g0: it found one), and a, b to fill. Free with colcase_free.
+typedef struct colcase {
+    tmodel t;
+    zel_model *m;
+    zel_sol g0, a, b;
+    double lb;
+    int has_g0;
+} colcase;
+
+static zg_status colcase_rand(colcase *c, zg_rng *rng, int trial, int32_t max_groups,
+                              int64_t max_count, zg_error *err) {
+    zg_status st = tmodel_rand(&c->t, rng, 6, 24, 2, max_groups, max_count, err);
+    if (st) return st;
+    c->m = &c->t.m;
+    if (trial % 2) tmodel_fluid(&c->t, rng);
+    if (!tsols(c->m, &c->g0, &c->a, &c->b)) return zg_error_set(err, ZG_ERR_NOMEM, "no memory");
+    c->lb = zel_model_lower_bound(c->m);
+    c->has_g0 = zel_heuristic(c->m, c->lb, &c->g0);
+    return ZG_OK;
+}
+
+static void colcase_free(colcase *c) {
+    tsols_free(&c->g0, &c->a, &c->b);
+    tmodel_free(&c->t);
 }
 
 // Memory-aware fluid (fill_mem > 0), larger models: legal, evaluated, canonical, deterministic,
@@ -150,42 +150,36 @@ ZG_TEST(column_incumbent_and_layers_legal_deterministic) {
     zg_rng rng = trng(9);
     int runs = 0, dp_better = 0, layers_better = 0;
     for (int trial = 0; trial < 60; trial++) {
-        zg_problem pr;
-        zel_model m;
+        colcase c;
         zg_error err;
-        CHECK_OK(rand_model(&rng, trial, 4, 5, &pr, &m, &err), &err);
-        zel_sol g0, a, b;
-        CHECK_OK(zel_sol_alloc(&m, &g0, &err), &err);
-        CHECK_OK(zel_sol_alloc(&m, &a, &err), &err);
-        CHECK_OK(zel_sol_alloc(&m, &b, &err), &err);
-        double lb = zel_model_lower_bound(&m);
-        if (zel_heuristic(&m, lb, &g0)) {
+        CHECK_OK(colcase_rand(&c, &rng, trial, 4, 5, &err), &err);
+        const zel_model *m = c.m;
+        zel_sol *g0 = &c.g0, *a = &c.a, *b = &c.b;
+        if (c.has_g0) {
             runs++;
-            int ga = zel_column_incumbent(&m, lb, g0.T, &a);
-            int gb = zel_column_incumbent(&m, lb, g0.T, &b);
+            int ga = zel_column_incumbent(m, c.lb, g0->T, a);
+            int gb = zel_column_incumbent(m, c.lb, g0->T, b);
             CHECK_EQ_INT(ga, gb);
             if (ga) {
-                CHECK(a.T == b.T && !memcmp(a.opt, b.opt, sizeof(int32_t) * (size_t)m.n_units));
-                CHECK(legal(&m, &a));
-                CHECK(tsol_canonical(&m, &a));
-                CHECK(a.T >= lb * (1 - 1e-12));
-                dp_better += a.T < g0.T * (1 - 1e-9);
+                CHECK(tsol_same(m, a, b));
+                CHECK(tsol_legal(m, a));
+                CHECK(tsol_canonical(m, a));
+                CHECK(a->T >= c.lb * (1 - 1e-12));
+                dp_better += a->T < g0->T * (1 - 1e-9);
             }
-            zel_sol_copy(&m, &a, &g0);
-            zel_sol_copy(&m, &b, &g0);
-            int ia = zel_column_improve(&m, lb, &a);
-            int ib = zel_column_improve(&m, lb, &b);
+            zel_sol_copy(m, a, g0);
+            zel_sol_copy(m, b, g0);
+            int ia = zel_column_improve(m, c.lb, a);
+            int ib = zel_column_improve(m, c.lb, b);
             CHECK_EQ_INT(ia, ib);
-            CHECK(a.T == b.T && !memcmp(a.opt, b.opt, sizeof(int32_t) * (size_t)m.n_units));
-            CHECK_MSG(a.T <= g0.T, "trial %d: layers %.12g > start %.12g", trial, a.T, g0.T);
-            CHECK(ia == (a.T < g0.T));
-            CHECK(legal(&m, &a));
-            CHECK(tsol_canonical(&m, &a));
+            CHECK(tsol_same(m, a, b));
+            CHECK_MSG(a->T <= g0->T, "trial %d: layers %.12g > start %.12g", trial, a->T, g0->T);
+            CHECK(ia == (a->T < g0->T));
+            CHECK(tsol_legal(m, a));
+            CHECK(tsol_canonical(m, a));
             layers_better += ia;
         }
-        zel_sol_free(&g0), zel_sol_free(&a), zel_sol_free(&b);
-        zel_model_free(&m);
-        tprob_free(&pr);
+        colcase_free(&c);
     }
     CHECK(runs >= 40);
     CHECK_MSG(dp_better > 0 && layers_better > 0, "dp better on %d, layers on %d of %d", dp_better,
@@ -198,38 +192,32 @@ ZG_TEST(column_leftovers_legal_deterministic_and_useful) {
     zg_rng rng = trng(11);
     int runs = 0, better = 0, better_after_layers = 0;
     for (int trial = 0; trial < 80; trial++) {
-        zg_problem pr;
-        zel_model m;
+        colcase c;
         zg_error err;
-        CHECK_OK(rand_model(&rng, trial, 3, 6, &pr, &m, &err), &err);
-        zel_sol g0, a, b;
-        CHECK_OK(zel_sol_alloc(&m, &g0, &err), &err);
-        CHECK_OK(zel_sol_alloc(&m, &a, &err), &err);
-        CHECK_OK(zel_sol_alloc(&m, &b, &err), &err);
-        double lb = zel_model_lower_bound(&m);
-        if (zel_heuristic(&m, lb, &g0)) {
+        CHECK_OK(colcase_rand(&c, &rng, trial, 3, 6, &err), &err);
+        const zel_model *m = c.m;
+        zel_sol *a = &c.a, *b = &c.b;
+        if (c.has_g0) {
             runs++;
             for (int after_layers = 0; after_layers < 2; after_layers++) {
-                zel_sol_copy(&m, &a, &g0);
-                if (after_layers) zel_column_improve(&m, lb, &a);
-                zel_sol_copy(&m, &b, &a);
-                double t0 = a.T;
-                int ia = zel_column_leftover(&m, lb, &a);
-                int ib = zel_column_leftover(&m, lb, &b);
+                zel_sol_copy(m, a, &c.g0);
+                if (after_layers) zel_column_improve(m, c.lb, a);
+                zel_sol_copy(m, b, a);
+                double t0 = a->T;
+                int ia = zel_column_leftover(m, c.lb, a);
+                int ib = zel_column_leftover(m, c.lb, b);
                 CHECK_EQ_INT(ia, ib);
-                CHECK(a.T == b.T && !memcmp(a.opt, b.opt, sizeof(int32_t) * (size_t)m.n_units));
-                CHECK_MSG(a.T <= t0, "trial %d: leftovers %.12g > start %.12g", trial, a.T, t0);
-                CHECK(ia == (a.T < t0));
-                CHECK(legal(&m, &a));
-                CHECK(tsol_canonical(&m, &a));
-                CHECK(a.T >= lb * (1 - 1e-12));
+                CHECK(tsol_same(m, a, b));
+                CHECK_MSG(a->T <= t0, "trial %d: leftovers %.12g > start %.12g", trial, a->T, t0);
+                CHECK(ia == (a->T < t0));
+                CHECK(tsol_legal(m, a));
+                CHECK(tsol_canonical(m, a));
+                CHECK(a->T >= c.lb * (1 - 1e-12));
                 if (after_layers) better_after_layers += ia;
                 else better += ia;
             }
         }
-        zel_sol_free(&g0), zel_sol_free(&a), zel_sol_free(&b);
-        zel_model_free(&m);
-        tprob_free(&pr);
+        colcase_free(&c);
     }
     CHECK(runs >= 50);
     CHECK_MSG(better > 0 && better_after_layers > 0, "better on %d, after layers on %d of %d",
@@ -262,20 +250,18 @@ ZG_TEST(column_nests_reach_layouts_no_column_has) {
         double T;
     } cases[] = {{1, 4, 1, 2.0}, {1, 2, 2, 2.0}, {2, 4, 1, 3.0}};
     for (int c = 0; c < 3; c++) {
-        zg_problem pr = nest_problem(cases[c].top, cases[c].inner, cases[c].deg);
-        int32_t idx[2] = {0, 1};
-        zel_model m;
+        tmodel t;
+        t.pr = nest_problem(cases[c].top, cases[c].inner, cases[c].deg);
         zg_error err;
-        CHECK_OK(zel_model_build(&pr, idx, 2, NULL, NULL, &m, &err), &err);
+        CHECK_OK(tmodel_build(&t, NULL, NULL, &err), &err);
         zel_sol s;
-        CHECK_OK(zel_sol_alloc(&m, &s, &err), &err);
-        double lb = zel_model_lower_bound(&m);
-        CHECK_EQ_INT(zel_column_incumbent(&m, lb, 8.0, &s), 0);
-        CHECK(zel_column_nested(&m, lb, 8.0, &s));
-        CHECK_MSG(s.T == cases[c].T && legal(&m, &s), "case %d: nested T %.12g", c, s.T);
+        CHECK_OK(zel_sol_alloc(&t.m, &s, &err), &err);
+        double lb = zel_model_lower_bound(&t.m);
+        CHECK_EQ_INT(zel_column_incumbent(&t.m, lb, 8.0, &s), 0);
+        CHECK(zel_column_nested(&t.m, lb, 8.0, &s));
+        CHECK_MSG(s.T == cases[c].T && tsol_legal(&t.m, &s), "case %d: nested T %.12g", c, s.T);
         zel_sol_free(&s);
-        zel_model_free(&m);
-        tprob_free(&pr);
+        tmodel_free(&t);
     }
 }
 
@@ -285,31 +271,25 @@ ZG_TEST(column_nests_legal_deterministic_and_useful) {
     zg_rng rng = trng(13);
     int runs = 0, better = 0;
     for (int trial = 0; trial < 80; trial++) {
-        zg_problem pr;
-        zel_model m;
+        colcase c;
         zg_error err;
-        CHECK_OK(rand_model(&rng, trial, 3, 8, &pr, &m, &err), &err);
-        zel_sol g0, a, b;
-        CHECK_OK(zel_sol_alloc(&m, &g0, &err), &err);
-        CHECK_OK(zel_sol_alloc(&m, &a, &err), &err);
-        CHECK_OK(zel_sol_alloc(&m, &b, &err), &err);
-        double lb = zel_model_lower_bound(&m);
-        if (zel_heuristic(&m, lb, &g0)) {
-            int ga = zel_column_nested(&m, lb, g0.T, &a);
-            int gb = zel_column_nested(&m, lb, g0.T, &b);
+        CHECK_OK(colcase_rand(&c, &rng, trial, 3, 8, &err), &err);
+        const zel_model *m = c.m;
+        zel_sol *a = &c.a, *b = &c.b;
+        if (c.has_g0) {
+            int ga = zel_column_nested(m, c.lb, c.g0.T, a);
+            int gb = zel_column_nested(m, c.lb, c.g0.T, b);
             CHECK_EQ_INT(ga, gb);
             if (ga) {
                 runs++;
-                CHECK(a.T == b.T && !memcmp(a.opt, b.opt, sizeof(int32_t) * (size_t)m.n_units));
-                CHECK_MSG(legal(&m, &a), "trial %d", trial);
-                CHECK(tsol_canonical(&m, &a));
-                CHECK(a.T >= lb * (1 - 1e-12));
-                if (!zel_column_incumbent(&m, lb, g0.T, &b) || a.T < b.T * (1 - 1e-9)) better++;
+                CHECK(tsol_same(m, a, b));
+                CHECK_MSG(tsol_legal(m, a), "trial %d", trial);
+                CHECK(tsol_canonical(m, a));
+                CHECK(a->T >= c.lb * (1 - 1e-12));
+                if (!zel_column_incumbent(m, c.lb, c.g0.T, b) || a->T < b->T * (1 - 1e-9)) better++;
             }
         }
-        zel_sol_free(&g0), zel_sol_free(&a), zel_sol_free(&b);
-        zel_model_free(&m);
-        tprob_free(&pr);
+        colcase_free(&c);
     }
     CHECK_MSG(runs >= 20 && better > 0, "nests ran on %d models, better on %d", runs, better);
 }
@@ -319,32 +299,22 @@ ZG_TEST(column_nests_legal_deterministic_and_useful) {
 ZG_TEST(column_declines_out_of_range_models) {
     tgroup tg[9];
     for (int g = 0; g < 9; g++) tg[g] = (tgroup){1, 2.0 + g, 0.1, 0.5};
-    int32_t idx[9] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
     zg_error err;
     struct {
         int32_t N, ng;
-    } cases[] = {{65, 2}, {16, 9}};
-    for (int c = 0; c < 2; c++) {
-        zg_problem pr = tprob_make(cases[c].N, 10.0, tg, cases[c].ng, 4, 0);
-        zel_model m;
-        CHECK_OK(zel_model_build(&pr, idx, cases[c].ng, NULL, NULL, &m, &err), &err);
+        double lb;  // (the empty model: given, not its bound)
+    } cases[] = {{65, 2, -1}, {16, 9, -1}, {4, 0, 1.0}};
+    for (int c = 0; c < 3; c++) {
+        tmodel t;
+        CHECK_OK(tmodel_make(&t, cases[c].N, 10.0, tg, cases[c].ng, 4, 0, &err), &err);
         zel_sol s;
-        CHECK_OK(zel_sol_alloc(&m, &s, &err), &err);
-        CHECK_EQ_INT(zel_column_incumbent(&m, zel_model_lower_bound(&m), INFINITY, &s), 0);
+        CHECK_OK(zel_sol_alloc(&t.m, &s, &err), &err);
+        double lb = cases[c].lb < 0 ? zel_model_lower_bound(&t.m) : cases[c].lb;
+        CHECK_EQ_INT(zel_column_incumbent(&t.m, lb, INFINITY, &s), 0);
         CHECK(s.T == INFINITY);
         zel_sol_free(&s);
-        zel_model_free(&m);
-        tprob_free(&pr);
+        tmodel_free(&t);
     }
-    zg_problem pr = tprob_make(4, 10.0, tg, 0, 4, 0);
-    zel_model m;
-    CHECK_OK(zel_model_build(&pr, idx, 0, NULL, NULL, &m, &err), &err);
-    zel_sol s;
-    CHECK_OK(zel_sol_alloc(&m, &s, &err), &err);
-    CHECK_EQ_INT(zel_column_incumbent(&m, 1.0, INFINITY, &s), 0);
-    zel_sol_free(&s);
-    zel_model_free(&m);
-    tprob_free(&pr);
 }
 
 ZG_TEST_MAIN()

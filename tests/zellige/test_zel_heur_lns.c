@@ -4,6 +4,7 @@
 // gives the same optimum as without it when the search completes.
 #include "zgtest.h"
 #include "zel_testlib.h"
+#include "zel_speedref.h"
 
 ZG_TEST(lns_legal_deterministic_never_worse) {
     zg_rng rng = trng(7);
@@ -13,11 +14,7 @@ ZG_TEST(lns_legal_deterministic_never_worse) {
         zg_error err;
         CHECK_OK(tmodel_rand(&t, &rng, 4, 16, 2, 6, 4, &err), &err);
         zel_model *m = &t.m;
-        if (trial % 2) {  // fill-aware, memory-aware objective
-            m->extra_area = zg_rng_range(&rng, 0.0, 4.0 * m->n_ranks);
-            m->fill_mem =
-                m->extra_area > 0 ? zg_rng_range(&rng, 0.2, 0.5) * m->n_ranks * t.pr.mem_cap : 0;
-        }
+        if (trial % 2) tmodel_fluid(&t, &rng);  // fill-aware, memory-aware objective
         zel_sol g0, a, b;
         CHECK(tsols(m, &g0, &a, &b));
         double lb = zel_model_lower_bound(m);
@@ -165,54 +162,9 @@ ZG_TEST(heuristic_until_deadline) {
     CHECK(runs >= 10);
 }
 
-// Reference for zel_model_lower_bound (ledgers zero, not memory-aware): the breakpoint sweep
-// over a fully sorted list, as the bound was computed before the heap.
-typedef struct rbp {
-    double e, area;
-    int32_t g;
-} rbp;
-static int rbp_cmp(const void *pa, const void *pb) {
-    const rbp *a = pa, *b = pb;
-    if (a->e != b->e) return a->e < b->e ? -1 : 1;
-    return (a->g > b->g) - (a->g < b->g);
-}
-static double ref_lower_bound(const zel_model *m) {
-    int32_t N = m->n_ranks;
-    size_t k = 0, n = 0;
-    for (int32_t g = 0; g < m->n_grps; g++) n += (size_t)m->grps[g].n_opts;
-    rbp *p = malloc(sizeof(rbp) * (n + 1));
-    double *ga = malloc(sizeof(double) * (size_t)m->n_grps);
-    for (int32_t g = 0; g < m->n_grps; g++) {
-        ga[g] = INFINITY;
-        for (int32_t j = 0; j < m->grps[g].n_opts; j++) {
-            const zel_opt *o = &m->grps[g].opts[j];
-            if (o->mem <= m->mem_cap) p[k++] = (rbp){o->time, o->area, g};
-        }
-    }
-    qsort(p, k, sizeof *p, rbp_cmp);
-    int32_t covered = 0;
-    double res = INFINITY;
-    for (size_t i = 0; i < k;) {
-        double e = p[i].e;
-        for (; i < k && p[i].e == e; i++) {
-            if (ga[p[i].g] == INFINITY) covered++;
-            if (p[i].area < ga[p[i].g]) ga[p[i].g] = p[i].area;
-        }
-        if (covered < m->n_grps) continue;
-        double f = m->extra_area;
-        for (int32_t g = 0; g < m->n_grps; g++) f += (double)m->grps[g].count * ga[g];
-        double t = f / N > e ? f / N : e;
-        if (i == k || t < p[i].e) {
-            res = t;
-            break;
-        }
-    }
-    free(p), free(ga);
-    double lb = m->extra_area / N;
-    return res > lb ? res : lb;
-}
-
-// The heap-based breakpoint sweep of the root bound equals the sorted sweep bit for bit.
+// The heap-based breakpoint sweep of the root bound equals the fully sorted sweep (zel_speedref.h's
+// ref_lower_bound, as the bound was computed before the heap) bit for bit: ledgers zero, not
+// memory-aware.
 ZG_TEST(lower_bound_heap_sweep_equals_sorted_sweep) {
     zg_rng rng = trng(5);
     for (int trial = 0; trial < 80; trial++) {

@@ -10,45 +10,40 @@
 
 // A random model: tprob_make (one option per block) or rprob_make (several per block, ties,
 // duplicates), over zero or random ledgers (some integer loads: equal breakpoints), with or
-// without fluid area and fluid memory.
-static zg_problem rand_model(zg_rng *rng, int trial, zel_model *m, int *ok) {
+// without fluid area and fluid memory. Free with tmodel_free (also after a failed build).
+static zg_status rand_model(zg_rng *rng, int trial, tmodel *t, zg_error *err) {
     int32_t N = (int32_t)zg_rng_int(rng, 1, 24), ng = (int32_t)zg_rng_int(rng, 1, 6);
     double cap = zg_rng_range(rng, 1.0, 4.0);
-    zg_problem pr;
     if (trial % 2) {
         tgroup tg[8];
         for (int32_t g = 0; g < ng; g++) tg[g] = tgroup_rand(rng, zg_rng_int(rng, 1, 4));
         if (trial % 4 == 1)
             for (int32_t g = 1; g < ng; g++) tg[g].w = tg[0].w;  // equal breakpoints
-        pr = tprob_make(N, cap, tg, ng, N < 8 ? N : 8, (int)zg_rng_int(rng, 0, 1));
+        t->pr = tprob_make(N, cap, tg, ng, N < 8 ? N : 8, (int)zg_rng_int(rng, 0, 1));
     } else {
-        pr = rprob_make(rng, N, ng, cap, 3 * N);
+        t->pr = rprob_make(rng, N, ng, cap, 3 * N);
     }
-    int32_t idx[8];
-    for (int32_t g = 0; g < ng; g++) idx[g] = ng - 1 - g;  // not the problem's order
+    for (int32_t g = 0; g < ng; g++) t->idx[g] = ng - 1 - g;  // not the problem's order
     double bl[32], bm[32];
     int led = trial % 3;
-    for (int32_t r = 0; r < N; r++) {
-        bl[r] = led == 1 ? (double)zg_rng_int(rng, 0, 3) : zg_rng_range(rng, 0, 10);
-        bm[r] = zg_rng_range(rng, 0, cap * 0.8);
-    }
-    zg_error err;
-    *ok = zel_model_build(&pr, idx, ng, led ? bl : NULL, led ? bm : NULL, m, &err) == ZG_OK;
-    if (*ok && trial % 5 < 3) m->extra_area = zg_rng_range(rng, 0.0, 3.0 * N);
-    if (*ok && trial % 5 == 1) m->fill_mem = zg_rng_range(rng, 0.1, 2.0 * N * cap);
-    return pr;
+    trand_ledgers(rng, N, led == 1, 10, cap * 0.8, bl, bm);
+    zg_status st =
+        zel_model_build(&t->pr, t->idx, ng, led ? bl : NULL, led ? bm : NULL, &t->m, err);
+    if (!st && trial % 5 < 3) t->m.extra_area = zg_rng_range(rng, 0.0, 3.0 * N);
+    if (!st && trial % 5 == 1) t->m.fill_mem = zg_rng_range(rng, 0.1, 2.0 * N * cap);
+    return st;
 }
 
 ZG_TEST(zel_speedups_lower_bound_matches_plain_sweep) {
     zg_rng rng = trng(20261130);
     int finite = 0, above_fixed = 0;
     for (int trial = 0; trial < 400; trial++) {
-        zel_model m;
-        int ok;
-        zg_problem pr = rand_model(&rng, trial, &m, &ok);
-        CHECK(ok);
-        double got = zel_model_lower_bound(&m), want = ref_lower_bound(&m);
-        zel_model fixed = m;  // the same model without groups: the fixed-load part alone
+        tmodel t;
+        zg_error err;
+        CHECK_OK(rand_model(&rng, trial, &t, &err), &err);
+        zel_model *m = &t.m;
+        double got = zel_model_lower_bound(m), want = ref_lower_bound(m);
+        zel_model fixed = *m;  // the same model without groups: the fixed-load part alone
         fixed.n_grps = 0;
         double base = ref_lower_bound(&fixed);
         finite += want < INFINITY;
@@ -56,9 +51,8 @@ ZG_TEST(zel_speedups_lower_bound_matches_plain_sweep) {
         int same = !memcmp(&got, &want, sizeof got) ||
                    (want < INFINITY && fabs(got - want) <= 1e-12 * fabs(want));
         CHECK_MSG(same, "trial %d (N %d, %d groups): bound %.17g, plain sweep %.17g", trial,
-                  m.n_ranks, m.n_grps, got, want);
-        zel_model_free(&m);
-        tprob_free(&pr);
+                  m->n_ranks, m->n_grps, got, want);
+        tmodel_free(&t);
     }
     // the sweep decided most bounds (not only the fixed loads), and most models are feasible
     CHECK_MSG(finite > 300 && above_fixed > 200, "finite %d, above the fixed part %d", finite,
@@ -104,14 +98,15 @@ ZG_TEST(zel_speedups_model_options_sorted_and_pareto) {
     zg_rng rng = trng(77);
     int multi = 0;  // groups with a block of several kept options (the in-block order matters)
     for (int trial = 0; trial < 200; trial++) {
-        zel_model m;
-        int ok;
-        zg_problem pr = rand_model(&rng, trial, &m, &ok);
-        CHECK(ok);
-        for (int32_t i = 0; i < m.n_grps; i++) {
-            const zel_grp *G = &m.grps[i];
-            zel_opt *want = malloc(sizeof(zel_opt) * (size_t)(pr.groups[G->g].n_opts + 1));
-            int32_t k = ref_model_opts(&pr, G->g, want);
+        tmodel t;
+        zg_error err;
+        CHECK_OK(rand_model(&rng, trial, &t, &err), &err);
+        zel_model *m = &t.m;
+        const zg_problem *pr = &t.pr;
+        for (int32_t i = 0; i < m->n_grps; i++) {
+            const zel_grp *G = &m->grps[i];
+            zel_opt *want = malloc(sizeof(zel_opt) * (size_t)(pr->groups[G->g].n_opts + 1));
+            int32_t k = ref_model_opts(pr, G->g, want);
             CHECK_MSG(G->n_opts == k, "trial %d group %d: %d options, reference %d", trial,
                       G->g, G->n_opts, k);
             int32_t nb = 0, nw = 0;
@@ -139,8 +134,7 @@ ZG_TEST(zel_speedups_model_options_sorted_and_pareto) {
             CHECK(G->min_area == ma);
             free(want);
         }
-        zel_model_free(&m);
-        tprob_free(&pr);
+        tmodel_free(&t);
     }
     CHECK_MSG(multi > 200, "only %d options shared a block", multi);
 }
@@ -152,34 +146,32 @@ ZG_TEST(zel_speedups_greedy_and_descent_match_plain_passes) {
     zg_rng rng = trng(31337);
     int found = 0, moved = 0;
     for (int trial = 0; trial < 300; trial++) {
-        zel_model m;
-        int ok;
-        zg_problem pr = rand_model(&rng, trial, &m, &ok);
-        CHECK(ok);
+        tmodel t;
         zg_error err;
+        CHECK_OK(rand_model(&rng, trial, &t, &err), &err);
+        zel_model *m = &t.m;
         zel_sol a, b;
-        CHECK_OK(zel_sol_alloc(&m, &a, &err), &err);
-        CHECK_OK(zel_sol_alloc(&m, &b, &err), &err);
-        double lb = zel_model_lower_bound(&m);
-        int fa = zel_heuristic(&m, lb, &a), fb = ref_heuristic(&m, lb, &b);
-        size_t nu = sizeof(int32_t) * (size_t)(m.n_units > 0 ? m.n_units : 1);
+        CHECK(tsols(m, &a, &b, NULL));
+        double lb = zel_model_lower_bound(m);
+        int fa = zel_heuristic(m, lb, &a), fb = ref_heuristic(m, lb, &b);
+        size_t nu = sizeof(int32_t) * (size_t)(m->n_units > 0 ? m->n_units : 1);
         CHECK_MSG(fa == fb, "trial %d: found %d, reference %d", trial, fa, fb);
         if (fa) {
             found++;
             CHECK_MSG(!memcmp(&a.T, &b.T, sizeof a.T) && a.K == b.K && !memcmp(a.opt, b.opt, nu),
                       "trial %d (N %d): greedy T %.17g K %lld, plain %.17g K %lld", trial,
-                      m.n_ranks, a.T, (long long)a.K, b.T, (long long)b.K);
+                      m->n_ranks, a.T, (long long)a.K, b.T, (long long)b.K);
             // the descent from a random feasible start (the greedy's, units nudged up)
-            for (int64_t u = 0; u < m.n_units; u++) {
-                int32_t no = m.grps[m.grp_of[u]].n_opts;
+            for (int64_t u = 0; u < m->n_units; u++) {
+                int32_t no = m->grps[m->grp_of[u]].n_opts;
                 if (zg_rng_int(&rng, 0, 2) == 0) a.opt[u] = (int32_t)zg_rng_int(&rng, 0, no - 1);
             }
-            zel_sol_canon(&m, &a);
-            if (zel_sol_eval(&m, a.opt, NULL, NULL, &a.T, &a.K)) {
-                zel_sol_copy(&m, &b, &a);
+            zel_sol_canon(m, &a);
+            if (zel_sol_eval(m, a.opt, NULL, NULL, &a.T, &a.K)) {
+                zel_sol_copy(m, &b, &a);
                 double t0 = a.T;
-                zel_local_improve(&m, &a, 50);
-                ref_local_improve(&m, &b, 50);
+                zel_local_improve(m, &a, 50);
+                ref_local_improve(m, &b, 50);
                 moved += a.T < t0;
                 CHECK_MSG(!memcmp(&a.T, &b.T, sizeof a.T) && a.K == b.K &&
                               !memcmp(a.opt, b.opt, nu),
@@ -188,14 +180,13 @@ ZG_TEST(zel_speedups_greedy_and_descent_match_plain_passes) {
             }
         }
         double L[24], H[24];
-        for (int32_t r = 0; r < m.n_ranks; r++)
-            L[r] = zg_rng_range(&rng, 0, 10), H[r] = zg_rng_range(&rng, 0, m.mem_cap * 1.1);
-        double o1 = zel_objective(&m, L, H, NULL), o2 = ref_objective(&m, L, H);
+        for (int32_t r = 0; r < m->n_ranks; r++)
+            L[r] = zg_rng_range(&rng, 0, 10), H[r] = zg_rng_range(&rng, 0, m->mem_cap * 1.1);
+        double o1 = zel_objective(m, L, H, NULL), o2 = ref_objective(m, L, H);
         CHECK_MSG(!memcmp(&o1, &o2, sizeof o1), "trial %d: objective %.17g, definition %.17g",
                   trial, o1, o2);
-        zel_sol_free(&a), zel_sol_free(&b);
-        zel_model_free(&m);
-        tprob_free(&pr);
+        tsols_free(&a, &b, NULL);
+        tmodel_free(&t);
     }
     CHECK_MSG(found > 180 && moved > 60, "found %d, descents that moved %d", found, moved);
 }

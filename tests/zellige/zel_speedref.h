@@ -1,6 +1,7 @@
-// zel_speedref.h — plain reference implementations for test_zel_speedups.c: each restates a
-// documented rule of the Zellige planner the slow, obvious way (full sorts, no pruning, no
-// incremental tables), so the tests can check that the optimised code gives the same result.
+// zel_speedref.h — plain reference implementations for test_zel_speedups.c (the root bound's also
+// for test_zel_heur_lns.c): each restates a documented rule of the Zellige planner the slow,
+// obvious way (full sorts, no pruning, no incremental tables), so the tests can check that the
+// optimised code gives the same result.
 #ifndef ZEL_SPEEDREF_H
 #define ZEL_SPEEDREF_H
 
@@ -696,6 +697,16 @@ static inline double ref_objective_with(const zel_model *m, const zel_opt *o, co
     return ref_objective(m, L1, H1);
 }
 
+// Puts unit u on option j of its group: its time and memory onto its block in L and H, its
+// split into *k.
+static inline void ref_put(const zel_model *m, int64_t u, int32_t j, int32_t *opt, double *L,
+                           double *H, int64_t *k) {
+    const zel_opt *o = &m->grps[m->grp_of[u]].opts[j];
+    for (int32_t r = o->start; r < o->start + o->degree; r++) L[r] += o->time, H[r] += o->mem;
+    *k += o->split;
+    opt[u] = j;
+}
+
 // One greedy pass with target tgt: units in order, each to the memory-fitting option that keeps
 // its block <= tgt with the least (area, e), else the one with the least (e, area); first wins
 // ties. Returns 0 when a unit has no fitting option. buf: 4 n_ranks doubles.
@@ -720,10 +731,7 @@ static inline int ref_greedy_pass(const zel_model *m, double tgt, int32_t *opt, 
                 best = j, bc = c, ba = a, bb = b;
         }
         if (best < 0) return 0;
-        const zel_opt *o = &G->opts[best];
-        for (int32_t r = o->start; r < o->start + o->degree; r++) L[r] += o->time, H[r] += o->mem;
-        k += o->split;
-        opt[u] = best;
+        ref_put(m, u, best, opt, L, H, &k);
     }
     *T = ref_objective(m, L, H);
     *K = k;
@@ -759,10 +767,7 @@ static inline int ref_greedy_objective(const zel_model *m, int32_t *opt, double 
             }
         }
         if (best < 0) return 0;
-        const zel_opt *o = &G->opts[best];
-        for (int32_t r = o->start; r < o->start + o->degree; r++) L[r] += o->time, H[r] += o->mem;
-        k += o->split;
-        opt[u] = best;
+        ref_put(m, u, best, opt, L, H, &k);
     }
     *T = ref_objective(m, L, H);
     *K = k;

@@ -208,6 +208,16 @@ static inline void tbrute_lex(const zel_model *m, double eps, double *T, int64_t
     free(opt);
 }
 
+// Random ledgers for N ranks, rank by rank: a load (an integer 0..3 when `integer`: equal
+// breakpoints; else in [0, lmax)) into bl, then a memory in [0, mmax) into bm.
+static inline void trand_ledgers(zg_rng *rng, int32_t N, int integer, double lmax, double mmax,
+                                 double *bl, double *bm) {
+    for (int32_t r = 0; r < N; r++) {
+        bl[r] = integer ? (double)zg_rng_int(rng, 0, 3) : zg_rng_range(rng, 0, lmax);
+        bm[r] = zg_rng_range(rng, 0, mmax);
+    }
+}
+
 // A random problem on N ranks with ng groups of 1..max_count units (tgroup_rand), memory cap
 // 1.5..4, degrees up to min(N, 8), aligned or sliding starts; idx[g] = g.
 static inline zg_problem trand_problem(zg_rng *rng, int32_t N, int32_t ng, int64_t max_count,
@@ -300,6 +310,14 @@ static inline zg_status tmodel_rand(tmodel *t, zg_rng *rng, int32_t n_lo, int32_
     int32_t ng = (int32_t)zg_rng_int(rng, g_lo, g_hi);
     t->pr = trand_problem(rng, N, ng, max_count, t->idx);
     return tmodel_build(t, NULL, NULL, err);
+}
+
+// A random memory-aware fluid for t's model: extra area in [0, 4 N), fill memory (with extra
+// area) in [0.2, 0.5) N cap.
+static inline void tmodel_fluid(tmodel *t, zg_rng *rng) {
+    int32_t N = t->m.n_ranks;
+    t->m.extra_area = zg_rng_range(rng, 0.0, 4.0 * N);
+    t->m.fill_mem = t->m.extra_area > 0 ? zg_rng_range(rng, 0.2, 0.5) * N * t->pr.mem_cap : 0;
 }
 
 // Small random models for brute force: N in [2, 4] ranks, ng in [1, max_groups] groups of
