@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_util.h"
 #include "engine/engine.h"
 
 #define H 12
@@ -35,10 +36,7 @@ static double run(zg_engine *e, float *b, size_t n, size_t nl, int reps, int64_t
 int main(int argc, char **argv) {
     zg_error err = {0};
     zg_comm comm;
-    if (zg_comm_init_auto(&comm, &argc, &argv, &err)) {
-        fprintf(stderr, "bench_engine_coalesce: %s\n", err.msg);
-        return 1;
-    }
+    if (zg_comm_init_auto(&comm, &argc, &argv, &err)) return zb_fail("bench_engine_coalesce", &err);
     int32_t n_img = argc > 1 ? atoi(argv[1]) : 64;
     int64_t lo = argc > 2 ? atoll(argv[2]) : 64, hi = argc > 3 ? atoll(argv[3]) : 320;
     int reps = argc > 4 ? atoi(argv[4]) : 3;
@@ -68,10 +66,7 @@ int main(int argc, char **argv) {
     zg_engine *ec = NULL, *en = NULL;
     if (!st) st = zg_engine_init(&ec, &comm, &plan, shape, &oc, &err);
     if (!st) st = zg_engine_init(&en, &comm, &plan, shape, &on, &err);
-    if (st) {
-        fprintf(stderr, "bench_engine_coalesce: %s\n", err.msg);
-        return 1;
-    }
+    if (st) return zb_fail("bench_engine_coalesce", &err);
     int32_t *world = NULL;
     zg_comm_world_ranks(&comm, &world, &err);
     size_t T = (size_t)zg_engine_local_tokens(ec), nn = T * H * D, nl = T * H;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_util.h"
 #include "cost/cost.h"
 #include "engine/engine.h"
 #ifdef ZG_HAVE_OPENMP
@@ -20,10 +21,7 @@
 int main(int argc, char **argv) {
     zg_error err = {0};
     zg_comm comm;
-    if (zg_comm_init_auto(&comm, &argc, &argv, &err)) {
-        fprintf(stderr, "bench_engine_comm: %s\n", err.msg);
-        return 1;
-    }
+    if (zg_comm_init_auto(&comm, &argc, &argv, &err)) return zb_fail("bench_engine_comm", &err);
 #ifdef ZG_HAVE_OPENMP
     if (comm.size > 1 && !getenv("OMP_NUM_THREADS")) omp_set_num_threads(1);
 #endif
@@ -38,18 +36,13 @@ int main(int argc, char **argv) {
     zg_cost_opts_default(&co);
     co.act_ckpt = 0;
     co.act_bytes = 4;
-    if (zg_model_preset("wan2.1-1.3b", &m, &err) || zg_cluster_preset("8xA800", &cl, &err)) {
-        fprintf(stderr, "bench_engine_comm: %s\n", err.msg);
-        return 1;
-    }
+    if (zg_model_preset("wan2.1-1.3b", &m, &err) || zg_cluster_preset("8xA800", &cl, &err))
+        return zb_fail("bench_engine_comm", &err);
     m.n_heads = H;
     m.head_dim = D;
     m.dim = H * D;
     m.n_layers = 1;
-    if (zg_cost_analytic_init(&pr, &m, &cl, &co, &err)) {
-        fprintf(stderr, "bench_engine_comm: %s\n", err.msg);
-        return 1;
-    }
+    if (zg_cost_analytic_init(&pr, &m, &cl, &co, &err)) return zb_fail("bench_engine_comm", &err);
     zg_config cfg[64];
     int32_t nc = zg_engine_configs(comm.size, H, cfg, 64);
     int32_t *world = NULL;
@@ -87,10 +80,7 @@ int main(int argc, char **argv) {
         if (!st) st = zg_plan_set_ranks(&plan, 0, &s, 0, c, ranks, lens, deg, &err);
         zg_engine *e = NULL;
         if (!st) st = zg_engine_init(&e, &comm, &plan, shape, NULL, &err);
-        if (st) {
-            fprintf(stderr, "bench_engine_comm: %s\n", err.msg);
-            return 1;
-        }
+        if (st) return zb_fail("bench_engine_comm", &err);
         int64_t T = zg_engine_local_tokens(e);
         size_t n = (size_t)T * H * D;
         float *b = calloc(8 * n + 2 * (size_t)T * H + 1, 4);
@@ -121,10 +111,7 @@ int main(int argc, char **argv) {
             if (v[1] < best_c) best_c = v[1];
             if (v[2] < best_t) best_t = v[2];
         }
-        if (st) {
-            fprintf(stderr, "bench_engine_comm: %s\n", err.msg);
-            return 1;
-        }
+        if (st) return zb_fail("bench_engine_comm", &err);
         zg_comm_bytes mb = pr.comm(&pr, &s, c);
         double model_b = mb.alltoall + mb.allgather + mb.ring;
         zg_cost_terms t;

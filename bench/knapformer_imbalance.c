@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_util.h"
 #include "plan/knapformer.h"
 #include "workload/workload.h"
 
@@ -172,10 +173,8 @@ int main(int argc, char **argv) {
     for (int r = 0; r < N_ROWS; r++) {
         zg_knap_code *codes = NULL;
         int32_t nc = 0;
-        if (zg_knap_codes_parse(rows[r].codes, &codes, &nc, &err)) {
-            fprintf(stderr, "bench_knapformer_imbalance: %s\n", err.msg);
-            return 1;
-        }
+        if (zg_knap_codes_parse(rows[r].codes, &codes, &nc, &err))
+            return zb_fail("bench_knapformer_imbalance", &err);
         for (int k = 0; k < N_LAYOUTS; k++) {
             zg_status st = run_cell(codes, nc, layouts[k], rows[r].gamma, steps, seed,
                                     &res[r][1 + k], k == 0 ? &res[r][0] : NULL, &err);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_util.h"
 #include "cost/cost.h"
 #include "plan/plan.h"
 #include "zellige/internal.h"
@@ -52,12 +53,6 @@ static inline void zb_set_budgets(zg_planner_opts *o, int64_t anchor, int64_t ln
     o->anchor_first_nodes = (zg_budget){first > 0, first > 0 ? first : 0};
     o->deeper_first_visit = first >= 0;
     o->remember_layouts = !no_memory;
-}
-
-// Prints "prog: <error>" to stderr; returns 1 (the benches' exit status on an error).
-static inline int zb_fail(const char *prog, const zg_error *err) {
-    fprintf(stderr, "%s: %s\n", prog, err->msg);
-    return 1;
 }
 
 // Tokens per rank for load name ld: "low", "s4096" (scaled from high load so that the step-0
