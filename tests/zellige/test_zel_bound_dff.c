@@ -55,11 +55,8 @@ ZG_TEST(dff_bound_hand_case) {
     double rb = zel_dff_root_bound(m, lb, 2.0);
     CHECK_MSG(rb > 1.6 * (1 - 1e-6) && rb <= 1.6, "root bound %.12g", rb);
     zel_sol sol;
-    CHECK_OK(zel_sol_alloc(m, &sol, &err), &err);
-    sol.T = INFINITY, sol.K = 0;
-    zel_limits lim = {0, 0, 0, 0, 0};
     zel_stats st;
-    CHECK_OK(zel_solve_minmax(m, &sol, &lim, &st, &err), &err);
+    CHECK_OK(tminmax(m, NULL, &sol, &st, &err), &err);
     CHECK(st.complete);
     CHECK_NEAR(sol.T, 1.6, 1e-12, 0);
     zel_sol_free(&sol);
@@ -132,28 +129,23 @@ ZG_TEST(search_with_child_filter_exact) {
         tbrute_lex(m, 1e-3, &Tb, &Kb);
         zg_error err;
         zel_sol sol;
-        CHECK_OK(zel_sol_alloc(m, &sol, &err), &err);
-        sol.T = INFINITY, sol.K = 0;
-        zel_limits lim = {0, 0, 0, 0, 0};
         zel_stats st;
-        CHECK_OK(zel_solve_minmax(m, &sol, &lim, &st, &err), &err);
+        CHECK_OK(tminmax(m, NULL, &sol, &st, &err), &err);
         CHECK(st.complete);
+        zel_limits lim = {0, 0, 0, 0, 0};
         if (Tb == INFINITY) {
             CHECK(sol.T == INFINITY);
         } else {
             CHECK_MSG(fabs(sol.T - Tb) <= 1e-9 * Tb, "trial %d kind %d: %.12g vs %.12g", trial,
                       kind, sol.T, Tb);
             zel_stage1 s1;
-            zel_sol lex;
-            CHECK_OK(zel_sol_alloc(m, &lex, &err), &err);
-            CHECK_OK(zel_anchor_solve(m, 1e-3, &lim, NULL, &lex, &s1, &err), &err);
+            CHECK_OK(tstage1(m, 1e-3, NULL, &s1, &err), &err);
             CHECK(s1.optimal);
             CHECK_MSG(fabs(s1.T - Tb) <= 1e-9 * Tb, "trial %d lex T %.12g vs %.12g", trial, s1.T,
                       Tb);
             CHECK_MSG(s1.K == Kb, "trial %d kind %d: K %lld vs %lld", trial, kind,
                       (long long)s1.K, (long long)Kb);
             if (Kb > 0) with_splits++;
-            zel_sol_free(&lex);
             // the split phase alone from the worst incumbent, under a tight and a loose cap
             for (int cp = 0; cp < 2; cp++) {
                 double tcap = (cp ? 1.05 : 1.001) * Tb;

@@ -146,6 +146,12 @@ ENV_TEST(pcache_resets_on_changes, "16xA800") {
     CHECK(same_build(e, &b, c, &h, &mi));
     CHECK(h > 0 && mi == 0);
     int64_t r = zg_option_cache_get_stats(c).resets;
+    // the next build: the same problem as uncached, no hits, one more reset
+#define EXPECT_RESET()                                                       \
+    do {                                                                     \
+        CHECK(same_build(e, &b, c, &h, &mi));                                \
+        CHECK(h == 0 && zg_option_cache_get_stats(c).resets == ++r);         \
+    } while (0)
     // memory cap
     double cap = e->pricer.mem_cap;
     e->pricer.mem_cap = cap * 0.9;
@@ -153,25 +159,19 @@ ENV_TEST(pcache_resets_on_changes, "16xA800") {
     CHECK(h == 0 && mi > 0);
     CHECK(zg_option_cache_get_stats(c).resets == ++r);
     e->pricer.mem_cap = cap;
-    CHECK(same_build(e, &b, c, &h, &mi));
-    CHECK(h == 0 && zg_option_cache_get_stats(c).resets == ++r);
+    EXPECT_RESET();
     // family, max degree, exact rank prices
     e->ctx.opts.family = ZG_RANKSETS_ALIGNED;
-    CHECK(same_build(e, &b, c, &h, &mi));
-    CHECK(h == 0 && zg_option_cache_get_stats(c).resets == ++r);
+    EXPECT_RESET();
     e->ctx.opts.family = ZG_RANKSETS_NODE;
     e->ctx.opts.max_degree = 4;
-    CHECK(same_build(e, &b, c, &h, &mi));
-    CHECK(h == 0 && zg_option_cache_get_stats(c).resets == ++r);
+    EXPECT_RESET();
     e->ctx.opts.max_degree = 0;
-    CHECK(same_build(e, &b, c, &h, &mi));
-    CHECK(h == 0 && zg_option_cache_get_stats(c).resets == ++r);
+    EXPECT_RESET();
     e->ctx.opts.exact_rank_prices = 1;
-    CHECK(same_build(e, &b, c, &h, &mi));
-    CHECK(h == 0 && zg_option_cache_get_stats(c).resets == ++r);
+    EXPECT_RESET();
     e->ctx.opts.exact_rank_prices = 0;
-    CHECK(same_build(e, &b, c, &h, &mi));
-    CHECK(h == 0 && zg_option_cache_get_stats(c).resets == ++r);
+    EXPECT_RESET();
     // a pricer changed in place: only the re-priced whole option / probe can see it
     scaled sc = {&e->pricer, 1.0, 1.0, 1.0};
     zg_pricer wrap = wrap_pricer(&e->pricer, &sc, scaled_price);
@@ -185,11 +185,9 @@ ENV_TEST(pcache_resets_on_changes, "16xA800") {
     CHECK(h == 0 && mi > 0);
     CHECK(zg_option_cache_get_stats(c).resets == ++r);
     sc.time_scale = 1.25;
-    CHECK(same_build(e, &b, c, &h, &mi));
-    CHECK(h == 0 && zg_option_cache_get_stats(c).resets == ++r);
+    EXPECT_RESET();
     sc.mem_scale = 0.5;
-    CHECK(same_build(e, &b, c, &h, &mi));
-    CHECK(h == 0 && zg_option_cache_get_stats(c).resets == ++r);
+    EXPECT_RESET();
     e->ctx.pricer = &e->pricer;
     // another cluster through the same cache, then back
     env e2;
@@ -208,6 +206,7 @@ ENV_TEST(pcache_resets_on_changes, "16xA800") {
     zg_batch_free(&b), zg_batch_free(&b2);
     zg_option_cache_free(c);
     zg_pricer_free(&e2.pricer);
+#undef EXPECT_RESET
 }
 
 ENV_TEST(pcache_budget_infeasible_bad_input, "8xA800") {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "zellige/internal.h"
+#include "zgtest.h"
 
 // A generator seeded with seed (the random tests' draws).
 static inline zg_rng trng(uint64_t seed) {
@@ -431,6 +432,16 @@ static inline zg_status tsym_solve(const zg_problem *pr, double extra_area, doub
     return st;
 }
 
+// The exact min-T search (zel_solve_minmax) on m from no incumbent under lim (NULL: none): its
+// solution in *sol (allocated here, also on failure: free with zel_sol_free), its statistics in
+// *st.
+static inline zg_status tminmax(const zel_model *m, const zel_limits *lim, zel_sol *sol,
+                                zel_stats *st, zg_error *err) {
+    zel_limits none = {0, 0, 0, 0, 0};
+    zg_status rc = zel_sol_alloc(m, sol, err);
+    return rc ? rc : zel_solve_minmax(m, sol, lim ? lim : &none, st, err);
+}
+
 // Stage 1 on m (zel_anchor_solve: no limits, no warm start) at split tolerance eps: its
 // statistics in *st and, when sol is not NULL, its solution in *sol (allocated here, also on
 // failure: free with zel_sol_free).
@@ -443,6 +454,20 @@ static inline zg_status tstage1(const zel_model *m, double eps, zel_sol *sol, ze
     if (!rc) rc = zel_anchor_solve(m, eps, &lim, NULL, s, st, err);
     if (!sol) zel_sol_free(&own);
     return rc;
+}
+
+// The symmetry tests' checks on tsym_solve: a symmetry is found (a reflection when want_rev),
+// both searches complete with the same objective; their node counts are added to *nodes.
+static inline void tsym_check(int *zg_failed_, const zg_problem *pr, double extra_area,
+                              double fill_mem, int want_rev, int trial, int64_t nodes[2]) {
+    tsym_run r;
+    zg_error err;
+    CHECK_OK(tsym_solve(pr, extra_area, fill_mem, &r, &err), &err);
+    CHECK_MSG(want_rev ? r.has_rev : r.n_sym > 0, "trial %d: no symmetry found", trial);
+    CHECK(r.complete);
+    CHECK_MSG(fabs(r.T_sym - r.T_plain) <= 1e-9 * r.T_plain, "trial %d: %.12g vs %.12g", trial,
+              r.T_sym, r.T_plain);
+    nodes[0] += r.nodes_sym, nodes[1] += r.nodes_plain;
 }
 
 #endif
