@@ -72,7 +72,7 @@ libs_of = $(foreach m,$(1) $(call deps_of,$(1)),$(LIBDIR)/libzg_$(m).a)
 ALL_LIBS := $(foreach m,$(MODULES),$(LIBDIR)/libzg_$(m).a)
 
 # link order for CLIs: most dependent first
-LINK_ORDER := aoizora profile train engine dit comm kernels report plan cost topo workload model core
+LINK_ORDER := aoizora profile train engine dit comm kernels sim report plan cost topo workload model core
 CLI_LIBS := $(foreach m,$(LINK_ORDER),$(if $(filter $(m),$(MODULES)),$(LIBDIR)/libzg_$(m).a))
 
 TOOLS      := $(notdir $(wildcard tools/*))
