@@ -29,7 +29,7 @@ int cli_is_help(const char *arg);
 
 // ---- the shared option parser -----------------------------------------------------------------
 typedef enum {
-    CLI_FLAG = 0,  // no value; sets *(int32_t *)dst = 1
+    CLI_FLAG = 0,  // no value; sets *(int32_t *)dst = min (1, or CLI_FLAG_VAL's value)
     CLI_STR,       // const char **dst = the argument (points into argv)
     CLI_I64,       // int64_t *dst, in [min, max]
     CLI_I32,       // int32_t *dst, in [min, max] (and int32 range)
@@ -53,9 +53,13 @@ typedef struct cli_opt {
 // are stored. The destination's C type picks the option type (a wrong pointer does not compile).
 #define CLI_INT_ANY INT64_MIN, INT64_MAX
 #define CLI_NUM_ANY -HUGE_VAL, HUGE_VAL
-#define CLI_FLAG_OPT(name, dst, help) {name, NULL, CLI_FLAG, (int32_t *)(dst), 0, 0, 0, 0, 0, help}
+#define CLI_FLAG_OPT(name, dst, help) CLI_FLAG_VAL(name, dst, 1, help)
+#define CLI_FLAG_VAL(name, dst, val, help) \
+    {name, NULL, CLI_FLAG, _Generic((dst), int32_t *: (dst)), val, val, 0, 0, 0, help}
 #define CLI_STR_OPT(name, meta, dst, help) \
-    {name, meta, CLI_STR, (const char **)(dst), 0, 0, 0, 0, 0, help}
+    {name, meta, CLI_STR, _Generic((dst), const char **: (dst)), 0, 0, 0, 0, 0, help}
+#define CLI_STR_REQUIRED(name, meta, dst, help) \
+    {name, meta, CLI_STR, _Generic((dst), const char **: (dst)), 0, 0, 0, 0, 1, help}
 #define CLI_INT_OPT(...) CLI_INT_OPT_(__VA_ARGS__)  // expands CLI_INT_ANY into two arguments
 #define CLI_NUM_OPT(...) CLI_NUM_OPT_(__VA_ARGS__)
 #define CLI_INT_OPT_(name, meta, dst, lo, hi, help)                                         \
