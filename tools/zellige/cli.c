@@ -11,6 +11,17 @@ int cli_fail(const char *cmd, const zg_error *err) {
     return zg_status_exit_code(err->status ? err->status : ZG_ERR_INVALID);
 }
 
+int cli_exit(const char *cmd, zg_status st, int root, const zg_error *err) {
+    if (!st) return 0;
+    return root ? cli_fail(cmd, err) : zg_status_exit_code(st);
+}
+
+void cli_progress(void *ctx, int64_t done, int64_t total) {
+    zg_progress *p = ctx;
+    p->total = total;
+    zg_progress_update(p, done);
+}
+
 int cli_is_help(const char *arg) {
     return !strcmp(arg, "-h") || !strcmp(arg, "--help");
 }

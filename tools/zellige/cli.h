@@ -25,6 +25,10 @@ void zg_cli_register(const char *name, const char *summary, zg_cli_fn fn);
 
 // Prints "zellige <cmd>: <message>" on stderr and returns the exit code for err->status.
 int cli_fail(const char *cmd, const zg_error *err);
+// The exit code of a collective run's status: 0, or (rank 0 only prints) cli_fail's code.
+int cli_exit(const char *cmd, zg_status st, int root, const zg_error *err);
+// A library progress hook drawing the zg_progress bar ctx (total as the library reports it).
+void cli_progress(void *ctx, int64_t done, int64_t total);
 int cli_is_help(const char *arg);
 
 // ---- the shared option parser -----------------------------------------------------------------

@@ -19,12 +19,6 @@ static const char *header =
     "Also reports the measurement's own repeatability (odd vs even rounds' medians, %), the\n"
     "noise floor no prediction can beat on this machine.\n\n";
 
-static void on_progress(void *ctx, int64_t done, int64_t total) {
-    zg_progress *p = ctx;
-    p->total = total;
-    zg_progress_update(p, done);
-}
-
 static void print_fidelity(const zg_fidelity_run_result *r, const zg_comm *comm, int32_t warmup) {
     const zg_fidelity_summary *sum = &r->sum;
     printf("fidelity: model %s, %d ranks (%s), %d plans, %lld warm-up + %lld measured "
@@ -89,7 +83,7 @@ static int run_fidelity(int argc, char **argv) {
     int root = comm.rank == 0;
     zg_progress prog;
     zg_progress_init(&prog, "fidelity", 1);
-    if (root) o.progress = on_progress, o.progress_ctx = &prog;
+    if (root) o.progress = cli_progress, o.progress_ctx = &prog;
     zg_fidelity_run_result r;
     zg_status st = zg_fidelity_run(&o, &comm, &r, &err);
     if (root) zg_progress_finish(&prog);

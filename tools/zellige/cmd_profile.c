@@ -25,13 +25,6 @@ static const char *header =
     "tracked peaks. Writes the profile atomically (rank 0); it records the machine. Without\n"
     "mpirun: one rank. Pin ranks to cores (mpirun --bind-to core).\n\n";
 
-static void on_progress(void *ctx, int64_t done, int64_t total) {
-    zg_progress *p = ctx;
-    if (!p) return;
-    p->total = total;
-    zg_progress_update(p, done);
-}
-
 static double setting(const zg_cost_table *t, const char *key, double scale) {
     const cJSON *set = t->extra ? cJSON_GetObjectItemCaseSensitive(t->extra, "settings") : NULL;
     const cJSON *v = set ? cJSON_GetObjectItemCaseSensitive(set, key) : NULL;
@@ -134,7 +127,7 @@ static int run_profile(int argc, char **argv) {
     int root = comm.rank == 0;
     zg_progress prog;
     zg_progress_init(&prog, "profile", 1);
-    if (root) o.progress = on_progress, o.progress_ctx = &prog;
+    if (root) o.progress = cli_progress, o.progress_ctx = &prog;
     zg_profile_run_result r;
     zg_status st = zg_profile_run(&o, &comm, &r, &err);
     if (root) zg_progress_finish(&prog);

@@ -11,12 +11,6 @@ static const char *header =
     "Plans seeded batches of the paper's image+video mixes under several policies with the\n"
     "same prices (the analytic cost model) and compares them. All numbers are modelled.\n\n";
 
-static void on_progress(void *ctx, int64_t done, int64_t total) {
-    zg_progress *p = ctx;
-    p->total = total;
-    zg_progress_update(p, done);
-}
-
 static int run_simulate(int argc, char **argv) {
     zg_sim_opts o;
     zg_sim_opts_default(&o);
@@ -60,7 +54,7 @@ static int run_simulate(int argc, char **argv) {
 
     zg_progress prog;
     zg_progress_init(&prog, "simulate", 1);
-    o.progress = on_progress, o.progress_ctx = &prog;
+    o.progress = cli_progress, o.progress_ctx = &prog;
     zg_sim_result r;
     zg_status st = zg_sim_run(&o, &r, &err);
     zg_progress_finish(&prog);
