@@ -1,9 +1,11 @@
 # zellige — one command builds everything: `make` (library per module, CLIs, tests).
 # `make test` runs the whole suite; `make asan` builds and tests with sanitizers.
 #
-# Layout: src/<module>/*.c -> build/lib/libzg_<module>.a; each module lists the modules it
-# uses (transitively, link order) in src/<module>/deps. tests/<module>/test_*.c link against
-# their module, so a broken module does not block another module's tests.
+# Layout: src/<module>/*.c and src/<module>/<part>/*.c -> build/lib/libzg_<module>.a; each
+# module lists the modules it uses (transitively, link order) in src/<module>/deps, and
+# scripts/check-layering.py keeps includes to those. tests/<module>/test_*.c link against their
+# module and its deps (or the list in tests/<module>/deps when the tests need modules above it),
+# so a broken module does not block another module's tests.
 # Optional parts are detected and printed: MPI, CBC, CUDA/NCCL, OpenMP.
 
 BUILD    ?= build
@@ -53,14 +55,20 @@ LDLIBS += $(CBC_LIBS)
 endif
 
 # --- CUDA (optional; compiled only, run on a GPU machine) -------------------------------------
+# Built only when there are CUDA sources (src/**/*.cu) and nvcc is found.
 NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+CUDA_SRCS := $(wildcard src/*/*.cu src/*/*/*.cu)
 ifneq ($(NO_CUDA),1)
 ifneq ($(strip $(NVCC)),)
+ifneq ($(strip $(CUDA_SRCS)),)
 HAVE_CUDA := 1
 endif
 endif
+endif
+CUDA_STATUS := $(if $(HAVE_CUDA),yes (compile only here),$(if $(CUDA_SRCS),no (nvcc not found),no (no CUDA sources)))
 
-MODULES := $(sort $(notdir $(patsubst %/,%,$(dir $(wildcard src/*/*.c)))))
+# a module is a folder of src/ with C sources in it or in its part folders
+MODULES := $(sort $(foreach d,$(wildcard src/*/),$(if $(wildcard $(d)*.c $(d)*/*.c),$(notdir $(patsubst %/,%,$(d))))))
 LIBDIR  := $(BUILD)/lib
 OBJDIR  := $(BUILD)/obj
 BINDIR  := $(BUILD)/bin
@@ -69,17 +77,21 @@ TESTDIR := $(BUILD)/tests
 # deps of module m (transitive, in link order), from src/m/deps
 deps_of = $(shell cat src/$(1)/deps 2>/dev/null)
 libs_of = $(foreach m,$(1) $(call deps_of,$(1)),$(LIBDIR)/libzg_$(m).a)
+# the modules a test folder links: tests/<m>/deps when present, else m and its deps
+test_mods = $(if $(wildcard tests/$(1)/deps),$(shell cat tests/$(1)/deps),$(1) $(call deps_of,$(1)))
+test_libs = $(foreach m,$(call test_mods,$(1)),$(LIBDIR)/libzg_$(m).a)
 ALL_LIBS := $(foreach m,$(MODULES),$(LIBDIR)/libzg_$(m).a)
 
 # link order for CLIs: most dependent first
-LINK_ORDER := aoizora profile train engine dit comm kernels sim report plan cost topo workload model core
+LINK_ORDER := aoizora profile train engine dit comm kernels sim report planner zellige plan cost \
+              topo workload model core
 CLI_LIBS := $(foreach m,$(LINK_ORDER),$(if $(filter $(m),$(MODULES)),$(LIBDIR)/libzg_$(m).a))
 
 TOOLS      := $(notdir $(wildcard tools/*))
 TOOL_BINS  := $(foreach t,$(TOOLS),$(BINDIR)/$(t))
 # a test is built only when its module and every module it depends on have sources
 test_mod   = $(notdir $(patsubst %/,%,$(dir $(1))))
-test_ready = $(if $(filter-out $(MODULES),$(call test_mod,$(1)) $(call deps_of,$(call test_mod,$(1)))),,$(1))
+test_ready = $(if $(filter-out $(MODULES),$(call test_mods,$(call test_mod,$(1)))),,$(1))
 TEST_SRCS  := $(foreach s,$(wildcard tests/*/test_*.c) $(wildcard tests/*/mpitest_*.c),$(call test_ready,$(s)))
 TEST_BINS  := $(foreach s,$(TEST_SRCS),$(TESTDIR)/$(notdir $(patsubst %/,%,$(dir $(s))))_$(notdir $(basename $(s))))
 BENCH_SRCS := $(wildcard bench/*.c)
@@ -92,11 +104,11 @@ found:
 	@printf 'zellige build: modules [%s]\n' "$(MODULES)"
 	@printf '  OpenMP %s  MPI %s  CBC %s  CUDA %s\n' \
 	  "$(if $(HAVE_OPENMP),yes,no)" "$(if $(HAVE_MPI),yes,no)" \
-	  "$(if $(HAVE_CBC),yes,no)" "$(if $(HAVE_CUDA),yes (compile only here),no)"
+	  "$(if $(HAVE_CBC),yes,no)" "$(CUDA_STATUS)"
 
 # --- per-module static libraries ---------------------------------------------------------------
 define MODULE_RULES
-$(1)_SRCS := $$(wildcard src/$(1)/*.c)
+$(1)_SRCS := $$(wildcard src/$(1)/*.c src/$(1)/*/*.c)
 $(1)_OBJS := $$(patsubst src/%.c,$$(OBJDIR)/%.o,$$($(1)_SRCS))
 $$(LIBDIR)/libzg_$(1).a: $$($(1)_OBJS)
 	@mkdir -p $$(dir $$@)
@@ -119,9 +131,9 @@ $(foreach t,$(TOOLS),$(eval $(call TOOL_RULES,$(t))))
 
 # --- tests: tests/<module>/test_*.c -> build/tests/<module>_test_* -----------------------------
 define TEST_RULES
-$$(TESTDIR)/$(2)_$(3): tests/$(2)/$(3).c tests/zgtest.h $$(call libs_of,$(2))
+$$(TESTDIR)/$(2)_$(3): tests/$(2)/$(3).c tests/zgtest.h $$(call test_libs,$(2))
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(CFLAGS) $$(DEPFLAGS) -Itests $$< $$(call libs_of,$(2)) $$(LDLIBS) -o $$@
+	$$(CC) $$(CFLAGS) $$(DEPFLAGS) -Itests $$< $$(call test_libs,$(2)) $$(LDLIBS) -o $$@
 endef
 $(foreach s,$(TEST_SRCS),$(eval $(call TEST_RULES,$(s),$(notdir $(patsubst %/,%,$(dir $(s)))),$(notdir $(basename $(s))))))
 

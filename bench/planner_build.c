@@ -1,5 +1,5 @@
-// planner_build.c — the fast path's (zel_fast.c) per-batch cost with and without the
-// cross-step template cache (zel_cache.c), on the same batches as bench_planner_latency.
+// planner_build.c — the fast path's (fast/fast.c) per-batch cost with and without the
+// cross-step template cache (fast/cache.c), on the same batches as bench_planner_latency.
 //
 //   build/bin/bench_planner_build [--clusters 256xH100,1024xH100] [--mixes V35,V60]
 //       [--loads s4096] [--steps N] [--family node|aligned|sliding]
@@ -9,7 +9,7 @@
 // the warm p50 over steps >= 1 (the steady state), the cache's hits and misses, and checks that
 // both plans are identical (same makespan and options), else exits 1.
 #include "zel_bench.h"
-#include "plan/zel_fast.h"
+#include "zellige/fast/fast.h"
 
 static const char *usage =
     "usage: bench_planner_build [--clusters LIST] [--mixes LIST] [--loads high,low,s4096]\n"

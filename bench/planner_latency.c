@@ -8,21 +8,21 @@
 // Loads: high, low (tokens per rank from zel_bench.h) and s4096: the tokens per rank scaled
 // from high load so that the step-0 batch has about 4096 sequences (the 1024-rank
 // target: tpr = high * 4096 / n(high batch), then the batch is drawn at that tpr).
-// Path: auto = the fast path (zel_fast.c: compact options, greedy + local search) at world
+// Path: auto = the fast path (fast/fast.c: compact options, greedy + local search) at world
 // sizes >= ZEL_FAST_MIN_RANKS, the exact stage 1 below; exact = always the exact stage 1.
 // The JSON line also gives anchor_nodes_mean: the anchor search's mean node count per batch
 // (deterministic, unlike the times; exact path only).
 // --compare (fast-path rows): also plans every batch with the exact stage 1 and prints the
 // fast/exact makespan ratio (slow at 1024 ranks).
-// Cache: like `--policy zellige`, the fast path keeps one template cache (zel_cache.c) and the
-// exact path one option cache (zel_pcache.c) per (cluster, mix, load) across its steps, so
+// Cache: like `--policy zellige`, the fast path keeps one template cache (fast/cache.c) and the
+// exact path one option cache (plan/option_cache.c) per (cluster, mix, load) across its steps, so
 // step 0 is cold (every shape priced) and later steps reuse the priced shapes; `cold_ms` in the
 // JSON is step 0's total. --no-cache plans every step cold.
 // --anchor-nodes N: the exact stage 1's node budget per search phase (0 = the default rule).
-// --lns-nodes N: its neighbourhood-search budget (zel_lns.c; 0 = the default rule, -1 = off).
+// --lns-nodes N: its neighbourhood-search budget (search/lns.c; 0 = the default rule, -1 = off).
 // --first-nodes N: the min-T search's budget on an anchor multiset's first step (0 = the default
 // rule, -1 = the ordinary budget; anchor_first_nodes).
-// --no-memory: no stage-1 layouts remembered across steps (zel_library.c; anchor_memory = -1).
+// --no-memory: no stage-1 layouts remembered across steps (search/library.c; anchor_memory = -1).
 // The planner state (warm start, layouts, caches) lives per (cluster, mix, load) across its
 // steps, as in a training run; `replayed` in the JSON is the share of steps whose stage 1
 // replayed a remembered layout instead of searching (it grows with --steps: the anchor
@@ -35,8 +35,8 @@
 // `--policy zellige` costs per step. --steps batches per (mix, load) up to 64 ranks,
 // --steps-large beyond. Prints a table and one JSON line per setting.
 #include "zel_bench.h"
-#include "plan/zel_fast.h"
-#include "plan/zel_pcache.h"
+#include "zellige/fast/fast.h"
+#include "plan/plan.h"
 
 static const char *usage =
     "usage: bench_planner_latency [--clusters LIST] [--mixes LIST] [--loads high,low]\n"
@@ -65,7 +65,7 @@ typedef struct lat_acc {
     int optimal, infeasible, n_ok, n_cmp, replayed;
     zel_warm *warm;
     zel_cache *cache;
-    zel_pcache *pcache;
+    zg_option_cache *pcache;
     int no_cache;
 } lat_acc;
 
@@ -75,7 +75,7 @@ static void lat_acc_init(lat_acc *a, int n_steps, int no_cache) {
     a->ts = a->tb + n_steps, a->tt = a->ts + n_steps, a->ta = a->tt + n_steps;
     a->warm = zel_warm_new();
     a->cache = zel_cache_new();
-    a->pcache = no_cache ? NULL : zel_pcache_new();
+    a->pcache = no_cache ? NULL : zg_option_cache_new();
     a->no_cache = no_cache;
     a->cold_ms = -1;
 }
@@ -83,7 +83,7 @@ static void lat_acc_init(lat_acc *a, int n_steps, int no_cache) {
 static void lat_acc_free(lat_acc *a) {
     zel_warm_free(a->warm);
     zel_cache_free(a->cache);
-    zel_pcache_free(a->pcache);
+    zg_option_cache_free(a->pcache);
     free(a->tb);
 }
 
@@ -182,7 +182,7 @@ static void lat_acc_print(lat_acc *a, const char *cl, int ranks, const char *ld,
         zel_cache_stats cs = zel_cache_get_stats(a->cache);
         hits = cs.hits, misses = cs.misses;
     } else if (a->pcache) {
-        zel_pcache_stats ps = zel_pcache_get_stats(a->pcache);
+        zg_option_cache_stats ps = zg_option_cache_get_stats(a->pcache);
         hits = ps.hits, misses = ps.misses;
     }
     printf("%-10s %5d %-4s %6s %6.0f %7.1f %9.3f %9.3f %9.3f %9.3f %9.3f %6.1f%% %5.0f%% %5d\n",
@@ -261,10 +261,7 @@ int main(int argc, char **argv) {
             fprintf(stderr, "bench_planner_latency: %s\n", err.msg);
             return 1;
         }
-        e.ctx.opts.anchor_nodes = anchor_nodes;
-        e.ctx.opts.anchor_lns_nodes = lns_nodes;
-        e.ctx.opts.anchor_first_nodes = first_nodes;
-        e.ctx.opts.anchor_memory = no_memory ? -1 : 0;
+        zb_set_budgets(&e.ctx.opts, anchor_nodes, lns_nodes, first_nodes, no_memory);
         int n_steps = e.cluster.world_size > 64 ? steps_large : ar.steps;
         for (int l = 0; l < nld; l++) {
             for (int x = 0; x < nmx; x++) {

@@ -1,4 +1,4 @@
-// planner_nodes.c — stage-1 proof cost of the exact anchor search (zel_bb.c), for bound work.
+// planner_nodes.c — stage-1 proof cost of the exact anchor search (exact/bb.c), for bound work.
 // For each batch (cluster, load, mix, step; no warm start): builds the stage-1 model like
 // zel_two_stage (catalog cut, fill- and memory-aware), solves it with the default budget, then
 // re-runs the min-T phase from its own optimum and reports the nodes and time that proof takes

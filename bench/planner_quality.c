@@ -13,6 +13,7 @@
 #include <math.h>
 
 #include "zel_bench.h"
+#include "planner/planner.h"
 
 static const char *usage =
     "usage: bench_planner_quality [--settings CLUSTER:LOAD,...] [--batches N] [--time-limit S]\n"
@@ -273,11 +274,9 @@ int main(int argc, char **argv) {
             fprintf(stderr, "bench_planner_quality: %s\n", err.msg);
             return 1;
         }
-        zp.ctx.opts.anchor_nodes = anchor_nodes;
-        zp.ctx.opts.anchor_lns_nodes = lns_nodes;
-        zp.ctx.opts.anchor_first_nodes = first_nodes;
-        zp.ctx.opts.anchor_memory = no_memory ? -1 : 0;
-        jp.ctx.opts.anchor_lns_nodes = ref_lns_nodes;
+        zb_set_budgets(&zp.ctx.opts, anchor_nodes, lns_nodes, first_nodes, no_memory);
+        jp.ctx.opts.anchor_lns_nodes =
+            (zg_budget){ref_lns_nodes != 0, ref_lns_nodes > 0 ? ref_lns_nodes : 0};
         for (int k = 0; k < batches; k++) {
             zg_batch b;
             if (zb_quality_batch(&e, tpr, mx, nmx, k, &b, &err)) {

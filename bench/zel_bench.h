@@ -9,7 +9,7 @@
 
 #include "cost/cost.h"
 #include "plan/plan.h"
-#include "plan/zel_internal.h"
+#include "zellige/internal.h"
 
 typedef struct zb_env {
     zg_model model;
@@ -39,6 +39,17 @@ static inline int zb_env_init(zb_env *e, const char *cluster, zg_error *err) {
     e->high = strstr(cluster, "A6000") ? 175000 : 350000;
     e->low = 125000;
     return 0;
+}
+
+// The benches' budget flags (--anchor-nodes, --lns-nodes, --first-nodes: 0 = the built-in rule,
+// -1 = off for --lns-nodes and the ordinary budget for --first-nodes; --no-memory) into opts.
+static inline void zb_set_budgets(zg_planner_opts *o, int64_t anchor, int64_t lns, int64_t first,
+                                  int no_memory) {
+    o->anchor_nodes = (zg_budget){anchor > 0, anchor > 0 ? anchor : 0};
+    o->anchor_lns_nodes = (zg_budget){lns != 0, lns > 0 ? lns : 0};
+    o->anchor_first_nodes = (zg_budget){first > 0, first > 0 ? first : 0};
+    o->deeper_first_visit = first >= 0;
+    o->remember_layouts = !no_memory;
 }
 
 // A setting "CLUSTER[:LOAD]" into name[64] (the cluster) and its load ("high" when absent).

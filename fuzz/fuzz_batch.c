@@ -6,9 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_input.h"
 #include "workload/workload.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void round_trip(const zg_batch *b) {
     cJSON *j = zg_batch_to_json(b);
@@ -22,11 +21,8 @@ static void round_trip(const zg_batch *b) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    if (size > (1 << 20)) return 0;
-    char *text = malloc(size + 1);
+    char *text = fuzz_text(data, size);
     if (!text) return 0;
-    memcpy(text, data, size);
-    text[size] = '\0';
     zg_model m;
     zg_error err;
     if (zg_model_preset("wan2.1-1.3b", &m, &err) != ZG_OK) abort();

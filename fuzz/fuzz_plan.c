@@ -6,9 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_input.h"
 #include "plan/plan.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void round_trip(const zg_plan *p) {
     cJSON *j = zg_plan_to_json(p);
@@ -48,11 +47,8 @@ static void validate_against_own_batch(zg_plan *p) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    if (size > (1 << 20)) return 0;
-    char *text = malloc(size + 1);
+    char *text = fuzz_text(data, size);
     if (!text) return 0;
-    memcpy(text, data, size);
-    text[size] = '\0';
     cJSON *j = NULL;
     zg_error err;
     if (zg_json_parse(text, "fuzz", &j, &err) == ZG_OK) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # install-deps.sh — installs what zellige needs on Debian 12 (idempotent; quiet when present).
 set -e
-PKGS="build-essential pkg-config libcjson-dev libopenblas-dev openmpi-bin libopenmpi-dev coinor-libcbc-dev python3-pytest"
+PKGS="build-essential pkg-config clang libcjson-dev libopenblas-dev openmpi-bin libopenmpi-dev coinor-libcbc-dev python3-pytest"
 missing=""
 for p in $PKGS; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

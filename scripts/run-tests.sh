@@ -3,6 +3,8 @@
 #   build/tests/<module>_test_*      run once
 #   build/tests/<module>_mpitest_*   run under mpirun with P = 1..4 ranks (if MPI was built)
 #   tests/py/test_*.py               run with pytest (if present), counted case by case
+#   scripts/check-layering.py        one case: module deps, includes, include and call cycles
+#   build-fuzz/fuzz_*                libFuzzer targets, FUZZ_SECONDS each (default 5; 0 skips)
 set -u
 BUILD=${1:-build}
 passed=0
@@ -34,6 +36,17 @@ for t in "$BUILD"/tests/*_test_*; do
     count "$(basename "$t")" $?
 done
 
+# the tree's layering (scripts/check-layering.py): module deps, includes, include and call cycles
+if command -v python3 >/dev/null 2>&1 && [ -d "$BUILD/obj" ]; then
+    if python3 scripts/check-layering.py --objects "$BUILD/obj" >"$log.out" 2>&1; then
+        echo "PASS layering" >"$log"
+    else
+        { cat "$log.out"; echo "FAIL layering"; } >"$log"
+    fi
+    rm -f "$log.out"
+    count "check-layering" 0
+fi
+
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe)
 if command -v mpirun >/dev/null 2>&1; then
     for t in "$BUILD"/tests/*_mpitest_*; do
@@ -48,6 +61,31 @@ if command -v mpirun >/dev/null 2>&1; then
             count "$(basename "$t") -np $np" $rc
         done
     done
+fi
+
+# the libFuzzer targets (fuzz/): built with clang, each run for FUZZ_SECONDS (default 5) from a
+# scratch corpus seeded with the kept crash inputs, so a parser crash fails the suite
+if command -v clang >/dev/null 2>&1 && [ "${FUZZ_SECONDS:-5}" != 0 ]; then
+    if make -s fuzz >"$log" 2>&1; then
+        for f in build-fuzz/fuzz_*; do
+            [ -x "$f" ] || continue
+            n=$(basename "$f" .c)
+            corpus=$(mktemp -d)
+            cp tests/*/fuzz-crashes/*.json "$corpus"/ 2>/dev/null || true
+            if "$f" -max_total_time="${FUZZ_SECONDS:-5}" -artifact_prefix="$corpus/" \
+                "$corpus" >"$log.out" 2>&1; then
+                echo "PASS $n" >"$log"
+                rm -rf "$corpus"
+            else
+                { tail -40 "$log.out"; echo "FAIL $n (crash input kept in $corpus)"; } >"$log"
+            fi
+            rm -f "$log.out"
+            count "$n (${FUZZ_SECONDS:-5} s)" 0
+        done
+    else
+        echo "FAIL fuzz build" >>"$log"
+        count "make fuzz" 1
+    fi
 fi
 
 if ls tests/py/test_*.py >/dev/null 2>&1 && python3 -c 'import pytest' 2>/dev/null; then

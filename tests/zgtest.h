@@ -38,14 +38,8 @@ static int zgtest_ncases;
         *zg_failed_ = 1;                                               \
     } while (0)
 
-// CHECK stops the case at the first failure (it returns from the case function).
-#define CHECK(cond)                                  \
-    do {                                             \
-        if (!(cond)) {                               \
-            ZG_FAILF("CHECK(%s) failed", #cond);     \
-            return;                                  \
-        }                                            \
-    } while (0)
+// CHECK_MSG stops the case at the first failure (it returns from the case function) with the
+// message; the other checks are CHECK_MSG with a message naming what failed.
 #define CHECK_MSG(cond, ...)          \
     do {                              \
         if (!(cond)) {                \
@@ -53,52 +47,51 @@ static int zgtest_ncases;
             return;                   \
         }                             \
     } while (0)
-#define CHECK_EQ_INT(a, b)                                                                  \
-    do {                                                                                    \
-        long long zg_a_ = (long long)(a), zg_b_ = (long long)(b);                           \
-        if (zg_a_ != zg_b_) {                                                               \
-            ZG_FAILF("%s == %s failed: %lld vs %lld", #a, #b, zg_a_, zg_b_);                \
-            return;                                                                         \
-        }                                                                                   \
+#define CHECK(cond) CHECK_MSG(cond, "CHECK(%s) failed", #cond)
+#define CHECK_EQ_INT(a, b)                                                                         \
+    do {                                                                                           \
+        long long zg_a_ = (long long)(a), zg_b_ = (long long)(b);                                  \
+        CHECK_MSG(zg_a_ == zg_b_, "%s == %s failed: %lld vs %lld", #a, #b, zg_a_, zg_b_);          \
     } while (0)
 // |a-b| <= atol + rtol*|b|  (b is the reference)
-#define CHECK_NEAR(a, b, atol, rtol)                                                        \
-    do {                                                                                    \
-        double zg_a_ = (double)(a), zg_b_ = (double)(b);                                    \
-        if (!(fabs(zg_a_ - zg_b_) <= (atol) + (rtol)*fabs(zg_b_))) {                        \
-            ZG_FAILF("%s ~ %s failed: %.17g vs %.17g", #a, #b, zg_a_, zg_b_);               \
-            return;                                                                         \
-        }                                                                                   \
+#define CHECK_NEAR(a, b, atol, rtol)                                                               \
+    do {                                                                                           \
+        double zg_a_ = (double)(a), zg_b_ = (double)(b);                                           \
+        CHECK_MSG(fabs(zg_a_ - zg_b_) <= (atol) + (rtol)*fabs(zg_b_),                              \
+                  "%s ~ %s failed: %.17g vs %.17g", #a, #b, zg_a_, zg_b_);                         \
     } while (0)
-#define CHECK_STR(a, b)                                                                     \
-    do {                                                                                    \
-        const char *zg_a_ = (a), *zg_b_ = (b);                                              \
-        if (strcmp(zg_a_, zg_b_) != 0) {                                                    \
-            ZG_FAILF("%s == %s failed: \"%s\" vs \"%s\"", #a, #b, zg_a_, zg_b_);            \
-            return;                                                                         \
-        }                                                                                   \
+#define CHECK_STR(a, b)                                                                            \
+    do {                                                                                           \
+        const char *zg_a_ = (a), *zg_b_ = (b);                                                     \
+        CHECK_MSG(strcmp(zg_a_, zg_b_) == 0, "%s == %s failed: \"%s\" vs \"%s\"", #a, #b, zg_a_,   \
+                  zg_b_);                                                                          \
     } while (0)
 // status-returning library call must succeed; prints the error message otherwise
-#define CHECK_OK(call, errp)                                                                \
-    do {                                                                                    \
-        int zg_st_ = (int)(call);                                                           \
-        if (zg_st_ != 0) {                                                                  \
-            ZG_FAILF("%s failed (status %d): %s", #call, zg_st_, (errp)->msg);              \
-            return;                                                                         \
-        }                                                                                   \
+#define CHECK_OK(call, errp)                                                                       \
+    do {                                                                                           \
+        int zg_st_ = (int)(call);                                                                  \
+        CHECK_MSG(zg_st_ == 0, "%s failed (status %d): %s", #call, zg_st_, (errp)->msg);           \
     } while (0)
+
+// Runs case i if it is selected (no names on the command line, or its name among them):
+// returns -1 when it was not selected, else 1 when it failed and 0 when it passed.
+static inline int zgtest_run(int i, int argc, char **argv) {
+    int want = argc < 2;
+    for (int a = 1; a < argc; a++)
+        if (strcmp(argv[a], zgtest_cases[i].name) == 0) want = 1;
+    if (!want) return -1;
+    int f = 0;
+    zgtest_cases[i].fn(&f);
+    return f;
+}
 
 // ZG_TEST_MAIN runs every case, or only those named on the command line.
 #define ZG_TEST_MAIN()                                                                  \
     int main(int argc, char **argv) {                                                   \
         int passed = 0, failed = 0;                                                     \
         for (int i = 0; i < zgtest_ncases; i++) {                                       \
-            int want = argc < 2;                                                        \
-            for (int a = 1; a < argc; a++)                                              \
-                if (strcmp(argv[a], zgtest_cases[i].name) == 0) want = 1;               \
-            if (!want) continue;                                                        \
-            int f = 0;                                                                  \
-            zgtest_cases[i].fn(&f);                                                     \
+            int f = zgtest_run(i, argc, argv);                                          \
+            if (f < 0) continue;                                                        \
             printf("%s %s\n", f ? "FAIL" : "PASS", zgtest_cases[i].name);               \
             fflush(stdout);                                                             \
             if (f) failed++; else passed++;                                             \

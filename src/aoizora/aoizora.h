@@ -8,6 +8,8 @@
 // model (topo/network.h) -> plan, with expert and Alpa-style (exact per-op ILP, autoshard.c)
 // baselines priced the same way; the ILP's sharding is also placed by the search.
 // All latencies are model predictions (see docs/aoizora.md for what calibration needs).
+//
+// May include: topo, model, core.
 #ifndef ZG_AOIZORA_H
 #define ZG_AOIZORA_H
 

@@ -24,12 +24,9 @@ zg_status zg_aoi_evidence_segment(zg_aoi_evidence *ev, const char *name, int64_t
     if (repeat < 1)
         return zg_error_set(err, ZG_ERR_INVALID, "segment '%s': repeat %lld must be >= 1", name,
                             (long long)repeat);
-    if (ev->n_segs == ev->cap_segs) {
-        int32_t cap = ev->cap_segs ? 2 * ev->cap_segs : 4;
-        zg_aoi_segment *s = zg_realloc_array(ev->segs, (size_t)cap, sizeof *s, err);
-        if (!s) return err ? err->status : ZG_ERR_NOMEM;
-        ev->segs = s, ev->cap_segs = cap;
-    }
+    zg_aoi_segment *segs = zg_grow_array(ev->segs, ev->n_segs, &ev->cap_segs, 4, sizeof *segs, err);
+    if (!segs) return err ? err->status : ZG_ERR_NOMEM;
+    ev->segs = segs;
     zg_aoi_segment *s = &ev->segs[ev->n_segs++];
     memset(s, 0, sizeof *s);
     snprintf(s->name, sizeof s->name, "%s", name);
@@ -40,12 +37,9 @@ zg_status zg_aoi_evidence_segment(zg_aoi_evidence *ev, const char *name, int64_t
 static zg_aoi_op *push_op(zg_aoi_evidence *ev, zg_error *err) {
     if (ev->n_segs == 0 && zg_aoi_evidence_segment(ev, "main", 1, err)) return NULL;
     zg_aoi_segment *s = &ev->segs[ev->n_segs - 1];
-    if (s->n_ops == s->cap_ops) {
-        int32_t cap = s->cap_ops ? 2 * s->cap_ops : 16;
-        zg_aoi_op *o = zg_realloc_array(s->ops, (size_t)cap, sizeof *o, err);
-        if (!o) return NULL;
-        s->ops = o, s->cap_ops = cap;
-    }
+    zg_aoi_op *o = zg_grow_array(s->ops, s->n_ops, &s->cap_ops, 16, sizeof *o, err);
+    if (!o) return NULL;
+    s->ops = o;
     zg_aoi_op *op = &s->ops[s->n_ops++];
     memset(op, 0, sizeof *op);
     return op;
@@ -113,15 +107,12 @@ zg_status zg_aoi_evidence_finalize(zg_aoi_evidence *ev, zg_error *err) {
             int32_t p = 0;
             while (p < np && !same_pattern(reps[p], op)) p++;
             if (p == np) {
-                if (np == cap) {
-                    cap = cap ? 2 * cap : 16;
-                    const zg_aoi_op **r = zg_realloc_array(reps, (size_t)cap, sizeof *r, err);
-                    if (!r) {
-                        free(reps);
-                        return err ? err->status : ZG_ERR_NOMEM;
-                    }
-                    reps = r;
+                const zg_aoi_op **r = zg_grow_array(reps, np, &cap, 16, sizeof *r, err);
+                if (!r) {
+                    free(reps);
+                    return err ? err->status : ZG_ERR_NOMEM;
                 }
+                reps = r;
                 reps[np++] = op;
             }
             op->pattern = p;

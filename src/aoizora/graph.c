@@ -51,6 +51,28 @@ static void elem(zg_aoi_block *b, const char *name, double width) {
 static void attn(zg_aoi_block *b, const char *name, int cross) {
     add(b, ZG_AOI_ATTN, name)->cross = cross;
 }
+// Modulated norm, fused QKV projection, attention over the block's sequence, output projection.
+static void attn_part(zg_aoi_block *b, const char *attn_name, int64_t d) {
+    elem(b, "norm1_mod", 3.0 * d);
+    gemm(b, "qkv", ZG_AOI_TP_COL, d, 3 * d, 1, 0);
+    attn(b, attn_name, 0);
+    gemm(b, "o_proj", ZG_AOI_TP_ROW, d, d, 0, 0);
+}
+// The norm before the FFN (norm_name), up and down projections, residual add.
+static void ffn_part(zg_aoi_block *b, const char *norm_name, int64_t d, int64_t f) {
+    elem(b, norm_name, 3.0 * d);
+    gemm(b, "ffn_up", ZG_AOI_TP_COL, d, f, 0, 0);
+    gemm(b, "ffn_down", ZG_AOI_TP_ROW, f, d, 0, 0);
+    elem(b, "res_add", 2.0 * d);
+}
+static zg_aoi_block *new_block(zg_aoi_graph *g, const char *name, int64_t repeat,
+                               double weight_params) {
+    zg_aoi_block *b = &g->blocks[g->n_blocks++];
+    snprintf(b->name, sizeof b->name, "%s", name);
+    b->repeat = repeat;
+    b->weight_params = weight_params;
+    return b;
+}
 
 zg_status zg_aoi_graph_build(const zg_aoi_work *w, zg_aoi_graph *g, zg_error *err) {
     memset(g, 0, sizeof *g);
@@ -67,14 +89,8 @@ zg_status zg_aoi_graph_build(const zg_aoi_work *w, zg_aoi_graph *g, zg_error *er
                       (double)m->freq_dim * d + (double)d * d + 6.0 * d * d;
     if (m->arch == ZG_ARCH_WAN || m->arch == ZG_ARCH_PLAIN) {
         g->seq = g->tokens;
-        zg_aoi_block *b = &g->blocks[g->n_blocks++];
-        snprintf(b->name, sizeof b->name, "block");
-        b->repeat = m->n_layers;
-        b->weight_params = 8.0 * d * d + 2.0 * d * f + 6.0 * d;
-        elem(b, "norm1_mod", 3.0 * d);
-        gemm(b, "qkv", ZG_AOI_TP_COL, d, 3 * d, 1, 0);
-        attn(b, "self_attn", 0);
-        gemm(b, "o_proj", ZG_AOI_TP_ROW, d, d, 0, 0);
+        zg_aoi_block *b = new_block(g, "block", m->n_layers, 8.0 * d * d + 2.0 * d * f + 6.0 * d);
+        attn_part(b, "self_attn", d);
         if (m->cross_attn) {
             elem(b, "res_norm2", 3.0 * d);
             gemm(b, "cross_q", ZG_AOI_TP_COL, d, d, 0, 0);
@@ -82,29 +98,15 @@ zg_status zg_aoi_graph_build(const zg_aoi_work *w, zg_aoi_graph *g, zg_error *er
             attn(b, "cross_attn", 1);
             gemm(b, "cross_o", ZG_AOI_TP_ROW, d, d, 0, 0);
         }
-        elem(b, "res_norm3_mod", 3.0 * d);
-        gemm(b, "ffn_up", ZG_AOI_TP_COL, d, f, 0, 0);
-        gemm(b, "ffn_down", ZG_AOI_TP_ROW, f, d, 0, 0);
-        elem(b, "res_add", 2.0 * d);
+        ffn_part(b, "res_norm3_mod", d, f);
     } else {
         g->seq = g->tokens + g->text;  // joint attention over video + text tokens
-        zg_aoi_block *b = &g->blocks[g->n_blocks++];
-        snprintf(b->name, sizeof b->name, "double_block");
-        b->repeat = m->n_double;
-        b->weight_params = 2.0 * (4.0 * d * d + 2.0 * d * f) + 12.0 * d * d;
-        elem(b, "norm1_mod", 3.0 * d);
-        gemm(b, "qkv", ZG_AOI_TP_COL, d, 3 * d, 1, 0);
-        attn(b, "joint_attn", 0);
-        gemm(b, "o_proj", ZG_AOI_TP_ROW, d, d, 0, 0);
-        elem(b, "res_norm2_mod", 3.0 * d);
-        gemm(b, "ffn_up", ZG_AOI_TP_COL, d, f, 0, 0);
-        gemm(b, "ffn_down", ZG_AOI_TP_ROW, f, d, 0, 0);
-        elem(b, "res_add", 2.0 * d);
+        zg_aoi_block *b = new_block(g, "double_block", m->n_double,
+                                    2.0 * (4.0 * d * d + 2.0 * d * f) + 12.0 * d * d);
+        attn_part(b, "joint_attn", d);
+        ffn_part(b, "res_norm2_mod", d, f);
         if (m->n_single > 0) {
-            b = &g->blocks[g->n_blocks++];
-            snprintf(b->name, sizeof b->name, "single_block");
-            b->repeat = m->n_single;
-            b->weight_params = 7.0 * d * d + 2.0 * d * f;
+            b = new_block(g, "single_block", m->n_single, 7.0 * d * d + 2.0 * d * f);
             elem(b, "norm_mod", 3.0 * d);
             gemm(b, "linear1", ZG_AOI_TP_COL, d, 3 * d + f, 1, 0);
             attn(b, "joint_attn", 0);

@@ -88,16 +88,33 @@ static zg_comm_req *reqs_alloc(int32_t n, zg_error *err) {
     return zg_calloc(2 * (size_t)n + 1, sizeof(zg_comm_req), err);
 }
 
+// What a collective over a rank list starts with: the list checked, my position in it (*me) and
+// request scratch for up to 2n requests (*r, for coll_finish).
+static zg_status coll_start(zg_comm *c, const int32_t *ranks, int32_t n, int32_t *me,
+                            zg_comm_req **r, zg_error *err) {
+    zg_status st = zg_comm_check_ranks(c, ranks, n, err);
+    if (st) return st;
+    *me = zg_comm_rank_index(ranks, n, c->rank);
+    *r = reqs_alloc(n, err);
+    return *r ? ZG_OK : err ? err->status : ZG_ERR_NOMEM;
+}
+
+// Waits for the nr requests posted (their error reported only when st is ZG_OK) and frees r;
+// returns st, else the wait's status.
+static zg_status coll_finish(zg_comm *c, int32_t nr, zg_comm_req *r, zg_status st, zg_error *err) {
+    zg_status wst = zg_comm_waitall(c, nr, r, st ? NULL : err);
+    free(r);
+    return st ? st : wst;
+}
+
 zg_status zg_comm_alltoallv(zg_comm *c, const int32_t *ranks, int32_t n, const void *sendbuf,
                             const size_t *send_counts, const size_t *send_displs, void *recvbuf,
                             const size_t *recv_counts, const size_t *recv_displs, int32_t tag,
                             zg_error *err) {
-    zg_status st = zg_comm_check_ranks(c, ranks, n, err);
+    int32_t me, nr = 0;
+    zg_comm_req *r;
+    zg_status st = coll_start(c, ranks, n, &me, &r, err);
     if (st) return st;
-    int32_t me = zg_comm_rank_index(ranks, n, c->rank);
-    zg_comm_req *r = reqs_alloc(n, err);
-    if (!r) return err ? err->status : ZG_ERR_NOMEM;
-    int32_t nr = 0;
     for (int32_t j = 0; j < n && !st; j++)
         if (j != me && recv_counts[j] > 0)
             st = zg_comm_irecv(c, (char *)recvbuf + recv_displs[j], recv_counts[j], ranks[j], tag,
@@ -115,25 +132,21 @@ zg_status zg_comm_alltoallv(zg_comm *c, const int32_t *ranks, int32_t n, const v
                 send_counts[me]);
         c->bytes_local += send_counts[me];
     }
-    zg_status wst = zg_comm_waitall(c, nr, r, st ? NULL : err);
-    free(r);
-    return st ? st : wst;
+    return coll_finish(c, nr, r, st, err);
 }
 
 zg_status zg_comm_allgatherv(zg_comm *c, const int32_t *ranks, int32_t n, const void *sendbuf,
                              void *recvbuf, const size_t *counts, const size_t *displs, int32_t tag,
                              zg_error *err) {
-    zg_status st = zg_comm_check_ranks(c, ranks, n, err);
+    int32_t me, nr = 0;
+    zg_comm_req *r;
+    zg_status st = coll_start(c, ranks, n, &me, &r, err);
     if (st) return st;
-    int32_t me = zg_comm_rank_index(ranks, n, c->rank);
     char *own = (char *)recvbuf + displs[me];
     if (counts[me] > 0 && (const char *)sendbuf != own) {
         memmove(own, sendbuf, counts[me]);
         c->bytes_local += counts[me];
     }
-    zg_comm_req *r = reqs_alloc(n, err);
-    if (!r) return err ? err->status : ZG_ERR_NOMEM;
-    int32_t nr = 0;
     for (int32_t j = 0; j < n && !st; j++)
         if (j != me && counts[j] > 0)
             st = zg_comm_irecv(c, (char *)recvbuf + displs[j], counts[j], ranks[j], tag, &r[nr++],
@@ -141,9 +154,7 @@ zg_status zg_comm_allgatherv(zg_comm *c, const int32_t *ranks, int32_t n, const 
     for (int32_t j = 0; j < n && !st; j++)
         if (j != me && counts[me] > 0)
             st = zg_comm_isend(c, own, counts[me], ranks[j], tag, &r[nr++], err);
-    zg_status wst = zg_comm_waitall(c, nr, r, st ? NULL : err);
-    free(r);
-    return st ? st : wst;
+    return coll_finish(c, nr, r, st, err);
 }
 
 typedef enum { RED_SUM_F32, RED_SUM_F64, RED_MAX_F64 } red_kind;
@@ -176,21 +187,16 @@ static void red_apply(red_kind k, void *acc, const void *x, size_t cnt) {
 static zg_status reduce_scatter(zg_comm *c, const int32_t *ranks, int32_t n, red_kind kind,
                                 const void *sendbuf, void *recvbuf, const size_t *counts,
                                 const size_t *displs, int32_t tag, zg_error *err) {
-    zg_status st = zg_comm_check_ranks(c, ranks, n, err);
+    int32_t me, nr = 0;
+    zg_comm_req *r;
+    zg_status st = coll_start(c, ranks, n, &me, &r, err);
     if (st) return st;
-    int32_t me = zg_comm_rank_index(ranks, n, c->rank);
     size_t es = red_elem(kind), mine = counts[me];
     char *tmp = NULL;
-    if (mine > 0 && n > 1) {
-        tmp = zg_calloc((size_t)n * mine, es, err);
-        if (!tmp) return err ? err->status : ZG_ERR_NOMEM;
-    }
-    zg_comm_req *r = reqs_alloc(n, err);
-    if (!r) {
-        free(tmp);
+    if (mine > 0 && n > 1 && !(tmp = zg_calloc((size_t)n * mine, es, err))) {
+        free(r);
         return err ? err->status : ZG_ERR_NOMEM;
     }
-    int32_t nr = 0;
     for (int32_t j = 0; j < n && !st; j++)
         if (j != me && mine > 0)
             st = zg_comm_irecv(c, tmp + (size_t)j * mine * es, mine * es, ranks[j], tag, &r[nr++],
@@ -199,9 +205,7 @@ static zg_status reduce_scatter(zg_comm *c, const int32_t *ranks, int32_t n, red
         if (j != me && counts[j] > 0)
             st = zg_comm_isend(c, (const char *)sendbuf + displs[j] * es, counts[j] * es, ranks[j],
                                tag, &r[nr++], err);
-    zg_status wst = zg_comm_waitall(c, nr, r, st ? NULL : err);
-    free(r);
-    if (!st) st = wst;
+    st = coll_finish(c, nr, r, st, err);
     if (!st && mine > 0) {
         const char *own = (const char *)sendbuf + displs[me] * es;
         for (int32_t j = 0; j < n; j++) {
@@ -273,26 +277,23 @@ zg_status zg_comm_allreduce_max_f64(zg_comm *c, const int32_t *ranks, int32_t n,
 
 zg_status zg_comm_barrier_ranks(zg_comm *c, const int32_t *ranks, int32_t n, int32_t tag,
                                 zg_error *err) {
-    zg_status st = zg_comm_check_ranks(c, ranks, n, err);
+    int32_t me, nr = 0;
+    zg_comm_req *r;
+    zg_status st = coll_start(c, ranks, n, &me, &r, err);
     if (st) return st;
-    int32_t me = zg_comm_rank_index(ranks, n, c->rank);
-    zg_comm_req *r = reqs_alloc(n, err);
-    if (!r) return err ? err->status : ZG_ERR_NOMEM;
     char dummy[1] = {0};
     char *sink = zg_calloc((size_t)n, 1, err);
     if (!sink) {
         free(r);
         return err ? err->status : ZG_ERR_NOMEM;
     }
-    int32_t nr = 0;
     for (int32_t j = 0; j < n && !st; j++)
         if (j != me) st = zg_comm_irecv(c, sink + j, 0, ranks[j], tag, &r[nr++], err);
     for (int32_t j = 0; j < n && !st; j++)
         if (j != me) st = zg_comm_isend(c, dummy, 0, ranks[j], tag, &r[nr++], err);
-    zg_status wst = zg_comm_waitall(c, nr, r, st ? NULL : err);
-    free(r);
+    st = coll_finish(c, nr, r, st, err);
     free(sink);
-    return st ? st : wst;
+    return st;
 }
 
 zg_status zg_comm_bcast(zg_comm *c, const int32_t *ranks, int32_t n, int32_t root, void *buf,
@@ -313,7 +314,5 @@ zg_status zg_comm_bcast(zg_comm *c, const int32_t *ranks, int32_t n, int32_t roo
         for (int32_t j = 0; j < n && !st; j++)
             if (j != me) st = zg_comm_isend(c, buf, bytes, ranks[j], tag, &r[nr++], err);
     }
-    zg_status wst = zg_comm_waitall(c, nr, r, st ? NULL : err);
-    free(r);
-    return st ? st : wst;
+    return coll_finish(c, nr, r, st, err);
 }

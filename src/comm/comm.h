@@ -15,6 +15,8 @@
 //
 // Determinism: reductions sum contributions in rank-list order (position 0 first), independent
 // of message arrival order, so results are bit-identical across runs and across members.
+//
+// May include: core.
 #ifndef ZG_COMM_H
 #define ZG_COMM_H
 

@@ -24,13 +24,9 @@ typedef struct self_impl {
 } self_impl;
 
 static zg_status self_mark_done(self_impl *s, int64_t id, zg_error *err) {
-    if (s->n_done == s->cap_done) {
-        int32_t cap = s->cap_done ? 2 * s->cap_done : 16;
-        int64_t *d = zg_realloc_array(s->done, (size_t)cap, sizeof(int64_t), err);
-        if (!d) return err ? err->status : ZG_ERR_NOMEM;
-        s->done = d;
-        s->cap_done = cap;
-    }
+    int64_t *d = zg_grow_array(s->done, s->n_done, &s->cap_done, 16, sizeof *d, err);
+    if (!d) return err ? err->status : ZG_ERR_NOMEM;
+    s->done = d;
     s->done[s->n_done++] = id;
     return ZG_OK;
 }
@@ -60,13 +56,9 @@ static zg_status self_post(zg_comm *c, const void *sbuf, void *rbuf, size_t byte
         s->n--;
         return st;
     }
-    if (s->n == s->cap) {
-        int32_t cap = s->cap ? 2 * s->cap : 16;
-        self_msg *q = zg_realloc_array(s->q, (size_t)cap, sizeof(self_msg), err);
-        if (!q) return err ? err->status : ZG_ERR_NOMEM;
-        s->q = q;
-        s->cap = cap;
-    }
+    self_msg *q = zg_grow_array(s->q, s->n, &s->cap, 16, sizeof *q, err);
+    if (!q) return err ? err->status : ZG_ERR_NOMEM;
+    s->q = q;
     s->q[s->n++] = (self_msg){sbuf, rbuf, bytes, tag, is_send, 0, id};
     return ZG_OK;
 }

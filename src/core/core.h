@@ -1,5 +1,8 @@
-// core — errors, logging, RNG, timers, JSON I/O, atomic files, progress bar, arena.
+// core — errors, logging, RNG, timers, JSON I/O, atomic files, progress bar, arena, hash map
+// and memo.
 // No dependencies beyond libc and cJSON. Every other module builds on this one.
+//
+// May include: nothing of this tree (libc, cJSON).
 #ifndef ZG_CORE_H
 #define ZG_CORE_H
 
@@ -49,6 +52,10 @@ int zg_status_exit_code(zg_status st);
 // Allocation helpers that fill err on failure (nmemb*size overflow checked).
 void *zg_calloc(size_t nmemb, size_t size, zg_error *err);
 void *zg_realloc_array(void *ptr, size_t nmemb, size_t size, zg_error *err);
+// Room for one more element in a growing array of `size`-byte elements holding n of *cap: when
+// n == *cap, doubles *cap (from `first` when 0) and reallocates. Returns the array (ptr when it
+// had room), or NULL with err filled and ptr and *cap untouched.
+void *zg_grow_array(void *ptr, int32_t n, int32_t *cap, int32_t first, size_t size, zg_error *err);
 
 // ---------------------------------------------------------------------------------------------
 // Logging: level from ZG_LOG (error|warn|info|debug), default warn; messages go to stderr.
@@ -92,6 +99,16 @@ zg_status zg_json_parse(const char *text, const char *what, cJSON **out, zg_erro
 zg_status zg_json_read_file(const char *path, cJSON **out, zg_error *err);
 // Writes compactly (pretty=0) or indented; atomic.
 zg_status zg_json_write_file(const char *path, const cJSON *json, int pretty, zg_error *err);
+// For loaders of a preset name or a JSON file (the CLIs' --model/--cluster/... values): a
+// name_or_path ending in ".json" is read and handed to load as j (errors prefixed with the
+// path); anything else is handed to load as a name with j NULL. With `what` set, a NULL or
+// empty name_or_path is an error naming the option (--what).
+typedef zg_status (*zg_named_fn)(const char *name, const cJSON *j, void *out, zg_error *err);
+// Reads the JSON file at path and hands it to load (as j, with name = path); errors from load
+// are prefixed with the path.
+zg_status zg_json_load_file(const char *path, zg_named_fn load, void *out, zg_error *err);
+zg_status zg_json_load_named(const char *name_or_path, const char *what, zg_named_fn load,
+                             void *out, zg_error *err);
 
 // Typed getters. `ctx` names the object in messages (e.g. "sequence 3"). When the key is
 // absent: required -> error; optional -> *out keeps its default and ZG_OK is returned.
@@ -143,6 +160,79 @@ const char *zg_fmt_bytes(double bytes, char *buf, size_t bufsz);
 zg_status zg_sort_stable(void *base, size_t n, size_t size,
                          int (*cmp)(const void *, const void *, void *), void *ctx,
                          zg_error *err);
+
+// ---- hash map and memo (hmap.c) --------------------------------------------------------------
+// The one hash table of the tree. zg_hmap is an open-addressing index from 64-bit hashes to
+// entry numbers 0..n-1: the caller keeps the entries (in its own arrays) and says how a key is
+// compared with an entry. zg_memo is a cache of values built on it, for results kept across
+// calls: a byte budget, least recently used eviction between builds, and values that may be in
+// use when the memo is reset (retired, freed at the next build).
+
+// Key hashing: integers a word at a time (a multiply and a shift per word), then bytes (FNV-1a).
+uint64_t zg_hash_words(uint64_t h, const int64_t *w, size_t n);
+uint64_t zg_hash_bytes(uint64_t h, const void *p, size_t n);
+#define ZG_HASH_SEED 1469598103934665603ULL
+
+typedef struct zg_hmap {
+    int64_t n;         // entries indexed: 0..n-1
+    int64_t cap;       // room in hash[]
+    uint64_t *hash;    // hash of each entry
+    int64_t n_slots;   // power of two, >= 2 n + 2
+    int64_t *slot;     // entry number, -1 empty
+} zg_hmap;
+// Compares a key with entry `entry`: 1 when they are equal.
+typedef int (*zg_hmap_eq)(int64_t entry, const void *key, const void *ctx);
+
+void zg_hmap_init(zg_hmap *m);
+void zg_hmap_free(zg_hmap *m);
+void zg_hmap_clear(zg_hmap *m);  // no entries; keeps its memory
+// The entry whose key equals `key` (hash h), or -1.
+int64_t zg_hmap_find(const zg_hmap *m, uint64_t h, zg_hmap_eq eq, const void *key,
+                     const void *ctx);
+// Adds entry number m->n with hash h; returns it, or -1 (err set, m unchanged) out of memory.
+int64_t zg_hmap_add(zg_hmap *m, uint64_t h, zg_error *err);
+// Keeps the entries keep[0..k) (old numbers, any order), renumbered 0..k-1 in that order. On
+// failure (out of memory) m is unchanged.
+zg_status zg_hmap_keep(zg_hmap *m, const int64_t *keep, int64_t k, zg_error *err);
+
+typedef struct zg_memo {
+    zg_hmap index;
+    void **val;            // index.n values (room for val_cap)
+    uint64_t *used;        // the build that last used each value
+    size_t *bytes;         // each value's size, as the caller counts it
+    int64_t val_cap;
+    size_t total, budget;  // bytes held; the most kept across builds
+    uint64_t stamp;        // the current build
+    void (*free_val)(void *);
+    void **retired;        // reset during a build while in use: freed at the next build
+    int64_t n_retired, cap_retired;
+    int64_t hits, misses, resets, evictions;  // counted by the caller (hits, misses) and here
+} zg_memo;
+
+void zg_memo_init(zg_memo *m, size_t budget, void (*free_val)(void *));
+void zg_memo_free(zg_memo *m);
+// Frees every value (not in use by anyone) and counts a reset.
+void zg_memo_clear(zg_memo *m);
+// Forgets every value now and frees them at the next zg_memo_begin (they may be in use by the
+// current build); counts a reset.
+zg_status zg_memo_retire_all(zg_memo *m, zg_error *err);
+// Starts a build: frees retired values and, over the budget, drops the least recently used
+// values (all from earlier builds) down to 3/4 of it.
+void zg_memo_begin(zg_memo *m);
+// The value for key (hash h), marked used by this build; NULL when absent.
+void *zg_memo_find(zg_memo *m, uint64_t h, zg_hmap_eq eq, const void *key, const void *ctx);
+// Adds val (bytes of it) under hash h, used by this build. On failure the memo is unchanged and
+// the caller still owns val.
+zg_status zg_memo_add(zg_memo *m, uint64_t h, void *val, size_t bytes, zg_error *err);
+static inline int64_t zg_memo_count(const zg_memo *m) { return m->index.n; }
+typedef struct zg_memo_stats {
+    int64_t hits, misses;  // lookups over all builds (as the owner counts them)
+    int64_t resets;        // whole-memo resets (clear, retire_all)
+    int64_t evictions;     // values dropped for the budget
+    int64_t n_entries;
+    size_t bytes;
+} zg_memo_stats;
+zg_memo_stats zg_memo_get_stats(const zg_memo *m);  // m NULL: all zero
 
 #ifdef __cplusplus
 }

@@ -81,3 +81,11 @@ void *zg_realloc_array(void *ptr, size_t nmemb, size_t size, zg_error *err) {
     if (!p) zg_error_set(err, ZG_ERR_NOMEM, "out of memory allocating %zu bytes", nmemb * size);
     return p;
 }
+
+void *zg_grow_array(void *ptr, int32_t n, int32_t *cap, int32_t first, size_t size, zg_error *err) {
+    if (n < *cap) return ptr;
+    int32_t grown = *cap ? 2 * *cap : first;
+    void *p = zg_realloc_array(ptr, (size_t)grown, size, err);
+    if (p) *cap = grown;
+    return p;
+}

@@ -55,13 +55,39 @@ zg_status zg_json_write_file(const char *path, const cJSON *json, int pretty, zg
     return st;
 }
 
+zg_status zg_json_load_file(const char *path, zg_named_fn load, void *out, zg_error *err) {
+    cJSON *j = NULL;
+    zg_status st = zg_json_read_file(path, &j, err);
+    if (st) return st;
+    st = load(path, j, out, err);
+    cJSON_Delete(j);
+    if (st) zg_error_prefix(err, "%s: ", path);
+    return st;
+}
+
+zg_status zg_json_load_named(const char *name_or_path, const char *what, zg_named_fn load,
+                             void *out, zg_error *err) {
+    if (what && (!name_or_path || !*name_or_path))
+        return zg_error_set(err, ZG_ERR_INVALID, "no %s given (use --%s NAME or FILE)", what, what);
+    size_t n = strlen(name_or_path);
+    if (n <= 5 || strcmp(name_or_path + n - 5, ".json")) return load(name_or_path, NULL, out, err);
+    return zg_json_load_file(name_or_path, load, out, err);
+}
+
+// The value under key in *v, or NULL when it is absent or null (an error only when required).
+static zg_status get_item(const cJSON *obj, const char *key, int required, const char *ctx,
+                          const cJSON **v, zg_error *err) {
+    *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (*v && !cJSON_IsNull(*v)) return ZG_OK;
+    *v = NULL;
+    return required ? zg_error_set(err, ZG_ERR_INVALID, "%s: missing \"%s\"", ctx, key) : ZG_OK;
+}
+
 zg_status zg_json_get_num(const cJSON *obj, const char *key, int required, double *out,
                           const char *ctx, zg_error *err) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!v || cJSON_IsNull(v)) {
-        if (required) return zg_error_set(err, ZG_ERR_INVALID, "%s: missing \"%s\"", ctx, key);
-        return ZG_OK;
-    }
+    const cJSON *v;
+    zg_status st = get_item(obj, key, required, ctx, &v, err);
+    if (st || !v) return st;
     if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
         return zg_error_set(err, ZG_ERR_INVALID, "%s: \"%s\" must be a number", ctx, key);
     *out = v->valuedouble;
@@ -70,11 +96,9 @@ zg_status zg_json_get_num(const cJSON *obj, const char *key, int required, doubl
 
 zg_status zg_json_get_int(const cJSON *obj, const char *key, int required, int64_t *out,
                           const char *ctx, zg_error *err) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!v || cJSON_IsNull(v)) {
-        if (required) return zg_error_set(err, ZG_ERR_INVALID, "%s: missing \"%s\"", ctx, key);
-        return ZG_OK;
-    }
+    const cJSON *v;
+    zg_status st = get_item(obj, key, required, ctx, &v, err);
+    if (st || !v) return st;
     if (!cJSON_IsNumber(v))
         return zg_error_set(err, ZG_ERR_INVALID, "%s: \"%s\" must be an integer", ctx, key);
     double d = v->valuedouble;
@@ -87,11 +111,9 @@ zg_status zg_json_get_int(const cJSON *obj, const char *key, int required, int64
 
 zg_status zg_json_get_str(const cJSON *obj, const char *key, int required, char *out,
                           size_t outsz, const char *ctx, zg_error *err) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!v || cJSON_IsNull(v)) {
-        if (required) return zg_error_set(err, ZG_ERR_INVALID, "%s: missing \"%s\"", ctx, key);
-        return ZG_OK;
-    }
+    const cJSON *v;
+    zg_status st = get_item(obj, key, required, ctx, &v, err);
+    if (st || !v) return st;
     if (!cJSON_IsString(v))
         return zg_error_set(err, ZG_ERR_INVALID, "%s: \"%s\" must be a string", ctx, key);
     size_t n = strlen(v->valuestring);

@@ -1,6 +1,8 @@
 // cost — what a placement option costs: per-participating-rank time A(s,c,r) and memory
 // M(s,c,r), through one interface (zg_pricer) so the measured price table from the profiler
 // replaces the analytic model without touching any planner. docs/cost-model.md derives terms.
+//
+// May include: topo, workload, model, core.
 #ifndef ZG_COST_H
 #define ZG_COST_H
 

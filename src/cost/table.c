@@ -1,6 +1,7 @@
 // table.c — the measured price table (the profiler's output) and its pricer. Format and method
 // in docs/profiler.md; the interpolation rule is at zg_cost_table_time in cost.h.
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,20 @@ zg_status zg_cost_table_push(zg_cost_table *t, const zg_cost_table_entry *e, zg_
 static const char *const known_keys[] = {"version", "model", "cluster", "world_size",
                                          "overhead_s", "memory", "prices", NULL};
 
+// The "memory" object's coefficients: key, field of zg_cost_table, required when reading.
+static const struct mem_key {
+    const char *key;
+    size_t offset;
+    int required;
+} mem_keys[] = {
+    {"base_bytes", offsetof(zg_cost_table, mem_base), 1},
+    {"per_token_bytes", offsetof(zg_cost_table, mem_per_token), 1},
+    {"per_text_row_bytes", offsetof(zg_cost_table, mem_per_text), 0},
+    {"per_sample_bytes", offsetof(zg_cost_table, mem_per_sample), 0},
+    {"fit_max_rel_err", offsetof(zg_cost_table, mem_fit_max_err), 0},
+};
+#define N_MEM_KEYS (sizeof mem_keys / sizeof *mem_keys)
+
 cJSON *zg_cost_table_to_json(const zg_cost_table *t) {
     cJSON *j = cJSON_CreateObject();
     if (!j) return NULL;
@@ -40,13 +55,9 @@ cJSON *zg_cost_table_to_json(const zg_cost_table *t) {
     cJSON_AddNumberToObject(j, "world_size", t->world_size);
     cJSON_AddNumberToObject(j, "overhead_s", t->overhead_s);
     cJSON *m = cJSON_AddObjectToObject(j, "memory");
-    if (m) {
-        cJSON_AddNumberToObject(m, "base_bytes", t->mem_base);
-        cJSON_AddNumberToObject(m, "per_token_bytes", t->mem_per_token);
-        cJSON_AddNumberToObject(m, "per_text_row_bytes", t->mem_per_text);
-        cJSON_AddNumberToObject(m, "per_sample_bytes", t->mem_per_sample);
-        cJSON_AddNumberToObject(m, "fit_max_rel_err", t->mem_fit_max_err);
-    }
+    for (size_t i = 0; m && i < N_MEM_KEYS; i++)
+        cJSON_AddNumberToObject(m, mem_keys[i].key,
+                                *(const double *)((const char *)t + mem_keys[i].offset));
     cJSON *arr = cJSON_AddArrayToObject(j, "prices");
     for (int32_t i = 0; arr && i < t->n; i++) {
         const zg_cost_table_entry *e = &t->e[i];
@@ -134,16 +145,11 @@ zg_status zg_cost_table_from_json(const cJSON *j, zg_cost_table *t, zg_error *er
     if (!cJSON_IsObject(m))
         return zg_error_set(err, ZG_ERR_INVALID,
                             "profile: missing \"memory\" object (the calibrated memory model)");
-    if ((st = zg_json_get_num(m, "base_bytes", 1, &t->mem_base, "profile memory", err)) ||
-        (st = zg_json_get_num(m, "per_token_bytes", 1, &t->mem_per_token, "profile memory",
-                              err)) ||
-        (st = zg_json_get_num(m, "per_text_row_bytes", 0, &t->mem_per_text, "profile memory",
-                              err)) ||
-        (st = zg_json_get_num(m, "per_sample_bytes", 0, &t->mem_per_sample, "profile memory",
-                              err)) ||
-        (st = zg_json_get_num(m, "fit_max_rel_err", 0, &t->mem_fit_max_err, "profile memory",
-                              err)))
-        return st;
+    for (size_t i = 0; i < N_MEM_KEYS; i++)
+        if ((st = zg_json_get_num(m, mem_keys[i].key, mem_keys[i].required,
+                                  (double *)((char *)t + mem_keys[i].offset), "profile memory",
+                                  err)))
+            return st;
     if (!isfinite(t->mem_base) || !isfinite(t->mem_per_token) || !isfinite(t->mem_per_text) ||
         !isfinite(t->mem_per_sample))
         return zg_error_set(err, ZG_ERR_INVALID, "profile: memory coefficients must be finite");
@@ -167,15 +173,13 @@ zg_status zg_cost_table_from_json(const cJSON *j, zg_cost_table *t, zg_error *er
     return ZG_OK;
 }
 
+static zg_status load_table(const char *path, const cJSON *j, void *t, zg_error *err) {
+    return zg_cost_table_from_json(j, t, err);
+}
+
 zg_status zg_cost_table_load(const char *path, zg_cost_table *t, zg_error *err) {
     zg_cost_table_init_empty(t);
-    cJSON *j = NULL;
-    zg_status st = zg_json_read_file(path, &j, err);
-    if (st) return st;
-    st = zg_cost_table_from_json(j, t, err);
-    cJSON_Delete(j);
-    if (st) zg_error_prefix(err, "%s: ", path);
-    return st;
+    return zg_json_load_file(path, load_table, t, err);
 }
 
 zg_status zg_cost_table_write(const char *path, const zg_cost_table *t, zg_error *err) {

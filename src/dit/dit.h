@@ -5,6 +5,8 @@
 // Per-token layout: a rank holds T tokens packed token-major, grouped in runs of the same sample
 // (whole sequences or shards). Each token carries its sample's local index, and its latent
 // position (frame, row, col) for 3D RoPE. Conditioning (timestep, text) is per sample.
+//
+// May include: kernels, model, core.
 #ifndef ZG_DIT_H
 #define ZG_DIT_H
 
@@ -73,15 +75,20 @@ void zg_timestep_embedding(int32_t n, int32_t dim, const float *t, float *out);
 // ---------------------------------------------------------------------------------------------
 // Parameters: one allocation, pointer struct (llm.c style).
 
+// One attention's parameters (self- and cross-attention alike): q = RMSNorm(x Wq + bq),
+// k = RMSNorm(kv Wk + bk), v = kv Wv + bv, out = attn(q, k, v) Wo + bo.
+typedef struct zg_dit_attn_params {
+    float *wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo; // (d,d), (d)
+    float *q_norm, *k_norm;                       // (d) RMSNorm weights (qk_norm)
+} zg_dit_attn_params;
+
 typedef struct zg_dit_layer_params {
-    float *mod;                         // (6d) learned modulation added to the time projection
-    float *wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo;      // self-attn (d,d), (d)
-    float *q_norm, *k_norm;             // (d) RMSNorm weights (qk_norm)
-    float *n3_w, *n3_b;                 // (d) cross-attn input LayerNorm (affine)
-    float *cwq, *cbq, *cwk, *cbk, *cwv, *cbv, *cwo, *cbo;  // cross-attn; cwk/cwv are (d,d)
-    float *cq_norm, *ck_norm;           // (d)
-    float *w1, *b1;                     // FFN (F,d), (F)
-    float *w2, *b2;                     // FFN (d,F), (d)
+    float *mod;               // (6d) learned modulation added to the time projection
+    zg_dit_attn_params self;  // self-attention
+    float *n3_w, *n3_b;       // (d) cross-attn input LayerNorm (affine)
+    zg_dit_attn_params cross; // cross-attention to the text (k, v from the text context)
+    float *w1, *b1;           // FFN (F,d), (F)
+    float *w2, *b2;           // FFN (d,F), (d)
 } zg_dit_layer_params;
 
 typedef struct zg_dit_params {

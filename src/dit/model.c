@@ -30,11 +30,18 @@ static float *falloc(allocator *a, int64_t n) {
     return p;
 }
 
+// One attention's q/k/v activations: q, k before their RMSNorm (stats rq, rk), qn, kn after it
+// (self-attention: RoPE then rotates them in place), and v.
+typedef struct {
+    float *q, *k, *v, *rq, *rk, *qn, *kn;
+} qkv_act;
+
 // Everything block l's backward needs.
 typedef struct {
-    float *x, *mean1, *rstd1, *n1, *m1, *q, *k, *v, *rq, *rk, *qr, *kr, *o, *y1, *x1;
-    float *mean3, *rstd3, *n3, *cq, *rcq, *cqn, *co, *clse, *x2;
-    float *ck, *rck, *ckn, *cv;  // over text rows
+    float *x, *mean1, *rstd1, *n1, *m1, *o, *y1, *x1;
+    qkv_act sa; // self-attention
+    float *mean3, *rstd3, *n3, *co, *clse, *x2;
+    qkv_act ca; // cross-attention: q, qn, rq over the tokens; k, kn, rk, v over text rows
     float *mean2, *rstd2, *n2, *m2, *f1, *g, *y3, *lse;
 } block_cache;
 
@@ -55,29 +62,30 @@ typedef struct {
 static void cache_alloc(allocator *a, block_cache *c, int64_t T, int64_t Tt, int32_t d,
                         int32_t F, int32_t H) {
     memset(c, 0, sizeof *c);
-    float **td[] = {&c->x,  &c->n1, &c->m1, &c->q,  &c->k,  &c->v,  &c->qr, &c->kr, &c->o,
-                    &c->y1, &c->x1, &c->n3, &c->cq, &c->cqn, &c->co, &c->x2, &c->n2, &c->m2,
-                    &c->y3};
+    float **td[] = {&c->x,     &c->n1, &c->m1, &c->sa.q, &c->sa.k, &c->sa.v, &c->sa.qn,
+                    &c->sa.kn, &c->o,  &c->y1, &c->x1,   &c->n3,   &c->ca.q, &c->ca.qn,
+                    &c->co,    &c->x2, &c->n2, &c->m2,   &c->y3};
     for (size_t i = 0; i < sizeof td / sizeof td[0]; i++) *td[i] = falloc(a, T * d);
-    float **t1[] = {&c->mean1, &c->rstd1, &c->rq, &c->rk, &c->mean3, &c->rstd3, &c->rcq,
-                    &c->mean2, &c->rstd2};
+    float **t1[] = {&c->mean1, &c->rstd1, &c->sa.rq, &c->sa.rk, &c->mean3,
+                    &c->rstd3, &c->ca.rq, &c->mean2, &c->rstd2};
     for (size_t i = 0; i < sizeof t1 / sizeof t1[0]; i++) *t1[i] = falloc(a, T);
     c->clse = falloc(a, T * H);
     c->lse = falloc(a, T * H);
-    c->ck = falloc(a, Tt * d);
-    c->ckn = falloc(a, Tt * d);
-    c->cv = falloc(a, Tt * d);
-    c->rck = falloc(a, Tt);
+    c->ca.k = falloc(a, Tt * d);
+    c->ca.kn = falloc(a, Tt * d);
+    c->ca.v = falloc(a, Tt * d);
+    c->ca.rk = falloc(a, Tt);
     c->f1 = falloc(a, T * F);
     c->g = falloc(a, T * F);
 }
 
 static void cache_free(zg_memtrack *mt, block_cache *c) {
-    float **all[] = {&c->x,   &c->mean1, &c->rstd1, &c->n1,  &c->m1,  &c->q,   &c->k,  &c->v,
-                     &c->rq,  &c->rk,    &c->qr,    &c->kr,  &c->o,   &c->y1,  &c->x1, &c->mean3,
-                     &c->rstd3, &c->n3,  &c->cq,    &c->rcq, &c->cqn, &c->co,  &c->clse,
-                     &c->x2,  &c->ck,    &c->rck,   &c->ckn, &c->cv,  &c->mean2, &c->rstd2,
-                     &c->n2,  &c->m2,    &c->f1,    &c->g,   &c->y3,  &c->lse};
+    float **all[] = {&c->x,    &c->mean1, &c->rstd1, &c->n1,    &c->m1,    &c->sa.q,
+                     &c->sa.k, &c->sa.v,  &c->sa.rq, &c->sa.rk, &c->sa.qn, &c->sa.kn,
+                     &c->o,    &c->y1,    &c->x1,    &c->mean3, &c->rstd3, &c->n3,
+                     &c->ca.q, &c->ca.rq, &c->ca.qn, &c->co,    &c->clse,  &c->x2,
+                     &c->ca.k, &c->ca.rk, &c->ca.kn, &c->ca.v,  &c->mean2, &c->rstd2,
+                     &c->n2,   &c->m2,    &c->f1,    &c->g,     &c->y3,    &c->lse};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         zg_memtrack_free(mt, *all[i]);
         *all[i] = NULL;
@@ -87,8 +95,19 @@ static void cache_free(zg_memtrack *mt, block_cache *c) {
 static zg_status self_attn_forward(fwd_state *s, int32_t l, block_cache *c, zg_error *err) {
     zg_attn_shape sh = {s->H, s->Dh, 1.0f / sqrtf((float)s->Dh)};
     if (s->attn && s->attn->forward)
-        return s->attn->forward(s->attn->ctx, l, c->qr, c->kr, c->v, c->o, err);
-    return zg_attn_forward(s->self_slices, s->n_runs, sh, c->qr, c->kr, c->v, c->o, c->lse, err);
+        return s->attn->forward(s->attn->ctx, l, c->sa.qn, c->sa.kn, c->sa.v, c->o, err);
+    return zg_attn_forward(s->self_slices, s->n_runs, sh, c->sa.qn, c->sa.kn, c->sa.v, c->o, c->lse,
+                           err);
+}
+
+// q = RMSNorm(xq Wq + bq) over Tq rows; k = RMSNorm(xkv Wk + bk), v = xkv Wv + bv over Tkv rows.
+static void qkv_forward(const zg_dit_attn_params *A, int64_t Tq, const float *xq, int64_t Tkv,
+                        const float *xkv, int32_t d, qkv_act *a) {
+    zg_linear_forward(Tq, d, d, xq, A->wq, A->bq, a->q);
+    zg_rmsnorm_forward(Tq, d, a->q, A->q_norm, a->qn, a->rq);
+    zg_linear_forward(Tkv, d, d, xkv, A->wk, A->bk, a->k);
+    zg_rmsnorm_forward(Tkv, d, a->k, A->k_norm, a->kn, a->rk);
+    zg_linear_forward(Tkv, d, d, xkv, A->wv, A->bv, a->v);
 }
 
 // Runs block l forward from c->x (already filled), filling the cache; writes x3 to out.
@@ -101,31 +120,23 @@ static zg_status block_forward(fwd_state *s, int32_t l, block_cache *c, float *o
     const int32_t *smp = s->b->sample;
     zg_layernorm_forward(T, d, c->x, NULL, NULL, c->n1, c->mean1, c->rstd1);
     zg_modulate_forward(T, d, c->n1, smp, mod, S6, 0, d, c->m1);
-    zg_linear_forward(T, d, d, c->m1, L->wq, L->bq, c->q);
-    zg_linear_forward(T, d, d, c->m1, L->wk, L->bk, c->k);
-    zg_linear_forward(T, d, d, c->m1, L->wv, L->bv, c->v);
-    zg_rmsnorm_forward(T, d, c->q, L->q_norm, c->qr, c->rq);
-    zg_rmsnorm_forward(T, d, c->k, L->k_norm, c->kr, c->rk);
-    zg_rope3d_forward(T, s->H, s->Dh, s->b->pos, c->qr);
-    zg_rope3d_forward(T, s->H, s->Dh, s->b->pos, c->kr);
+    qkv_forward(&L->self, T, c->m1, T, c->m1, d, &c->sa);
+    zg_rope3d_forward(T, s->H, s->Dh, s->b->pos, c->sa.qn);
+    zg_rope3d_forward(T, s->H, s->Dh, s->b->pos, c->sa.kn);
     zg_status st = self_attn_forward(s, l, c, err);
     if (st) return st;
-    zg_linear_forward(T, d, d, c->o, L->wo, L->bo, c->y1);
+    zg_linear_forward(T, d, d, c->o, L->self.wo, L->self.bo, c->y1);
     memcpy(c->x1, c->x, sizeof(float) * (size_t)(T * d));
     zg_gate_residual_forward(T, d, c->x1, c->y1, smp, mod, S6, 2 * d);
     // cross-attention to this rank's samples' text
     zg_layernorm_forward(T, d, c->x1, L->n3_w, L->n3_b, c->n3, c->mean3, c->rstd3);
-    zg_linear_forward(T, d, d, c->n3, L->cwq, L->cbq, c->cq);
-    zg_rmsnorm_forward(T, d, c->cq, L->cq_norm, c->cqn, c->rcq);
-    zg_linear_forward(Tt, d, d, s->ctx, L->cwk, L->cbk, c->ck);
-    zg_rmsnorm_forward(Tt, d, c->ck, L->ck_norm, c->ckn, c->rck);
-    zg_linear_forward(Tt, d, d, s->ctx, L->cwv, L->cbv, c->cv);
+    qkv_forward(&L->cross, T, c->n3, Tt, s->ctx, d, &c->ca);
     zg_attn_shape sh = {s->H, s->Dh, 1.0f / sqrtf((float)s->Dh)};
-    st = zg_attn_forward(s->cross_slices, s->n_runs, sh, c->cqn, c->ckn, c->cv, c->co, c->clse,
-                         err);
+    st = zg_attn_forward(s->cross_slices, s->n_runs, sh, c->ca.qn, c->ca.kn, c->ca.v, c->co,
+                         c->clse, err);
     if (st) return st;
     memcpy(c->x2, c->x1, sizeof(float) * (size_t)(T * d));
-    zg_linear_forward(T, d, d, c->co, L->cwo, L->cbo, c->y3);  // y3 as scratch for y2
+    zg_linear_forward(T, d, d, c->co, L->cross.wo, L->cross.bo, c->y3); // y3 as scratch for y2
     for (int64_t i = 0; i < T * d; i++) c->x2[i] += c->y3[i];
     // FFN
     zg_layernorm_forward(T, d, c->x2, NULL, NULL, c->n2, c->mean2, c->rstd2);
@@ -141,6 +152,22 @@ static zg_status block_forward(fwd_state *s, int32_t l, block_cache *c, float *o
 
 static void add_into(int64_t n, float *dst, const float *src) {
     for (int64_t i = 0; i < n; i++) dst[i] += src[i];
+}
+
+// Backward of qkv_forward: dq, dk (at the normed q, k) and dv in; dxq = d xq (overwritten) and
+// d xkv added into dxkv; parameter gradients into G. Scratch: tq (Tq, d), tkv and skv (Tkv, d);
+// skv may be dq or dk (each is read before skv is written).
+static void qkv_backward(const zg_dit_attn_params *A, zg_dit_attn_params *G, int64_t Tq,
+                         const float *xq, int64_t Tkv, const float *xkv, int32_t d,
+                         const qkv_act *a, const float *dq, const float *dk, const float *dv,
+                         float *tq, float *tkv, float *skv, float *dxq, float *dxkv) {
+    zg_rmsnorm_backward(Tq, d, a->q, A->q_norm, a->rq, dq, tq, G->q_norm);
+    zg_linear_backward(Tq, d, d, xq, A->wq, tq, dxq, G->wq, G->bq);
+    zg_rmsnorm_backward(Tkv, d, a->k, A->k_norm, a->rk, dk, tkv, G->k_norm);
+    zg_linear_backward(Tkv, d, d, xkv, A->wk, tkv, skv, G->wk, G->bk);
+    add_into(Tkv * d, dxkv, skv);
+    zg_linear_backward(Tkv, d, d, xkv, A->wv, dv, skv, G->wv, G->bv);
+    add_into(Tkv * d, dxkv, skv);
 }
 
 // Backward of block l. dx3 (T,d) in; dx (T,d) out (may alias dx3? no: distinct buffers).
@@ -173,46 +200,37 @@ static zg_status block_backward(fwd_state *s, int32_t l, block_cache *c, const f
     zg_layernorm_backward(T, d, c->x2, NULL, c->mean2, c->rstd2, dy, tmp, NULL, NULL);
     add_into(T * d, dx2, tmp);
     // x2 = x1 + Wco·co  (dx1 accumulates in dx2's buffer)
-    zg_linear_backward(T, d, d, c->co, L->cwo, dx2, dy, G->cwo, G->cbo);  // dy = d co
+    zg_linear_backward(T, d, d, c->co, L->cross.wo, dx2, dy, G->cross.wo, G->cross.bo); // dy = d co
     memset(dq, 0, sizeof(float) * (size_t)(T * d));
     memset(dtt, 0, sizeof(float) * (size_t)(Tt * d));
     memset(dtt2, 0, sizeof(float) * (size_t)(Tt * d));
     zg_attn_shape sh = {s->H, s->Dh, 1.0f / sqrtf((float)s->Dh)};
-    st = zg_attn_backward(s->cross_slices, s->n_runs, sh, c->cqn, c->ckn, c->cv, c->co, c->clse,
-                          dy, dq, dtt, dtt2, err);
+    st = zg_attn_backward(s->cross_slices, s->n_runs, sh, c->ca.qn, c->ca.kn, c->ca.v, c->co,
+                          c->clse, dy, dq, dtt, dtt2, err);
     if (st) goto done;
-    zg_rmsnorm_backward(T, d, c->cq, L->cq_norm, c->rcq, dq, tmp, G->cq_norm);
-    zg_linear_backward(T, d, d, c->n3, L->cwq, tmp, dy, G->cwq, G->cbq);  // dy = d n3
-    zg_rmsnorm_backward(Tt, d, c->ck, L->ck_norm, c->rck, dtt, dtt3, G->ck_norm);
-    zg_linear_backward(Tt, d, d, s->ctx, L->cwk, dtt3, dtt, G->cwk, G->cbk);
-    add_into(Tt * d, dctx, dtt);
-    zg_linear_backward(Tt, d, d, s->ctx, L->cwv, dtt2, dtt, G->cwv, G->cbv);
-    add_into(Tt * d, dctx, dtt);
+    qkv_backward(&L->cross, &G->cross, T, c->n3, Tt, s->ctx, d, &c->ca, dq, dtt, dtt2, tmp, dtt3,
+                 dtt, dy, dctx); // dy = d n3
     zg_layernorm_backward(T, d, c->x1, L->n3_w, c->mean3, c->rstd3, dy, tmp, G->n3_w, G->n3_b);
     add_into(T * d, dx2, tmp);  // dx2 now holds d x1
     // x1 = x + gate1*y1
     memcpy(dx, dx2, sizeof(float) * (size_t)(T * d));
     zg_gate_residual_backward(T, d, dx2, c->y1, smp, mod, S6, 2 * d, dy, dmod);
-    zg_linear_backward(T, d, d, c->o, L->wo, dy, tmp, G->wo, G->bo);  // tmp = d o
+    zg_linear_backward(T, d, d, c->o, L->self.wo, dy, tmp, G->self.wo, G->self.bo); // tmp = d o
     if (s->attn && s->attn->backward) {
-        st = s->attn->backward(s->attn->ctx, l, c->qr, c->kr, c->v, c->o, tmp, dq, dk, dv, err);
+        st = s->attn->backward(s->attn->ctx, l, c->sa.qn, c->sa.kn, c->sa.v, c->o, tmp, dq, dk, dv,
+                               err);
     } else {
         memset(dq, 0, sizeof(float) * (size_t)(T * d));
         memset(dk, 0, sizeof(float) * (size_t)(T * d));
         memset(dv, 0, sizeof(float) * (size_t)(T * d));
-        st = zg_attn_backward(s->self_slices, s->n_runs, sh, c->qr, c->kr, c->v, c->o, c->lse,
-                              tmp, dq, dk, dv, err);
+        st = zg_attn_backward(s->self_slices, s->n_runs, sh, c->sa.qn, c->sa.kn, c->sa.v, c->o,
+                              c->lse, tmp, dq, dk, dv, err);
     }
     if (st) goto done;
     zg_rope3d_backward(T, s->H, s->Dh, s->b->pos, dq);
     zg_rope3d_backward(T, s->H, s->Dh, s->b->pos, dk);
-    zg_rmsnorm_backward(T, d, c->q, L->q_norm, c->rq, dq, tmp, G->q_norm);
-    zg_linear_backward(T, d, d, c->m1, L->wq, tmp, dy, G->wq, G->bq);  // dy = d m1
-    zg_rmsnorm_backward(T, d, c->k, L->k_norm, c->rk, dk, tmp, G->k_norm);
-    zg_linear_backward(T, d, d, c->m1, L->wk, tmp, dq, G->wk, G->bk);
-    add_into(T * d, dy, dq);
-    zg_linear_backward(T, d, d, c->m1, L->wv, dv, dq, G->wv, G->bv);
-    add_into(T * d, dy, dq);
+    qkv_backward(&L->self, &G->self, T, c->m1, T, c->m1, d, &c->sa, dq, dk, dv, tmp, tmp, dq, dy,
+                 dy); // dy = d m1
     zg_modulate_backward(T, d, c->n1, smp, mod, S6, 0, d, dy, tmp, dmod);
     zg_layernorm_backward(T, d, c->x, NULL, c->mean1, c->rstd1, tmp, dq, NULL, NULL);
     add_into(T * d, dx, dq);

@@ -10,64 +10,56 @@ int32_t zg_dit_patch_dim(const zg_model *m) {
     return m->in_channels * m->patch[0] * m->patch[1] * m->patch[2];
 }
 
+// The layout walk: hands out consecutive ranges of base (NULL: only counts).
+typedef struct cursor {
+    float *base;
+    int64_t off;
+} cursor;
+
+static float *take(cursor *c, int64_t n) {
+    float *p = c->base ? c->base + c->off : NULL;
+    c->off += n;
+    return p;
+}
+
+// A linear layer's weight (out, in) then bias (out).
+static void take_linear(cursor *c, float **w, float **b, int64_t out, int64_t in) {
+    *w = take(c, out * in);
+    *b = take(c, out);
+}
+
+static void take_attn(cursor *c, zg_dit_attn_params *a, int64_t d) {
+    take_linear(c, &a->wq, &a->bq, d, d);
+    take_linear(c, &a->wk, &a->bk, d, d);
+    take_linear(c, &a->wv, &a->bv, d, d);
+    take_linear(c, &a->wo, &a->bo, d, d);
+    a->q_norm = take(c, d);
+    a->k_norm = take(c, d);
+}
+
 // Walks the layout in a fixed order; with base == NULL it only counts.
 static int64_t layout(zg_dit_params *p, const zg_model *m, float *base) {
-    int64_t d = m->dim, F = m->ffn_dim, P = zg_dit_patch_dim(m), td = m->text_dim,
-            fd = m->freq_dim, off = 0;
-#define TAKE(ptr, n)                              \
-    do {                                          \
-        if (base) (ptr) = base + off;             \
-        off += (n);                               \
-    } while (0)
-    float *dummy = NULL;
-    (void)dummy;
-    TAKE(p->patch_w, d * P);
-    TAKE(p->patch_b, d);
-    TAKE(p->text_w1, d * td);
-    TAKE(p->text_b1, d);
-    TAKE(p->text_w2, d * d);
-    TAKE(p->text_b2, d);
-    TAKE(p->time_w1, d * fd);
-    TAKE(p->time_b1, d);
-    TAKE(p->time_w2, d * d);
-    TAKE(p->time_b2, d);
-    TAKE(p->tproj_w, 6 * d * d);
-    TAKE(p->tproj_b, 6 * d);
-    TAKE(p->head_mod, 2 * d);
-    TAKE(p->head_w, P * d);
-    TAKE(p->head_b, P);
+    int64_t d = m->dim, F = m->ffn_dim, P = zg_dit_patch_dim(m);
+    cursor c = {base, 0};
+    take_linear(&c, &p->patch_w, &p->patch_b, d, P);
+    take_linear(&c, &p->text_w1, &p->text_b1, d, m->text_dim);
+    take_linear(&c, &p->text_w2, &p->text_b2, d, d);
+    take_linear(&c, &p->time_w1, &p->time_b1, d, m->freq_dim);
+    take_linear(&c, &p->time_w2, &p->time_b2, d, d);
+    take_linear(&c, &p->tproj_w, &p->tproj_b, 6 * d, d);
+    p->head_mod = take(&c, 2 * d);
+    take_linear(&c, &p->head_w, &p->head_b, P, d);
     for (int32_t l = 0; l < m->n_layers; l++) {
         zg_dit_layer_params tmp, *L = base ? &p->layers[l] : &tmp;
-        TAKE(L->mod, 6 * d);
-        TAKE(L->wq, d * d);
-        TAKE(L->bq, d);
-        TAKE(L->wk, d * d);
-        TAKE(L->bk, d);
-        TAKE(L->wv, d * d);
-        TAKE(L->bv, d);
-        TAKE(L->wo, d * d);
-        TAKE(L->bo, d);
-        TAKE(L->q_norm, d);
-        TAKE(L->k_norm, d);
-        TAKE(L->n3_w, d);
-        TAKE(L->n3_b, d);
-        TAKE(L->cwq, d * d);
-        TAKE(L->cbq, d);
-        TAKE(L->cwk, d * d);
-        TAKE(L->cbk, d);
-        TAKE(L->cwv, d * d);
-        TAKE(L->cbv, d);
-        TAKE(L->cwo, d * d);
-        TAKE(L->cbo, d);
-        TAKE(L->cq_norm, d);
-        TAKE(L->ck_norm, d);
-        TAKE(L->w1, F * d);
-        TAKE(L->b1, F);
-        TAKE(L->w2, d * F);
-        TAKE(L->b2, d);
+        L->mod = take(&c, 6 * d);
+        take_attn(&c, &L->self, d);
+        L->n3_w = take(&c, d);
+        L->n3_b = take(&c, d);
+        take_attn(&c, &L->cross, d);
+        take_linear(&c, &L->w1, &L->b1, F, d);
+        take_linear(&c, &L->w2, &L->b2, d, F);
     }
-#undef TAKE
-    return off;
+    return c.off;
 }
 
 int64_t zg_dit_param_count(const zg_model *m) {
@@ -115,6 +107,15 @@ static void fill_const(float *x, int64_t n, float v) {
     for (int64_t i = 0; i < n; i++) x[i] = v;
 }
 
+// Weights normal(0, sd) in the order wq, wk, wv, wo; unit norms; zero biases (left as they are).
+static void init_attn(zg_rng *r, zg_dit_attn_params *a, int64_t d, float sd) {
+    float *w[] = {a->wq, a->wk, a->wv, a->wo};
+    for (int i = 0; i < 4; i++)
+        fill_normal(r, w[i], d * d, sd);
+    fill_const(a->q_norm, d, 1.0f);
+    fill_const(a->k_norm, d, 1.0f);
+}
+
 void zg_dit_params_init(zg_dit_params *p, const zg_model *m, uint64_t seed) {
     zg_rng r;
     zg_rng_init(&r, seed);
@@ -134,19 +135,9 @@ void zg_dit_params_init(zg_dit_params *p, const zg_model *m, uint64_t seed) {
         // gates (offsets 2d and 5d) start small but non-zero so every path carries gradient
         fill_normal(&r, L->mod, 6 * d, 0.02f);
         for (int64_t i = 0; i < d; i++) L->mod[2 * d + i] += 0.1f, L->mod[5 * d + i] += 0.1f;
-        fill_normal(&r, L->wq, d * d, sd);
-        fill_normal(&r, L->wk, d * d, sd);
-        fill_normal(&r, L->wv, d * d, sd);
-        fill_normal(&r, L->wo, d * d, sd);
-        fill_const(L->q_norm, d, 1.0f);
-        fill_const(L->k_norm, d, 1.0f);
+        init_attn(&r, &L->self, d, sd);
         fill_const(L->n3_w, d, 1.0f);
-        fill_normal(&r, L->cwq, d * d, sd);
-        fill_normal(&r, L->cwk, d * d, sd);
-        fill_normal(&r, L->cwv, d * d, sd);
-        fill_normal(&r, L->cwo, d * d, sd);
-        fill_const(L->cq_norm, d, 1.0f);
-        fill_const(L->ck_norm, d, 1.0f);
+        init_attn(&r, &L->cross, d, sd);
         fill_normal(&r, L->w1, F * d, sd);
         fill_normal(&r, L->w2, d * F, (float)(1.0 / sqrt((double)F)));
     }

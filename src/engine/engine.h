@@ -20,6 +20,8 @@
 //   all-to-alls; inside a class by descending group size, then placement order, then group.
 // Each collective posts all its messages before waiting, so no two ranks can wait on each
 // other in a cycle (docs/engine.md).
+//
+// May include: kernels, comm, plan, cost, topo, workload, model, core.
 #ifndef ZG_ENGINE_H
 #define ZG_ENGINE_H
 

@@ -306,41 +306,27 @@ zg_status zg_eng_alloc_work(zg_engine *e, int backward, zg_error *err) {
     if (e->mem) return ZG_OK;
     size_t D = (size_t)e->shape.head_dim, qr = (size_t)e->q_rows, kr = (size_t)e->kv_rows,
            rr = (size_t)e->ring_rows;
-    size_t total = 5 * qr * D + 2 * qr + 4 * kr * D + 8 * rr * D + 16;
+    // One allocation carved into the work buffers, in this order (16 floats of slack).
+    const struct {
+        float **p;
+        size_t n;
+    } parts[] = {
+        {&e->qw, qr * D},    {&e->ow, qr * D},     {&e->otmp, qr * D},   {&e->dow, qr * D},
+        {&e->dqw, qr * D},   {&e->lsew, qr},       {&e->lsetmp, qr},     {&e->kw, kr * D},
+        {&e->vw, kr * D},    {&e->dkw, kr * D},    {&e->dvw, kr * D},    {&e->rk[0], rr * D},
+        {&e->rv[0], rr * D}, {&e->rdk[0], rr * D}, {&e->rdv[0], rr * D}, {&e->rk[1], rr * D},
+        {&e->rv[1], rr * D}, {&e->rdk[1], rr * D}, {&e->rdv[1], rr * D},
+    };
+    const size_t n_parts = sizeof parts / sizeof *parts;
+    size_t total = 16;
+    for (size_t i = 0; i < n_parts; i++)
+        total += parts[i].n;
     e->mem = zg_calloc(total, sizeof(float), err);
     if (!e->mem) return err ? err->status : ZG_ERR_NOMEM;
     float *m = e->mem;
-    e->qw = m;
-    m += qr * D;
-    e->ow = m;
-    m += qr * D;
-    e->otmp = m;
-    m += qr * D;
-    e->dow = m;
-    m += qr * D;
-    e->dqw = m;
-    m += qr * D;
-    e->lsew = m;
-    m += qr;
-    e->lsetmp = m;
-    m += qr;
-    e->kw = m;
-    m += kr * D;
-    e->vw = m;
-    m += kr * D;
-    e->dkw = m;
-    m += kr * D;
-    e->dvw = m;
-    m += kr * D;
-    for (int i = 0; i < 2; i++) {
-        e->rk[i] = m;
-        m += rr * D;
-        e->rv[i] = m;
-        m += rr * D;
-        e->rdk[i] = m;
-        m += rr * D;
-        e->rdv[i] = m;
-        m += rr * D;
+    for (size_t i = 0; i < n_parts; i++) {
+        *parts[i].p = m;
+        m += parts[i].n;
     }
     (void)backward;
     return ZG_OK;

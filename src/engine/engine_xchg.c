@@ -26,33 +26,23 @@ static inline void member_chunk(const zg_engine *e, const zg_eitem *it, int32_t 
     *len = s->end - s->start;
 }
 
-// Packs (dir 0: from my chunk's heads of member j; dir 1: from member j's chunk, my heads).
-static float *pack(const zg_engine *e, const zg_ebatch *b, const zg_efield *f, int32_t nf, int dir,
-                   int32_t j, float *dst) {
-    int32_t H = e->shape.n_heads;
-    for (int32_t x = 0; x < b->n_items; x++) {
-        const zg_eitem *it = &e->items[b->items[x]];
-        int64_t off, len;
-        member_chunk(e, it, j, &off, &len);
-        for (int32_t a = 0; a < nf; a++) {
-            int32_t w = f[a].w;
-            for (int32_t jj = 0; jj < it->hs; jj++) {
-                if (dir == 0) {
-                    for (int64_t t = 0; t < it->cl; t++, dst += w)
-                        memcpy(dst, tok_at(&f[a], H, it, t, j * it->hs + jj), (size_t)w * 4);
-                } else {
-                    memcpy(dst, work_row(&f[a], it, jj, off), (size_t)(len * w) * 4);
-                    dst += len * w;
-                }
-            }
-        }
-    }
-    return dst;
+// memcpy of n floats between the message buffer and a layout: into buf when packing, out of it
+// when unpacking.
+static inline void move(int packing, float *buf, float *layout, size_t n) {
+    if (packing)
+        memcpy(buf, layout, n * sizeof(float));
+    else
+        memcpy(layout, buf, n * sizeof(float));
 }
 
-static const float *unpack(const zg_engine *e, const zg_ebatch *b, const zg_efield *f, int32_t nf,
-                           int dir, int32_t j, const float *src) {
+// The message block of member j, in pack order, between buf and the layouts: packing fills buf
+// (dir 0: my chunk's heads of member j, from the token layout; dir 1: member j's chunk of my
+// heads, from the work space); unpacking is the mirror (dir 0: member j's chunk into the work
+// space; dir 1: my chunk's heads of member j into the token layout).
+static void transfer(const zg_engine *e, const zg_ebatch *b, const zg_efield *f, int32_t nf,
+                     int dir, int32_t j, float *buf, int packing) {
     int32_t H = e->shape.n_heads;
+    const int token_side = (dir == 0) == (packing != 0);
     for (int32_t x = 0; x < b->n_items; x++) {
         const zg_eitem *it = &e->items[b->items[x]];
         int64_t off, len;
@@ -60,17 +50,16 @@ static const float *unpack(const zg_engine *e, const zg_ebatch *b, const zg_efie
         for (int32_t a = 0; a < nf; a++) {
             int32_t w = f[a].w;
             for (int32_t jj = 0; jj < it->hs; jj++) {
-                if (dir == 0) {
-                    memcpy(work_row(&f[a], it, jj, off), src, (size_t)(len * w) * 4);
-                    src += len * w;
+                if (token_side) {
+                    for (int64_t t = 0; t < it->cl; t++, buf += w)
+                        move(packing, buf, tok_at(&f[a], H, it, t, j * it->hs + jj), (size_t)w);
                 } else {
-                    for (int64_t t = 0; t < it->cl; t++, src += w)
-                        memcpy(tok_at(&f[a], H, it, t, j * it->hs + jj), src, (size_t)w * 4);
+                    move(packing, buf, work_row(&f[a], it, jj, off), (size_t)(len * w));
+                    buf += len * w;
                 }
             }
         }
     }
-    return src;
 }
 
 // Floats exchanged with member j (sent when `sending`, else received) for direction dir.
@@ -108,9 +97,9 @@ zg_status zg_eng_u_exchange(zg_engine *e, const zg_ebatch *b, const zg_efield *f
     float *sbuf = zg_eng_scratch(e, 0, so, err);
     if (!sbuf) return err ? err->status : ZG_ERR_NOMEM;
     for (int32_t j = 0; j < n; j++)
-        pack(e, b, f, nf, dir, j, sbuf + sd[j] / 4);
+        transfer(e, b, f, nf, dir, j, sbuf + sd[j] / 4, 1);
     if (n == 1) { // local (h = 1): no message, unpack the packed block directly
-        unpack(e, b, f, nf, dir, 0, sbuf);
+        transfer(e, b, f, nf, dir, 0, sbuf, 0);
         e->stats.t_copy += zg_time_now() - t0;
         return ZG_OK;
     }
@@ -124,7 +113,7 @@ zg_status zg_eng_u_exchange(zg_engine *e, const zg_ebatch *b, const zg_efield *f
     double t2 = zg_time_now();
     if (st) return st;
     for (int32_t j = 0; j < n; j++)
-        unpack(e, b, f, nf, dir, j, rbuf + rd[j] / 4);
+        transfer(e, b, f, nf, dir, j, rbuf + rd[j] / 4, 0);
     e->stats.t_comm += t2 - t1;
     e->stats.t_copy += (t1 - t0) + (zg_time_now() - t2);
     return ZG_OK;
@@ -161,11 +150,7 @@ static void sec_copy(const zg_engine *e, const zg_ebatch *b, int32_t j, float *k
         for (int a = 0; a < 2; a++)
             for (int32_t jj = 0; jj < it->hs; jj++) {
                 float *row = w2[a] + (size_t)(it->kvrow + (int64_t)jj * it->lkv + off) * D;
-                size_t bytes = (size_t)len * D * 4;
-                if (dir == 0)
-                    memcpy(buf, row, bytes);
-                else
-                    memcpy(row, buf, bytes);
+                move(dir == 0, buf, row, (size_t)len * D);
                 buf += (size_t)len * D;
             }
     }

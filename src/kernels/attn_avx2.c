@@ -1,6 +1,6 @@
 // attn_avx2.c — AVX2+FMA tile primitives: a 6x16 register-blocked GEMM micro-kernel (12 ymm
-// accumulators, 2 loads + 6 broadcasts per 12 FMAs), a vectorized exp (computed as 2^x:
-// rounding by a magic-number add, degree-5 polynomial, |rel err| < 3e-7), and row helpers.
+// accumulators, 2 loads + 6 broadcasts per 12 FMAs; attn_simd_gemm.h), a vectorized exp (computed
+// as 2^x: rounding by a magic-number add, degree-5 polynomial, |rel err| < 3e-7), and row helpers.
 // Compiled with per-function target attributes so the rest of the build stays plain -O2; used
 // only after __builtin_cpu_supports("avx2") and ("fma") say yes (attn_ops.c).
 #include <math.h>
@@ -12,47 +12,17 @@
 
 #define ZG_AVX2 __attribute__((target("avx2,fma")))
 
-// C (6x16, stride ldc) (+)= sum_k A[k*sa_k + r*sa_m] * B[k*ldb + 0..15]
-ZG_AVX2 static void kernel_6x16(int64_t K, const float *A, int64_t sa_k, int64_t sa_m,
-                                const float *B, int64_t ldb, float *C, int64_t ldc, int acc) {
-    __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
-    if (acc) {
-        c00 = _mm256_loadu_ps(C + 0 * ldc), c01 = _mm256_loadu_ps(C + 0 * ldc + 8);
-        c10 = _mm256_loadu_ps(C + 1 * ldc), c11 = _mm256_loadu_ps(C + 1 * ldc + 8);
-        c20 = _mm256_loadu_ps(C + 2 * ldc), c21 = _mm256_loadu_ps(C + 2 * ldc + 8);
-        c30 = _mm256_loadu_ps(C + 3 * ldc), c31 = _mm256_loadu_ps(C + 3 * ldc + 8);
-        c40 = _mm256_loadu_ps(C + 4 * ldc), c41 = _mm256_loadu_ps(C + 4 * ldc + 8);
-        c50 = _mm256_loadu_ps(C + 5 * ldc), c51 = _mm256_loadu_ps(C + 5 * ldc + 8);
-    } else {
-        c00 = c01 = c10 = c11 = c20 = c21 = _mm256_setzero_ps();
-        c30 = c31 = c40 = c41 = c50 = c51 = _mm256_setzero_ps();
-    }
-    const float *a0 = A, *a1 = A + sa_m, *a2 = A + 2 * sa_m, *a3 = A + 3 * sa_m, *a4 = A + 4 * sa_m,
-                *a5 = A + 5 * sa_m;
-    for (int64_t k = 0; k < K; k++) {
-        const float *b = B + k * ldb;
-        const int64_t o = k * sa_k;
-        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8), a;
-        a = _mm256_broadcast_ss(a0 + o);
-        c00 = _mm256_fmadd_ps(a, b0, c00), c01 = _mm256_fmadd_ps(a, b1, c01);
-        a = _mm256_broadcast_ss(a1 + o);
-        c10 = _mm256_fmadd_ps(a, b0, c10), c11 = _mm256_fmadd_ps(a, b1, c11);
-        a = _mm256_broadcast_ss(a2 + o);
-        c20 = _mm256_fmadd_ps(a, b0, c20), c21 = _mm256_fmadd_ps(a, b1, c21);
-        a = _mm256_broadcast_ss(a3 + o);
-        c30 = _mm256_fmadd_ps(a, b0, c30), c31 = _mm256_fmadd_ps(a, b1, c31);
-        a = _mm256_broadcast_ss(a4 + o);
-        c40 = _mm256_fmadd_ps(a, b0, c40), c41 = _mm256_fmadd_ps(a, b1, c41);
-        a = _mm256_broadcast_ss(a5 + o);
-        c50 = _mm256_fmadd_ps(a, b0, c50), c51 = _mm256_fmadd_ps(a, b1, c51);
-    }
-    _mm256_storeu_ps(C + 0 * ldc, c00), _mm256_storeu_ps(C + 0 * ldc + 8, c01);
-    _mm256_storeu_ps(C + 1 * ldc, c10), _mm256_storeu_ps(C + 1 * ldc + 8, c11);
-    _mm256_storeu_ps(C + 2 * ldc, c20), _mm256_storeu_ps(C + 2 * ldc + 8, c21);
-    _mm256_storeu_ps(C + 3 * ldc, c30), _mm256_storeu_ps(C + 3 * ldc + 8, c31);
-    _mm256_storeu_ps(C + 4 * ldc, c40), _mm256_storeu_ps(C + 4 * ldc + 8, c41);
-    _mm256_storeu_ps(C + 5 * ldc, c50), _mm256_storeu_ps(C + 5 * ldc + 8, c51);
-}
+// kernel_6x16: C (6x16, stride ldc) (+)= sum_k A[k*sa_k + r*sa_m] * B[k*ldb + 0..15]
+#define ZG_SIMD_KERNEL kernel_6x16
+#define ZG_SIMD_ATTR ZG_AVX2
+#define ZG_SIMD_VEC __m256
+#define ZG_SIMD_W 8
+#define ZG_SIMD_LOAD(p) _mm256_loadu_ps(p)
+#define ZG_SIMD_STORE(p, x) _mm256_storeu_ps(p, x)
+#define ZG_SIMD_ZERO() _mm256_setzero_ps()
+#define ZG_SIMD_BCAST(p) _mm256_broadcast_ss(p)
+#define ZG_SIMD_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#include "kernels/attn_simd_gemm.h"
 
 // Edge tiles: mr <= 6 rows, nv (1 or 2) vectors of 8 columns.
 ZG_AVX2 static void kernel_edge(int64_t mr, int nv, int64_t K, const float *A, int64_t sa_k,

@@ -1,6 +1,6 @@
 // attn_avx512.c — AVX-512F tile primitives, the AVX2 ones (attn_avx2.c) at 16 floats per
-// vector: a 6x32 register-blocked GEMM micro-kernel (12 zmm accumulators, 2 loads + 6
-// broadcasts per 12 FMAs), the same exp polynomial (2^n applied with vscalefps), and row
+// vector: a 6x32 register-blocked GEMM micro-kernel (the AVX2 one's template,
+// attn_simd_gemm.h, at 16 floats), an exp polynomial (2^n applied with vscalefps), and row
 // helpers. Column counts only need to be multiples of 8 (the callers pad to 8, as for AVX2):
 // a last partial vector uses masked loads/stores (_mm512_maskz_loadu_ps /
 // _mm512_mask_storeu_ps), which never touch the masked-off lanes' memory, so no alignment or
@@ -21,47 +21,17 @@ static inline __mmask16 lanes(int64_t n) {
     return (__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
 }
 
-// C (6x32, stride ldc) (+)= sum_k A[k*sa_k + r*sa_m] * B[k*ldb + 0..31]
-ZG_AVX512 static void kernel_6x32(int64_t K, const float *A, int64_t sa_k, int64_t sa_m,
-                                  const float *B, int64_t ldb, float *C, int64_t ldc, int acc) {
-    __m512 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
-    if (acc) {
-        c00 = _mm512_loadu_ps(C + 0 * ldc), c01 = _mm512_loadu_ps(C + 0 * ldc + 16);
-        c10 = _mm512_loadu_ps(C + 1 * ldc), c11 = _mm512_loadu_ps(C + 1 * ldc + 16);
-        c20 = _mm512_loadu_ps(C + 2 * ldc), c21 = _mm512_loadu_ps(C + 2 * ldc + 16);
-        c30 = _mm512_loadu_ps(C + 3 * ldc), c31 = _mm512_loadu_ps(C + 3 * ldc + 16);
-        c40 = _mm512_loadu_ps(C + 4 * ldc), c41 = _mm512_loadu_ps(C + 4 * ldc + 16);
-        c50 = _mm512_loadu_ps(C + 5 * ldc), c51 = _mm512_loadu_ps(C + 5 * ldc + 16);
-    } else {
-        c00 = c01 = c10 = c11 = c20 = c21 = _mm512_setzero_ps();
-        c30 = c31 = c40 = c41 = c50 = c51 = _mm512_setzero_ps();
-    }
-    const float *a0 = A, *a1 = A + sa_m, *a2 = A + 2 * sa_m, *a3 = A + 3 * sa_m, *a4 = A + 4 * sa_m,
-                *a5 = A + 5 * sa_m;
-    for (int64_t k = 0; k < K; k++) {
-        const float *b = B + k * ldb;
-        const int64_t o = k * sa_k;
-        __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16), a;
-        a = _mm512_set1_ps(a0[o]);
-        c00 = _mm512_fmadd_ps(a, b0, c00), c01 = _mm512_fmadd_ps(a, b1, c01);
-        a = _mm512_set1_ps(a1[o]);
-        c10 = _mm512_fmadd_ps(a, b0, c10), c11 = _mm512_fmadd_ps(a, b1, c11);
-        a = _mm512_set1_ps(a2[o]);
-        c20 = _mm512_fmadd_ps(a, b0, c20), c21 = _mm512_fmadd_ps(a, b1, c21);
-        a = _mm512_set1_ps(a3[o]);
-        c30 = _mm512_fmadd_ps(a, b0, c30), c31 = _mm512_fmadd_ps(a, b1, c31);
-        a = _mm512_set1_ps(a4[o]);
-        c40 = _mm512_fmadd_ps(a, b0, c40), c41 = _mm512_fmadd_ps(a, b1, c41);
-        a = _mm512_set1_ps(a5[o]);
-        c50 = _mm512_fmadd_ps(a, b0, c50), c51 = _mm512_fmadd_ps(a, b1, c51);
-    }
-    _mm512_storeu_ps(C + 0 * ldc, c00), _mm512_storeu_ps(C + 0 * ldc + 16, c01);
-    _mm512_storeu_ps(C + 1 * ldc, c10), _mm512_storeu_ps(C + 1 * ldc + 16, c11);
-    _mm512_storeu_ps(C + 2 * ldc, c20), _mm512_storeu_ps(C + 2 * ldc + 16, c21);
-    _mm512_storeu_ps(C + 3 * ldc, c30), _mm512_storeu_ps(C + 3 * ldc + 16, c31);
-    _mm512_storeu_ps(C + 4 * ldc, c40), _mm512_storeu_ps(C + 4 * ldc + 16, c41);
-    _mm512_storeu_ps(C + 5 * ldc, c50), _mm512_storeu_ps(C + 5 * ldc + 16, c51);
-}
+// kernel_6x32: C (6x32, stride ldc) (+)= sum_k A[k*sa_k + r*sa_m] * B[k*ldb + 0..31]
+#define ZG_SIMD_KERNEL kernel_6x32
+#define ZG_SIMD_ATTR ZG_AVX512
+#define ZG_SIMD_VEC __m512
+#define ZG_SIMD_W 16
+#define ZG_SIMD_LOAD(p) _mm512_loadu_ps(p)
+#define ZG_SIMD_STORE(p, x) _mm512_storeu_ps(p, x)
+#define ZG_SIMD_ZERO() _mm512_setzero_ps()
+#define ZG_SIMD_BCAST(p) _mm512_set1_ps(*(p))
+#define ZG_SIMD_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#include "kernels/attn_simd_gemm.h"
 
 // C (6 x nc, nc <= 16 columns, lanes m) (+)= ...: one (masked) vector per row.
 ZG_AVX512 static void kernel_6x16m(int64_t K, const float *A, int64_t sa_k, int64_t sa_m,
@@ -145,8 +115,10 @@ ZG_AVX512 static void gemm_avx512(int64_t M, int64_t N, int64_t K, const float *
     }
 }
 
-// exp(x) for x in [-87.3, 88.7] (clamped outside); x <= -87.3 gives ~1e-38, not 0. Same range
-// reduction and polynomial as exp8 in attn_avx2.c; p * 2^n via vscalefps.
+// exp(x) for x in [-87.3, 88.7] (clamped outside); x <= -87.3 gives ~1e-38, not 0. n =
+// round(x log2 e), r = x - n ln2 (ln2 in two parts), a degree-6 Taylor polynomial in r, and
+// p * 2^n via vscalefps. (attn_avx2.c computes 2^x with its own polynomial, so the two paths'
+// probabilities can differ in the last bits.)
 ZG_AVX512 static inline __m512 exp16(__m512 x) {
     x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.3f)), _mm512_set1_ps(88.7f));
     __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)),

@@ -1,4 +1,4 @@
-// attn_bench.c — the attention kernels' benchmark (attn_bench.h): kernels vs SGEMM on the
+// attn_bench.c — the attention kernels' benchmark (kernels.h, "benchmark"): kernels vs SGEMM on the
 // same shapes measured in the same run, correctness against the reference on samples, and the
 // machine's FP32 peak. Moved from tools/zellige/cmd_bench_attention.c; the CLI keeps the PyTorch
 // helper process and the re-run with the OpenBLAS variables unset (hooks here).
@@ -8,7 +8,7 @@
 
 #include <cblas.h>
 
-#include "kernels/attn_bench.h"
+#include "kernels/kernels.h"
 
 #ifdef ZG_HAVE_OPENMP
 #include <omp.h>
@@ -418,7 +418,7 @@ static zg_status run_rows(const zg_attn_bench_opts *o, zg_attn_bench_result *r, 
     return st;
 }
 
-// Headline averages over the rows (see attn_bench.h).
+// Headline averages over the rows (see kernels.h).
 static void headline(zg_attn_bench_result *r) {
     int64_t big = 0;
     for (int i = 0; i < r->n_rows; i++)

@@ -47,10 +47,27 @@ static size_t bwd_scratch_floats(int64_t D) {
                     + 3 * BWD_BQ);      // lse, delta, dummy sums: (BQp,)
 }
 
+// The per-thread scratch, split (one layout for every item kind).
+typedef struct bwd_tiles {
+    float *st, *dpt;               // (BK, BQp) P^T and dP^T / dS^T
+    float *dka, *dva;              // (BK, D) each; the query pass uses both as one (2 BK, D) dQ
+    float *lse_c, *delta_c, *sums; // (BQp,) each
+    float *qpk, *dopk;             // (BK, D) packed Q and dO rows
+} bwd_tiles;
+
+static bwd_tiles bwd_tiles_at(float *scr, int64_t D) {
+    bwd_tiles t;
+    t.st = scr, t.dpt = t.st + BWD_BK * BWD_BQ, t.dka = t.dpt + BWD_BK * BWD_BQ;
+    t.dva = t.dka + BWD_BK * D, t.lse_c = t.dva + BWD_BK * D, t.delta_c = t.lse_c + BWD_BQ;
+    t.sums = t.delta_c + BWD_BQ, t.qpk = t.sums + BWD_BQ, t.dopk = t.qpk + BWD_BK * D;
+    return t;
+}
+
 // Shared tile step: for keys [j0, j0+kn) and queries [i0, i0+qn) of head h, leaves P^T in st
 // and dS^T in dpt, both (kn, qp).
 static void bwd_tile(const bwd_ctx *c, int64_t h, int64_t j0, int64_t kn, int64_t i0, int64_t qn,
-                     float *st, float *dpt, float *lse_c, float *delta_c, float *sums) {
+                     const bwd_tiles *t) {
+    float *st = t->st, *dpt = t->dpt, *lse_c = t->lse_c, *delta_c = t->delta_c, *sums = t->sums;
     const int64_t H = c->shape.n_heads, D = c->shape.head_dim;
     const int64_t qp = (qn + 7) / 8 * 8;
     for (int64_t r = 0; r < qp; r++) {
@@ -66,12 +83,36 @@ static void bwd_tile(const bwd_ctx *c, int64_t h, int64_t j0, int64_t kn, int64_
     c->ops->gemm(kn, qp, D, vb, 1, D, dot, c->ldt, dpt, qp, 0); // dP^T
 }
 
-static void bwd_item_keys(const bwd_ctx *c, const zg_attn_item *it, float *scr) {
-    const int64_t H = c->shape.n_heads, D = c->shape.head_dim, ld = H * D, h = it->head;
+// bwd_tile, then dV += P^T dO into dv_l and dK += dS^T Q into dk_l (both (kn, D)); leaves dS^T
+// in t->dpt for a dQ update.
+static void bwd_tile_dkdv(const bwd_ctx *c, int64_t h, int64_t j0, int64_t kn, int64_t i0,
+                          int64_t qn, const bwd_tiles *t, float *dk_l, float *dv_l) {
+    const int64_t D = c->shape.head_dim, ld = c->shape.n_heads * D, qp = (qn + 7) / 8 * 8;
     const zg_attn_ops *ops = c->ops;
-    float *st = scr, *dpt = st + BWD_BK * BWD_BQ, *dka = dpt + BWD_BK * BWD_BQ;
-    float *dva = dka + BWD_BK * D, *lse_c = dva + BWD_BK * D, *delta_c = lse_c + BWD_BQ;
-    float *sums = delta_c + BWD_BQ, *qpk = sums + BWD_BQ, *dopk = qpk + BWD_BK * D;
+    bwd_tile(c, h, j0, kn, i0, qn, t);
+    zg_attn_pack_rows(t->dopk, c->dout + i0 * ld + h * D, qn, D, ld); // (qn, D)
+    zg_attn_pack_rows(t->qpk, c->q + i0 * ld + h * D, qn, D, ld);     // (qn, D)
+    ops->gemm(kn, D, qn, t->st, 1, qp, t->dopk, D, dv_l, D, 1);       // dV += P^T dO
+    ops->col_ds(t->st, t->dpt, kn, qp, t->delta_c, c->shape.scale);
+    ops->gemm(kn, D, qn, t->dpt, 1, qp, t->qpk, D, dk_l, D, 1); // dK += dS^T Q
+}
+
+// out rows [r0, r0+n) of head h += acc, an (n, D) tile; out is (T, H, D).
+static void bwd_add_rows(const bwd_ctx *c, float *out, int64_t h, int64_t r0, int64_t n,
+                         const float *acc) {
+    const int64_t D = c->shape.head_dim, ld = c->shape.n_heads * D;
+    for (int64_t i = 0; i < n; i++) {
+        float *row = out + (r0 + i) * ld + h * D;
+        for (int64_t d = 0; d < D; d++)
+            row[d] += acc[i * D + d];
+    }
+}
+
+static void bwd_item_keys(const void *ctx, const zg_attn_item *it, float *scr) {
+    const bwd_ctx *c = ctx;
+    const int64_t D = c->shape.head_dim, h = it->head;
+    const bwd_tiles t = bwd_tiles_at(scr, D);
+    float *dka = t.dka, *dva = t.dva;
     const int64_t b0 = it->r0, b1 = it->r0 + it->rn; // global key rows of this block
     memset(dka, 0, (size_t)(2 * BWD_BK * D) * sizeof(float));
     for (int64_t g = c->gbeg[it->group]; g < c->gbeg[it->group + 1]; g++) {
@@ -83,29 +124,19 @@ static void bwd_item_keys(const bwd_ctx *c, const zg_attn_item *it, float *scr) 
         for (int64_t i0 = s.q_start; i0 < s.q_start + s.q_len; i0 += BWD_BQ) {
             const int64_t qn =
                 s.q_start + s.q_len - i0 < BWD_BQ ? s.q_start + s.q_len - i0 : BWD_BQ;
-            const int64_t qp = (qn + 7) / 8 * 8;
-            bwd_tile(c, h, j0, kn, i0, qn, st, dpt, lse_c, delta_c, sums);
-            float *dk_l = dka + (j0 - b0) * D, *dv_l = dva + (j0 - b0) * D;
-            zg_attn_pack_rows(dopk, c->dout + i0 * ld + h * D, qn, D, ld); // (qn, D)
-            zg_attn_pack_rows(qpk, c->q + i0 * ld + h * D, qn, D, ld);     // (qn, D)
-            ops->gemm(kn, D, qn, st, 1, qp, dopk, D, dv_l, D, 1);          // dV += P^T dO
-            ops->col_ds(st, dpt, kn, qp, delta_c, c->shape.scale);
-            ops->gemm(kn, D, qn, dpt, 1, qp, qpk, D, dk_l, D, 1); // dK += dS^T Q
+            bwd_tile_dkdv(c, h, j0, kn, i0, qn, &t, dka + (j0 - b0) * D, dva + (j0 - b0) * D);
         }
     }
-    for (int64_t j = b0; j < b1; j++) {
-        float *dkr = c->dk + j * ld + h * D, *dvr = c->dv + j * ld + h * D;
-        const float *a = dka + (j - b0) * D, *b = dva + (j - b0) * D;
-        for (int64_t d = 0; d < D; d++)
-            dkr[d] += a[d], dvr[d] += b[d];
-    }
+    bwd_add_rows(c, c->dk, h, b0, it->rn, dka);
+    bwd_add_rows(c, c->dv, h, b0, it->rn, dva);
 }
 
-static void bwd_item_queries(const bwd_ctx *c, const zg_attn_item *it, float *scr) {
-    const int64_t H = c->shape.n_heads, D = c->shape.head_dim, ld = H * D, h = it->head;
+static void bwd_item_queries(const void *ctx, const zg_attn_item *it, float *scr) {
+    const bwd_ctx *c = ctx;
+    const int64_t D = c->shape.head_dim, h = it->head;
     const zg_attn_ops *ops = c->ops;
-    float *st = scr, *dpt = st + BWD_BK * BWD_BQ, *dqa = dpt + BWD_BK * BWD_BQ;
-    float *lse_c = dqa + 2 * BWD_BK * D, *delta_c = lse_c + BWD_BQ, *sums = delta_c + BWD_BQ;
+    const bwd_tiles t = bwd_tiles_at(scr, D);
+    float *st = t.st, *dpt = t.dpt, *dqa = t.dka, *delta_c = t.delta_c; // dqa: (2 BK, D)
     const int64_t b0 = it->r0, b1 = it->r0 + it->rn; // global query rows of this block
     memset(dqa, 0, (size_t)(it->rn * D) * sizeof(float));
     for (int64_t g = c->gbeg[it->group]; g < c->gbeg[it->group + 1]; g++) {
@@ -117,18 +148,13 @@ static void bwd_item_queries(const bwd_ctx *c, const zg_attn_item *it, float *sc
         for (int64_t j0 = s.k_start; j0 < s.k_start + s.k_len; j0 += BWD_BK) {
             const int64_t kn =
                 s.k_start + s.k_len - j0 < BWD_BK ? s.k_start + s.k_len - j0 : BWD_BK;
-            bwd_tile(c, h, j0, kn, i0, qn, st, dpt, lse_c, delta_c, sums);
+            bwd_tile(c, h, j0, kn, i0, qn, &t);
             ops->col_ds(st, dpt, kn, qp, delta_c, c->shape.scale);
             const float *kpk = c->kh + (h * c->tk + j0) * D;                     // (kn, D)
             ops->gemm(qn, D, kn, dpt, qp, 1, kpk, D, dqa + (i0 - b0) * D, D, 1); // dQ += dS K
         }
     }
-    for (int64_t i = b0; i < b1; i++) {
-        float *dqr = c->dq + i * ld + h * D;
-        const float *a = dqa + (i - b0) * D;
-        for (int64_t d = 0; d < D; d++)
-            dqr[d] += a[d];
-    }
+    bwd_add_rows(c, c->dq, h, b0, it->rn, dqa);
 }
 
 typedef struct group_key {
@@ -146,12 +172,12 @@ static int cmp_start(const void *a, const void *b, void *ctx) {
 // One-pass item (FA2 loop order, used when there are enough (component, head) items to keep
 // every thread busy): the item owns every row that its component of slices touches in this
 // head, so dQ, dK and dV are accumulated straight into the outputs in a fixed order.
-static void bwd_item_whole(const bwd_ctx *c, const zg_attn_item *it, float *scr) {
+static void bwd_item_whole(const void *ctx, const zg_attn_item *it, float *scr) {
+    const bwd_ctx *c = ctx;
     const int64_t H = c->shape.n_heads, D = c->shape.head_dim, ld = H * D, h = it->head;
     const zg_attn_ops *ops = c->ops;
-    float *st = scr, *dpt = st + BWD_BK * BWD_BQ, *dka = dpt + BWD_BK * BWD_BQ;
-    float *dva = dka + BWD_BK * D, *lse_c = dva + BWD_BK * D, *delta_c = lse_c + BWD_BQ;
-    float *sums = delta_c + BWD_BQ, *qpk = sums + BWD_BQ, *dopk = qpk + BWD_BK * D;
+    const bwd_tiles t = bwd_tiles_at(scr, D);
+    float *dka = t.dka, *dva = t.dva;
     for (int64_t g = c->gbeg[it->group]; g < c->gbeg[it->group + 1]; g++) {
         const zg_attn_slice s = c->slices[c->order[g]];
         for (int64_t j0 = s.k_start; j0 < s.k_start + s.k_len; j0 += BWD_BK) {
@@ -163,19 +189,11 @@ static void bwd_item_whole(const bwd_ctx *c, const zg_attn_item *it, float *scr)
                 const int64_t qn =
                     s.q_start + s.q_len - i0 < BWD_BQ ? s.q_start + s.q_len - i0 : BWD_BQ;
                 const int64_t qp = (qn + 7) / 8 * 8;
-                bwd_tile(c, h, j0, kn, i0, qn, st, dpt, lse_c, delta_c, sums);
-                zg_attn_pack_rows(dopk, c->dout + i0 * ld + h * D, qn, D, ld); // (qn, D)
-                zg_attn_pack_rows(qpk, c->q + i0 * ld + h * D, qn, D, ld);     // (qn, D)
-                ops->gemm(kn, D, qn, st, 1, qp, dopk, D, dva, D, 1);           // dV += P^T dO
-                ops->col_ds(st, dpt, kn, qp, delta_c, c->shape.scale);
-                ops->gemm(kn, D, qn, dpt, 1, qp, qpk, D, dka, D, 1); // dK += dS^T Q
-                ops->gemm(qn, D, kn, dpt, qp, 1, kpk, D, c->dq + i0 * ld + h * D, ld, 1); // dQ
+                bwd_tile_dkdv(c, h, j0, kn, i0, qn, &t, dka, dva);
+                ops->gemm(qn, D, kn, t.dpt, qp, 1, kpk, D, c->dq + i0 * ld + h * D, ld, 1); // dQ
             }
-            for (int64_t j = 0; j < kn; j++) {
-                float *dkr = c->dk + (j0 + j) * ld + h * D, *dvr = c->dv + (j0 + j) * ld + h * D;
-                for (int64_t d = 0; d < D; d++)
-                    dkr[d] += dka[j * D + d], dvr[d] += dva[j * D + d];
-            }
+            bwd_add_rows(c, c->dk, h, j0, kn, dka);
+            bwd_add_rows(c, c->dv, h, j0, kn, dva);
         }
     }
 }
@@ -253,34 +271,6 @@ static int64_t components(const zg_attn_slice *sl, int32_t n, int32_t *order, in
     gbeg[ng] = m;
     free(parent);
     return ng;
-}
-
-typedef void (*bwd_item_fn)(const bwd_ctx *, const zg_attn_item *, float *);
-
-static int run_items(const bwd_ctx *c, zg_attn_item *items, int64_t n, bwd_item_fn fn, size_t scr_n,
-                     int nt) {
-    int failed = 0;
-    zg_attn_items_sort(items, n);
-    (void)nt;
-#ifdef ZG_HAVE_OPENMP
-#pragma omp parallel num_threads(nt) if (n > 1)
-#endif
-    {
-        float *scr = zg_attn_scratch(scr_n);
-        if (!scr) {
-#ifdef ZG_HAVE_OPENMP
-#pragma omp atomic write
-#endif
-            failed = 1;
-        }
-#ifdef ZG_HAVE_OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-        for (int64_t i = 0; i < n; i++)
-            if (scr) fn(c, &items[i], scr);
-        free(scr);
-    }
-    return failed;
 }
 
 // Builds the items of one pass: per group, per head, blocks of `blk` rows of the union range;
@@ -400,19 +390,19 @@ zg_status zg_attn_backward_opts(const zg_attn_slice *slices, int32_t n_slices, z
             for (int32_t h = 0; h < H; h++)
                 items[n++] = (zg_attn_item){(int32_t)g, h, 0, 0, w};
         }
-        failed |= run_items(&c, items, n, bwd_item_whole, scr_n, nt);
+        failed |= zg_attn_items_run(&c, items, n, bwd_item_whole, scr_n, nt);
     } else {
         ng = group_slices(slices, n_slices, 1, order, gbeg, lo, hi, err);
         if (ng < 0) goto nomem;
         items = make_items(slices, order, gbeg, lo, hi, ng, (int32_t)H, BWD_BK, &n, err);
         if (!items) goto nomem;
-        failed |= run_items(&c, items, n, bwd_item_keys, scr_n, nt);
+        failed |= zg_attn_items_run(&c, items, n, bwd_item_keys, scr_n, nt);
         free(items);
         ng = group_slices(slices, n_slices, 0, order, gbeg, lo, hi, err);
         if (ng < 0) goto nomem;
         items = make_items(slices, order, gbeg, lo, hi, ng, (int32_t)H, BWD_BQ, &n, err);
         if (!items) goto nomem;
-        failed |= run_items(&c, items, n, bwd_item_queries, scr_n, nt);
+        failed |= zg_attn_items_run(&c, items, n, bwd_item_queries, scr_n, nt);
     }
     free(items), free(order), free(gbeg), free(lo), free(hi), free(c.qt), free(c.delta), free(c.kh);
     if (failed)

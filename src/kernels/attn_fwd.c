@@ -30,7 +30,8 @@ static size_t fwd_scratch_floats(int64_t D) {
                     + 4 * ZG_ATTN_BQ);        // m, l, mx, alpha: (BQp,) per query column
 }
 
-static void fwd_item(const fwd_ctx *c, const zg_attn_item *it, float *scr) {
+static void fwd_item(const void *ctx, const zg_attn_item *it, float *scr) {
+    const fwd_ctx *c = ctx;
     const zg_attn_slice sl = c->slices[it->group];
     const int64_t H = c->shape.n_heads, D = c->shape.head_dim, ld = H * D, h = it->head;
     const int64_t qn = it->rn, q0 = sl.q_start + it->r0, qp = (qn + 7) / 8 * 8;
@@ -113,9 +114,7 @@ zg_status zg_attn_forward_opts(const zg_attn_slice *slices, int32_t n_slices, zg
                 items[n++] =
                     (zg_attn_item){i, h, r0, rn, (double)rn * (double)(slices[i].k_len + 16)};
             }
-    zg_attn_items_sort(items, n);
     const size_t scr_n = fwd_scratch_floats(shape.head_dim);
-    int failed = 0;
     const int nt = ZG_ATTN_THREADS(opts);
     const int64_t HD = (int64_t)shape.n_heads * shape.head_dim;
     c.tk = zg_attn_keys_used(slices, n_slices);
@@ -129,24 +128,7 @@ zg_status zg_attn_forward_opts(const zg_attn_slice *slices, int32_t n_slices, zg
     zg_attn_head_major(kvh, k, c.tk, shape.n_heads, shape.head_dim, nt);
     zg_attn_head_major(kvh + c.tk * HD, v, c.tk, shape.n_heads, shape.head_dim, nt);
     c.kh = kvh, c.vh = kvh + c.tk * HD;
-#ifdef ZG_HAVE_OPENMP
-#pragma omp parallel num_threads(nt) if (n > 1)
-#endif
-    {
-        float *scr = zg_attn_scratch(scr_n);
-        if (!scr) {
-#ifdef ZG_HAVE_OPENMP
-#pragma omp atomic write
-#endif
-            failed = 1;
-        }
-#ifdef ZG_HAVE_OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-        for (int64_t i = 0; i < n; i++)
-            if (scr) fwd_item(&c, &items[i], scr);
-        free(scr);
-    }
+    const int failed = zg_attn_items_run(&c, items, n, fwd_item, scr_n, nt);
     free(items), free(kvh);
     if (failed)
         return zg_error_set(err, ZG_ERR_NOMEM, "attention forward: no memory for %zu-byte tiles",

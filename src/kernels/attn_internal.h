@@ -63,6 +63,13 @@ typedef struct zg_attn_item {
 // Sorts largest cost first (ties by group, head, r0): a deterministic total order.
 void zg_attn_items_sort(zg_attn_item *items, int64_t n);
 
+// Runs fn(ctx, item, scratch) over every item on nt OpenMP threads: sorts the items, gives each
+// thread its own 64-byte aligned scratch of scr_n floats, and hands the items out dynamically.
+// Returns 1 when some thread could not allocate its scratch (its items were skipped), else 0.
+typedef void (*zg_attn_item_fn)(const void *ctx, const zg_attn_item *it, float *scr);
+int zg_attn_items_run(const void *ctx, zg_attn_item *items, int64_t n, zg_attn_item_fn fn,
+                      size_t scr_n, int nt);
+
 // Copies n rows of D floats, stride ld, into a contiguous (n, D) tile. GEMM operands that
 // are walked row by row are packed first: rows of one head sit ld = H*D floats apart, so an
 // unpacked 256-row block touches ~200 pages and thrashes the TLB.

@@ -16,6 +16,32 @@ void zg_attn_items_sort(zg_attn_item *items, int64_t n) {
     if (n > 1) qsort(items, (size_t)n, sizeof *items, cmp_item);
 }
 
+int zg_attn_items_run(const void *ctx, zg_attn_item *items, int64_t n, zg_attn_item_fn fn,
+                      size_t scr_n, int nt) {
+    int failed = 0;
+    zg_attn_items_sort(items, n);
+    (void)nt;
+#ifdef ZG_HAVE_OPENMP
+#pragma omp parallel num_threads(nt) if (n > 1)
+#endif
+    {
+        float *scr = zg_attn_scratch(scr_n);
+        if (!scr) {
+#ifdef ZG_HAVE_OPENMP
+#pragma omp atomic write
+#endif
+            failed = 1;
+        }
+#ifdef ZG_HAVE_OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+        for (int64_t i = 0; i < n; i++)
+            if (scr) fn(ctx, &items[i], scr);
+        free(scr);
+    }
+    return failed;
+}
+
 float *zg_attn_scratch(size_t n_floats) {
     size_t bytes = (n_floats * sizeof(float) + 63) / 64 * 64;
     return aligned_alloc(64, bytes ? bytes : 64);

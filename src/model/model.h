@@ -3,6 +3,8 @@
 // A zg_model holds what planners, the cost model, the training engine and AoiZora need to know
 // about a diffusion transformer: widths, heads, depth, block structure, and the latent geometry
 // (VAE stride, patch) that turns a video/image into a token count.
+//
+// May include: core.
 #ifndef ZG_MODEL_H
 #define ZG_MODEL_H
 

@@ -1,4 +1,5 @@
 // presets.c — DiT presets, JSON model files, validation.
+#include <stddef.h>
 #include <string.h>
 
 #include "model/model.h"
@@ -6,6 +7,32 @@
 static const char *const preset_names[] = {"wan2.1-1.3b", "wan2.1-14b", "hunyuanvideo-13b",
                                            "flux-12b",    "tiny",       "tiny-mmdit",
                                            NULL};
+
+// One row per preset, in the order of preset_names. Every preset has qk_norm, patch (1, 2, 2)
+// and spatial VAE stride 8; head_dim = dim / n_heads; n_layers 0 means n_double + n_single.
+// Columns: h heads, d/s double/single blocks, lay layers, x cross_attn, text text_dim, len
+// text_len, in in_channels, vt temporal VAE stride (flux is for images: KnapFormer's data codes
+// handle its frame rate).
+typedef struct preset_row {
+    zg_arch arch;
+    int32_t dim, ffn_dim, n_heads, n_double, n_single, n_layers;
+    int32_t cross_attn, text_dim, text_len, freq_dim, in_channels, vae_t;
+} preset_row;
+
+// clang-format off
+static const preset_row preset_rows[] = {
+    // arch           dim   ffn    h   d   s   lay x  text  len  freq in  vt
+    {ZG_ARCH_WAN,     1536, 8960,  12, 0,  0,  30, 1, 4096, 512, 256, 16, 4}, // wan2.1-1.3b
+    {ZG_ARCH_WAN,     5120, 13824, 40, 0,  0,  40, 1, 4096, 512, 256, 16, 4}, // wan2.1-14b
+    {ZG_ARCH_HUNYUAN, 3072, 12288, 24, 20, 40, 0,  0, 4096, 256, 256, 16, 4}, // hunyuanvideo-13b
+    {ZG_ARCH_MMDIT,   3072, 12288, 24, 19, 38, 0,  0, 4096, 512, 256, 64, 1}, // flux-12b: images
+    {ZG_ARCH_WAN,     64,   128,   4,  0,  0,  2,  1, 32,   8,   32,  4,  4}, // tiny
+    {ZG_ARCH_MMDIT,   64,   256,   4,  1,  1,  0,  0, 32,   8,   32,  4,  4}, // tiny-mmdit
+};
+// clang-format on
+_Static_assert(sizeof preset_rows / sizeof *preset_rows + 1 ==
+                   sizeof preset_names / sizeof *preset_names,
+               "one preset row per preset name");
 
 const char *const *zg_model_preset_names(void) { return preset_names; }
 
@@ -19,75 +46,55 @@ const char *zg_arch_name(zg_arch a) {
     return "?";
 }
 
-static void set_wan_defaults(zg_model *m) {
+static void set_preset(zg_model *m, size_t i) {
+    const preset_row *r = &preset_rows[i];
     memset(m, 0, sizeof *m);
-    snprintf(m->name, sizeof m->name, "wan2.1-1.3b");
-    m->arch = ZG_ARCH_WAN;
-    m->dim = 1536;
-    m->ffn_dim = 8960;
-    m->n_heads = 12;
-    m->head_dim = 128;
-    m->n_layers = 30;
-    m->in_channels = 16;
-    m->text_dim = 4096;
-    m->text_len = 512;
-    m->freq_dim = 256;
-    m->cross_attn = 1;
+    snprintf(m->name, sizeof m->name, "%s", preset_names[i]);
+    m->arch = r->arch;
+    m->dim = r->dim;
+    m->ffn_dim = r->ffn_dim;
+    m->n_heads = r->n_heads;
+    m->head_dim = r->dim / r->n_heads;
+    m->n_double = r->n_double;
+    m->n_single = r->n_single;
+    m->n_layers = r->n_layers ? r->n_layers : r->n_double + r->n_single;
+    m->in_channels = r->in_channels;
+    m->text_dim = r->text_dim;
+    m->text_len = r->text_len;
+    m->freq_dim = r->freq_dim;
+    m->cross_attn = r->cross_attn;
     m->qk_norm = 1;
-    m->vae_stride[0] = 4, m->vae_stride[1] = 8, m->vae_stride[2] = 8;
+    m->vae_stride[0] = r->vae_t, m->vae_stride[1] = 8, m->vae_stride[2] = 8;
     m->patch[0] = 1, m->patch[1] = 2, m->patch[2] = 2;
 }
 
-static void set_dims(zg_model *m, const char *name, zg_arch arch, int32_t dim, int32_t ffn,
-                     int32_t heads, int32_t ndouble, int32_t nsingle, int32_t nlayers) {
-    snprintf(m->name, sizeof m->name, "%s", name);
-    m->arch = arch;
-    m->dim = dim;
-    m->ffn_dim = ffn;
-    m->n_heads = heads;
-    m->head_dim = dim / heads;
-    m->n_double = ndouble;
-    m->n_single = nsingle;
-    m->n_layers = nlayers ? nlayers : ndouble + nsingle;
+zg_status zg_model_preset(const char *name, zg_model *m, zg_error *err) {
+    for (size_t i = 0; preset_names[i]; i++)
+        if (!strcmp(name, preset_names[i])) {
+            set_preset(m, i);
+            return ZG_OK;
+        }
+    set_preset(m, 0);
+    char list[256] = "";
+    for (size_t i = 0, n = 0; preset_names[i] && n < sizeof list; i++, n = strlen(list))
+        snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", preset_names[i]);
+    return zg_error_set(err, ZG_ERR_INVALID, "unknown model '%s' (presets: %s; or a JSON file)",
+                        name, list);
 }
 
-zg_status zg_model_preset(const char *name, zg_model *m, zg_error *err) {
-    set_wan_defaults(m);
-    if (!strcmp(name, "wan2.1-1.3b")) {
-        return ZG_OK;
-    } else if (!strcmp(name, "wan2.1-14b")) {
-        set_dims(m, name, ZG_ARCH_WAN, 5120, 13824, 40, 0, 0, 40);
-    } else if (!strcmp(name, "hunyuanvideo-13b")) {
-        set_dims(m, name, ZG_ARCH_HUNYUAN, 3072, 12288, 24, 20, 40, 0);
-        m->cross_attn = 0;
-        m->text_len = 256;
-    } else if (!strcmp(name, "flux-12b")) {
-        set_dims(m, name, ZG_ARCH_MMDIT, 3072, 12288, 24, 19, 38, 0);
-        m->cross_attn = 0;
-        m->in_channels = 64;
-        m->text_len = 512;
-        m->vae_stride[0] = 1;  // images; KnapFormer's data codes handle its temporal rate
-    } else if (!strcmp(name, "tiny")) {
-        set_dims(m, name, ZG_ARCH_WAN, 64, 128, 4, 0, 0, 2);
-        m->text_dim = 32;
-        m->text_len = 8;
-        m->freq_dim = 32;
-        m->in_channels = 4;
-    } else if (!strcmp(name, "tiny-mmdit")) {
-        set_dims(m, name, ZG_ARCH_MMDIT, 64, 256, 4, 1, 1, 0);
-        m->cross_attn = 0;
-        m->text_dim = 32;
-        m->text_len = 8;
-        m->freq_dim = 32;
-        m->in_channels = 4;
-    } else {
-        return zg_error_set(err, ZG_ERR_INVALID,
-                            "unknown model '%s' (presets: wan2.1-1.3b, wan2.1-14b, "
-                            "hunyuanvideo-13b, flux-12b, tiny, tiny-mmdit; or a JSON file)",
-                            name);
-    }
-    return ZG_OK;
-}
+// The integer fields of a model file (keys are the field names), in the order they are written.
+#define INT_KEY(field)                                                                             \
+    { #field, offsetof(zg_model, field) }
+static const struct int_key {
+    const char *key;
+    size_t offset;
+} int_keys[] = {
+    INT_KEY(dim),      INT_KEY(ffn_dim),  INT_KEY(n_heads),     INT_KEY(n_layers),
+    INT_KEY(n_double), INT_KEY(n_single), INT_KEY(in_channels), INT_KEY(text_dim),
+    INT_KEY(text_len), INT_KEY(freq_dim), INT_KEY(cross_attn),  INT_KEY(qk_norm),
+};
+#undef INT_KEY
+#define N_INT_KEYS (sizeof int_keys / sizeof *int_keys)
 
 zg_status zg_model_validate(const zg_model *m, zg_error *err) {
     const char *n = m->name;
@@ -150,32 +157,25 @@ zg_status zg_model_from_json(const cJSON *j, zg_model *m, zg_error *err) {
     if (base[0]) {
         if ((st = zg_model_preset(base, m, err))) return st;
     } else {
-        set_wan_defaults(m);
+        set_preset(m, 0); // the Wan2.1-1.3B values
         snprintf(m->name, sizeof m->name, "custom");
     }
     if ((st = zg_json_get_str(j, "name", 0, m->name, sizeof m->name, "model", err))) return st;
     char arch[16] = "";
     if ((st = zg_json_get_str(j, "arch", 0, arch, sizeof arch, "model", err))) return st;
     if (arch[0]) {
-        if (!strcmp(arch, "wan")) m->arch = ZG_ARCH_WAN;
-        else if (!strcmp(arch, "hunyuan")) m->arch = ZG_ARCH_HUNYUAN;
-        else if (!strcmp(arch, "mmdit")) m->arch = ZG_ARCH_MMDIT;
-        else if (!strcmp(arch, "plain")) m->arch = ZG_ARCH_PLAIN;
-        else
+        zg_arch a = ZG_ARCH_WAN;
+        while (a <= ZG_ARCH_PLAIN && strcmp(arch, zg_arch_name(a)))
+            a++;
+        if (a > ZG_ARCH_PLAIN)
             return zg_error_set(err, ZG_ERR_INVALID,
                                 "model: unknown arch '%s' (wan, hunyuan, mmdit, plain)", arch);
+        m->arch = a;
         m->cross_attn = m->arch == ZG_ARCH_WAN;
     }
-    struct {
-        const char *k;
-        int32_t *p;
-    } f[] = {{"dim", &m->dim},           {"ffn_dim", &m->ffn_dim},   {"n_heads", &m->n_heads},
-             {"n_layers", &m->n_layers}, {"n_double", &m->n_double}, {"n_single", &m->n_single},
-             {"in_channels", &m->in_channels}, {"text_dim", &m->text_dim},
-             {"text_len", &m->text_len}, {"freq_dim", &m->freq_dim},
-             {"cross_attn", &m->cross_attn}, {"qk_norm", &m->qk_norm}};
-    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
-        if ((st = get_i32(j, f[i].k, f[i].p, err))) return st;
+    for (size_t i = 0; i < N_INT_KEYS; i++)
+        if ((st = get_i32(j, int_keys[i].key, (int32_t *)((char *)m + int_keys[i].offset), err)))
+            return st;
     if (m->n_double + m->n_single > 0 && !cJSON_GetObjectItemCaseSensitive(j, "n_layers"))
         m->n_layers = m->n_double + m->n_single;
     m->head_dim = m->n_heads > 0 ? m->dim / m->n_heads : 0;
@@ -184,38 +184,21 @@ zg_status zg_model_from_json(const cJSON *j, zg_model *m, zg_error *err) {
     return zg_model_validate(m, err);
 }
 
+static zg_status load_model(const char *name, const cJSON *j, void *m, zg_error *err) {
+    return j ? zg_model_from_json(j, m, err) : zg_model_preset(name, m, err);
+}
+
 zg_status zg_model_load(const char *name_or_path, zg_model *m, zg_error *err) {
-    if (!name_or_path || !*name_or_path)
-        return zg_error_set(err, ZG_ERR_INVALID, "no model given (use --model NAME or FILE)");
-    size_t n = strlen(name_or_path);
-    if (n > 5 && !strcmp(name_or_path + n - 5, ".json")) {
-        cJSON *j = NULL;
-        zg_status st = zg_json_read_file(name_or_path, &j, err);
-        if (st) return st;
-        st = zg_model_from_json(j, m, err);
-        cJSON_Delete(j);
-        if (st) zg_error_prefix(err, "%s: ", name_or_path);
-        return st;
-    }
-    return zg_model_preset(name_or_path, m, err);
+    return zg_json_load_named(name_or_path, "model", load_model, m, err);
 }
 
 cJSON *zg_model_to_json(const zg_model *m) {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "name", m->name);
     cJSON_AddStringToObject(j, "arch", zg_arch_name(m->arch));
-    cJSON_AddNumberToObject(j, "dim", m->dim);
-    cJSON_AddNumberToObject(j, "ffn_dim", m->ffn_dim);
-    cJSON_AddNumberToObject(j, "n_heads", m->n_heads);
-    cJSON_AddNumberToObject(j, "n_layers", m->n_layers);
-    cJSON_AddNumberToObject(j, "n_double", m->n_double);
-    cJSON_AddNumberToObject(j, "n_single", m->n_single);
-    cJSON_AddNumberToObject(j, "in_channels", m->in_channels);
-    cJSON_AddNumberToObject(j, "text_dim", m->text_dim);
-    cJSON_AddNumberToObject(j, "text_len", m->text_len);
-    cJSON_AddNumberToObject(j, "freq_dim", m->freq_dim);
-    cJSON_AddNumberToObject(j, "cross_attn", m->cross_attn);
-    cJSON_AddNumberToObject(j, "qk_norm", m->qk_norm);
+    for (size_t i = 0; i < N_INT_KEYS; i++)
+        cJSON_AddNumberToObject(j, int_keys[i].key,
+                                *(const int32_t *)((const char *)m + int_keys[i].offset));
     cJSON_AddItemToObject(j, "vae_stride", cJSON_CreateIntArray(m->vae_stride, 3));
     cJSON_AddItemToObject(j, "patch", cJSON_CreateIntArray(m->patch, 3));
     return j;

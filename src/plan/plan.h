@@ -1,12 +1,15 @@
-// plan — placement options, the planner problem (with the Exact Compact Formulation's groups),
-// plans (JSON, validator, evaluator), and the planners: zellige (two-stage), joint (exact
-// reference), dp, adaptive, usp, static, knapformer.
+// plan — the policy interface (zg_planner_vtable), placement options, the planner problem (with
+// the Exact Compact Formulation's groups) and its cross-step option cache, plans (JSON,
+// validator, evaluator), and the baseline policies: dp, adaptive, usp, static, knapformer. The
+// Zellige solver (zellige, joint) is in src/zellige; every policy by name in src/planner.
 //
 // Plan JSON (docs/formats.md): {"version":1,"policy":"zellige","world_size":16,"makespan":..,
 //   "plan_time_ms":..,"sequences":[{"id":0,"tokens":..,"config":{"q":1,"h":4,"k":2},
 //   "ranks":[...],"shards":[{"rank":r,"start":a,"end":b}]}],
 //   "ranks":[{"rank":0,"time":..,"memory":..,"tokens":..}]}
 // Token ranges are half-open, cover each sequence exactly once, and are all the engine needs.
+//
+// May include: cost, topo, workload, model, core.
 #ifndef ZG_PLAN_H
 #define ZG_PLAN_H
 
@@ -42,11 +45,22 @@ static inline int32_t zg_option_degree(const zg_option *o) { return zg_config_de
 // ---------------------------------------------------------------------------------------------
 // Planner options and context.
 
+// A node budget of a search: given (a count of nodes; 0 turns that search off) or absent (the
+// planner's own rule). Budgets are counts, never times, so plans do not depend on speed.
+typedef struct zg_budget {
+    int32_t given;  // 0: absent
+    int64_t nodes;  // >= 0 when given
+} zg_budget;
+static inline zg_budget zg_budget_nodes(int64_t nodes) {
+    zg_budget b = {1, nodes};
+    return b;
+}
+
 typedef struct zg_planner_opts {
     zg_rankset_family family;  // default ZG_RANKSETS_NODE
     int32_t max_degree;        // 0 = world size
     double eps;                // stage-1 slack for split minimisation (default 1e-3)
-    double time_limit_s;       // exact solvers (joint); 0 = default 60 s
+    double time_limit_s;       // exact solvers (joint): seconds, > 0 (default 60)
     double anchor_cut_s;       // >0: override the catalog cut (whole price threshold, seconds)
     char fallback[32];         // policy to use when this one finds no plan ("" = fail)
     // knapformer
@@ -57,19 +71,22 @@ typedef struct zg_planner_opts {
     uint64_t seed;             // for randomised tie-breaks / local search (deterministic)
     int32_t exact_rank_prices; // 1: call the pricer for every rank set; 0 (default): a block
                                // shifted by whole nodes reuses the price (zg_options_enumerate)
-    int64_t anchor_nodes;      // zellige exact stage 1: node budget per search phase; 0 (default)
-                               // = the built-in rule (zel_plan.c); deterministic, never timed
-    int64_t anchor_lns_nodes;  // zellige stage 1: node budget of the large-neighbourhood
-                               // improvement of the incumbent before the min-T search
-                               // (zel_lns.c); 0 (default) = the built-in rule, < 0 = off
-    int32_t anchor_memory;     // zellige: 0 (default) = remember stage-1 layouts across steps per
-                               // anchor multiset, use them as candidates and (default budgets)
-                               // replay a trusted one instead of searching (zel_library.c);
-                               // < 0 = off: every step searches as without it
-    int64_t anchor_first_nodes; // zellige with the memory on: node budget of the min-T search
-                               // the first time an anchor multiset is planned (its layouts are
-                               // then replayed); 0 (default) = 200 000 beyond 8 ranks, < 0 = the
-                               // ordinary budget; anchor_nodes != 0 overrides it
+    // zellige stage 1 (src/zellige; the built-in rules and their reasons: zellige/tuning.h).
+    zg_budget anchor_nodes;        // per exact-search phase; absent: 50 000 up to 8 ranks,
+                                   // 10 000 / N beyond. Given, it also stops layout replays
+    zg_budget anchor_lns_nodes;    // neighbourhood improvement of the incumbent before the
+                                   // min-T search; absent: min(2 500, 80 000 / N) beyond 8 ranks
+                                   // (8x on a multiset's first visit); 0 turns it off. Given, it
+                                   // also stops layout replays
+    zg_budget anchor_first_nodes;  // min-T search the first time an anchor multiset is planned
+                                   // (layouts remembered); absent: 200 000 beyond 8 ranks.
+                                   // anchor_nodes, when given, wins
+    int32_t deeper_first_visit;    // 1 (default): a multiset's first visit searches deeper
+                                   // (anchor_first_nodes, the density layout's larger budget);
+                                   // 0: every visit gets the ordinary budgets
+    int32_t remember_layouts;      // 1 (default): stage-1 layouts are remembered across steps per
+                                   // anchor multiset, used as candidates and replayed when
+                                   // trusted (search/library.c); 0: every step searches
 } zg_planner_opts;
 void zg_planner_opts_default(zg_planner_opts *o);
 
@@ -257,15 +274,78 @@ struct zg_planner {
     void *state;
 };
 
-// Policies: zellige, joint, dp, adaptive, usp, static, knapformer.
-const zg_planner_vtable *const *zg_planner_policies(void);  // NULL-terminated
-zg_status zg_planner_init(zg_planner *pl, const char *policy, const zg_plan_ctx *ctx,
-                          zg_error *err);
-// Plans a batch: runs the policy, sets plan_time_ms, evaluates and validates the result; on
-// ZG_ERR_INFEASIBLE with opts.fallback set, runs the fallback policy and marks the plan
-// (policy = the fallback, fallback_from = the policy that failed). out must be initialized
-// (zg_plan_init) or hold a previous plan. A plan that fails validation is ZG_ERR_INTERNAL.
-zg_status zg_planner_plan(zg_planner *pl, const zg_batch *b, zg_plan *out, zg_error *err);
-void zg_planner_free(zg_planner *pl);
+// The baseline policies this module implements (the registry in src/planner lists every
+// policy; the Zellige solver's two are in src/zellige).
+extern const zg_planner_vtable zg_policy_dp, zg_policy_adaptive, zg_policy_usp, zg_policy_static,
+    zg_policy_knapformer;
+
+// ---------------------------------------------------------------------------------------------
+// Cross-step caches: the context they depend on, and the cache of priced options.
+
+// The context a planner cache kept across steps depends on (ctx_key.c; used by option_cache.c
+// and by the Zellige fast path's template cache). A cache stays valid while everything that can
+// change a price or an option list is unchanged: the model, the cluster, the pricer (object,
+// kind, impl, functions, memory cap and base), the rank-set family, the max degree and
+// exact_rank_prices. A pricer changed in place behind the same pointers is not visible here:
+// each cache re-prices probes on every hit for that.
+
+typedef struct zg_plan_ctx_key {
+    int valid;
+    zg_model model;
+    zg_cluster cluster;
+    const zg_pricer *pricer;
+    const char *kind;
+    void *impl;
+    zg_price_fn price, block_for;
+    zg_status (*price_block)(const zg_pricer *, const zg_seq *, zg_config, int32_t, int32_t,
+                             zg_price *, zg_error *);
+    double mem_cap, mem_base;
+    zg_rankset_family family;
+    int32_t max_degree, exact_rank_prices;
+} zg_plan_ctx_key;
+
+// Records ctx (model, cluster and pricer must be set) and marks the key valid.
+void zg_plan_ctx_key_set(zg_plan_ctx_key *k, const zg_plan_ctx *ctx);
+// 1 when k is valid and ctx has the recorded context, bit for bit.
+int zg_plan_ctx_key_same(const zg_plan_ctx_key *k, const zg_plan_ctx *ctx);
+
+// Exact cross-step cache of priced options (option_cache.c), used by zg_problem_build_cached
+// (problem.c) and kept in `--policy zellige`'s planner state.
+//
+// Per price key (tokens, kind, frames, height, width, text_tokens, bucket: the fields the pricer
+// may look at, see zg_batch_price_classes) it keeps what zg_options_enumerate returned and the
+// whole price, so a step prices only the shapes it has not seen. A cached problem is identical
+// (every byte of every group) to an uncached one, hence so are the plans.
+//
+// Invalidation (the whole cache resets): the model or cluster changed (by value), the pricer
+// changed (address, kind, impl pointer, price function, mem_base, mem_cap), the rank-set family,
+// the max degree or exact_rank_prices changed, or a hit's re-priced whole option or probe (one
+// split option priced by a direct pricer call at enumeration) differs bitwise from the cached
+// one (a pricer mutated in place). zg_option_cache_clear does it explicitly. Memory: a byte budget;
+// least recently used entries are evicted at the start of a build (never during one).
+
+typedef struct zg_option_cache zg_option_cache;
+
+zg_option_cache *zg_option_cache_new(void); // NULL on out of memory
+void zg_option_cache_free(zg_option_cache *c);
+void zg_option_cache_clear(zg_option_cache *c);
+void zg_option_cache_set_budget(zg_option_cache *c, size_t max_bytes);
+
+typedef zg_memo_stats zg_option_cache_stats;
+zg_option_cache_stats zg_option_cache_get_stats(const zg_option_cache *c);
+
+// Starts a build with ctx: resets the cache if the context changed, evicts over the budget.
+zg_status zg_option_cache_begin(zg_option_cache *c, const zg_plan_ctx *ctx, zg_error *err);
+
+// The options (as zg_options_enumerate) and whole price of sequence s. *opts points into the
+// cache (valid until the next zg_option_cache_begin / clear / free; do not free it). On a hit the
+// whole option and the probe are re-priced; a difference resets the cache and prices s afresh.
+zg_status zg_option_cache_options(zg_option_cache *c, const zg_plan_ctx *ctx, const zg_seq *s,
+                             const zg_option **opts, int32_t *n_opts, zg_price *whole,
+                             zg_error *err);
+
+// zg_problem_build through the cache (cache NULL: the uncached build). Same problem, same errors.
+zg_status zg_problem_build_cached(const zg_plan_ctx *ctx, const zg_batch *b, zg_option_cache *cache,
+                                  zg_problem *pr, zg_error *err);
 
 #endif

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "plan/plan.h"
-#include "plan/zel_pcache.h"
+#include "plan/plan.h"
 
 // One distinct "pricing key" (sequences the pricer cannot tell apart), then merged by options.
 typedef struct proto {
@@ -33,55 +33,45 @@ static int cmp_price_key(const void *pa, const void *pb, void *ctx) {
     return strncmp(a->bucket, b->bucket, ZG_BUCKET_NAME_MAX);
 }
 
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
-    const unsigned char *c = p;
-    for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ULL;
-    return h;
-}
-
-// Hash of the fields cmp_price_key compares (equal keys -> equal hashes): the integer fields a
-// word at a time (a multiply and a shift per word), then the bucket name's bytes.
-static uint64_t price_key_hash(const zg_seq *s) {
-    int64_t k[6] = {s->tokens, s->kind, s->frames, s->height, s->width, s->text_tokens};
-    uint64_t h = 1469598103934665603ULL;
-    for (int i = 0; i < 6; i++) {
-        h = (h ^ (uint64_t)k[i]) * 0x9E3779B97F4A7C15ULL;
-        h ^= h >> 29;
-    }
-    return fnv1a(h, s->bucket, strnlen(s->bucket, ZG_BUCKET_NAME_MAX));
-}
-
 // order[0..n) = the batch indices stably sorted by cmp_price_key (equal keys keep ascending
 // index order), computed by hashing the keys into classes, sorting only the distinct keys and
 // placing every index after its class's predecessors: O(n + k log k) instead of O(n log n)
 // comparisons, the same array as zg_sort_stable would give.
+typedef struct key_ctx {
+    const zg_seq *seqs;
+    const int64_t *rep;  // first batch index of each class
+} key_ctx;
+
+static int same_key(int64_t cls, const void *key, const void *ctx) {
+    const key_ctx *k = ctx;
+    return zg_seq_price_key_eq(&k->seqs[k->rep[cls]], key);
+}
+
 static zg_status price_key_order(const zg_batch *b, int64_t *order, zg_error *err) {
     int64_t n = b->n;
-    int64_t n_slots = 16;
-    while (n_slots < 2 * n) n_slots *= 2;
-    uint64_t mask = (uint64_t)n_slots - 1;
-    int64_t *slot = zg_calloc((size_t)n_slots, sizeof *slot, err);  // class + 1 (0 = empty)
-    int64_t *cls = zg_calloc((size_t)n, sizeof *cls, err);         // class of each index
-    int64_t *rep = zg_calloc((size_t)n, sizeof *rep, err);         // first index of a class
-    int64_t *cnt = zg_calloc((size_t)n + 1, sizeof *cnt, err);     // members, then next slot
-    uint64_t *hash = zg_calloc((size_t)n, sizeof *hash, err);      // of each class
-    int64_t *pos = zg_calloc((size_t)n, sizeof *pos, err);         // class -> sorted position
-    zg_status st = (!slot || !cls || !rep || !cnt || !hash || !pos) ? ZG_ERR_NOMEM : ZG_OK;
-    int64_t k = 0;
+    int64_t *cls = zg_calloc((size_t)n, sizeof *cls, err);      // class of each index
+    int64_t *rep = zg_calloc((size_t)n, sizeof *rep, err);      // first index of a class
+    int64_t *cnt = zg_calloc((size_t)n + 1, sizeof *cnt, err);  // members of a class
+    int64_t *pos = zg_calloc((size_t)n, sizeof *pos, err);      // class -> sorted position
+    zg_status st = (!cls || !rep || !cnt || !pos) ? ZG_ERR_NOMEM : ZG_OK;
+    zg_hmap classes;  // price key -> class
+    zg_hmap_init(&classes);
+    key_ctx kc = {b->seqs, rep};
     for (int64_t i = 0; !st && i < n; i++) {
-        uint64_t h = price_key_hash(&b->seqs[i]), j = h & mask;
-        for (; slot[j]; j = (j + 1) & mask) {
-            int64_t c = slot[j] - 1;
-            if (hash[c] == h && cmp_price_key(&rep[c], &i, b->seqs) == 0) break;
+        uint64_t h = zg_seq_price_key_hash(&b->seqs[i]);
+        int64_t c = zg_hmap_find(&classes, h, same_key, &b->seqs[i], &kc);
+        if (c < 0) {
+            if ((c = zg_hmap_add(&classes, h, err)) < 0) {
+                st = ZG_ERR_NOMEM;
+                break;
+            }
+            rep[c] = i;
         }
-        if (!slot[j]) {
-            slot[j] = k + 1;
-            rep[k] = i, hash[k] = h, cnt[k] = 0;
-            k++;
-        }
-        cls[i] = slot[j] - 1;
-        cnt[cls[i]]++;
+        cls[i] = c;
+        cnt[c]++;
     }
+    int64_t k = classes.n;
+    zg_hmap_free(&classes);
     // the distinct keys in key order (their first indices, all keys different: no ties)
     int64_t *sorted = order;  // the first k entries, rewritten below
     if (!st) {
@@ -98,7 +88,7 @@ static zg_status price_key_order(const zg_batch *b, int64_t *order, zg_error *er
         }
         for (int64_t i = 0; i < n; i++) order[pos[cls[i]]++] = i;
     }
-    free(slot), free(cls), free(rep), free(cnt), free(hash), free(pos);
+    free(cls), free(rep), free(cnt), free(pos);
     return st;
 }
 
@@ -186,12 +176,12 @@ zg_status zg_problem_build(const zg_plan_ctx *ctx, const zg_batch *b, zg_problem
 }
 
 // The options and whole price of s: enumerated and priced, or from the cache (same values).
-static zg_status proto_price(const zg_plan_ctx *ctx, const zg_seq *s, zel_pcache *cache,
+static zg_status proto_price(const zg_plan_ctx *ctx, const zg_seq *s, zg_option_cache *cache,
                              proto *p, zg_error *err) {
     zg_price whole;
     zg_status st;
     if (cache) {
-        st = zel_pcache_options(cache, ctx, s, &p->opts, &p->n_opts, &whole, err);
+        st = zg_option_cache_options(cache, ctx, s, &p->opts, &p->n_opts, &whole, err);
     } else {
         zg_option *o = NULL;
         st = zg_options_enumerate(ctx, s, &o, &p->n_opts, err);
@@ -206,7 +196,7 @@ static zg_status proto_price(const zg_plan_ctx *ctx, const zg_seq *s, zel_pcache
     return ZG_OK;
 }
 
-zg_status zg_problem_build_cached(const zg_plan_ctx *ctx, const zg_batch *b, zel_pcache *cache,
+zg_status zg_problem_build_cached(const zg_plan_ctx *ctx, const zg_batch *b, zg_option_cache *cache,
                                   zg_problem *pr, zg_error *err) {
     memset(pr, 0, sizeof *pr);
     zg_arena_init(&pr->arena, 1 << 16);
@@ -224,7 +214,7 @@ zg_status zg_problem_build_cached(const zg_plan_ctx *ctx, const zg_batch *b, zel
                                 (long long)b->seqs[i].id, (long long)b->seqs[i].tokens);
     if (b->n == 0) return ZG_OK;
 
-    zg_status st = cache ? zel_pcache_begin(cache, ctx, err) : ZG_OK;
+    zg_status st = cache ? zg_option_cache_begin(cache, ctx, err) : ZG_OK;
     if (st) return st;
     int64_t n = b->n, n_protos = 0, bad = -1;
     int64_t *order = zg_calloc((size_t)n, sizeof *order, err);

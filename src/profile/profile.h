@@ -19,6 +19,8 @@
 // real; predicted makespan = table makespan + overhead_s, predicted peak = base + Σ memory.
 //
 // Everything collective takes the world communicator; every rank must call with equal inputs.
+//
+// May include: train planner zellige engine dit comm kernels plan cost topo workload model core.
 #ifndef ZG_PROFILE_H
 #define ZG_PROFILE_H
 

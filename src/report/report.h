@@ -1,5 +1,7 @@
 // report — text tables and a self-contained HTML page with inline SVG charts (per-rank Gantt
 // of a plan, grouped bars), for `zellige simulate --report` and the benchmarks.
+//
+// May include: plan, cost, topo, workload, model, core.
 #ifndef ZG_REPORT_H
 #define ZG_REPORT_H
 

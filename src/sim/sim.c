@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "plan/knapformer.h"
+#include "planner/planner.h"
 #include "report/report.h"
 #include "sim/sim.h"
 
@@ -237,6 +238,10 @@ zg_status zg_sim_run(const zg_sim_opts *o, zg_sim_result *r, zg_error *err) {
     e.base.gamma = o->gamma;
     e.base.time_limit_s = o->time_limit_s;
     e.base.seed = o->seed;
+    if (!st && !(o->time_limit_s > 0 && o->time_limit_s < 1e9))
+        st = zg_error_set(err, ZG_ERR_INVALID,
+                          "--time-limit %g: give a positive number of seconds (default 10)",
+                          o->time_limit_s);
     if (!st) st = zg_rankset_family_parse(o->family ? o->family : "node", &e.base.family, err);
     if (!st && !(e.layouts = zg_calloc(ZG_SIM_MAX_LAYOUTS, sizeof *e.layouts, err)))
         st = ZG_ERR_NOMEM;

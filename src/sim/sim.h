@@ -3,6 +3,8 @@
 // compares them per (mix, policy) cell. All numbers are modelled. The CLI and the Python binding
 // call zg_sim_run, then print (zg_sim_print), serialise (zg_sim_to_json) or write the HTML
 // report (zg_sim_write_report) of the same result.
+//
+// May include: planner, zellige, report, plan, cost, topo, workload, model, core.
 #ifndef ZG_SIM_H
 #define ZG_SIM_H
 

@@ -223,20 +223,12 @@ cJSON *zg_cluster_to_json(const zg_cluster *c) {
     return j;
 }
 
+static zg_status load_cluster(const char *name, const cJSON *j, void *c, zg_error *err) {
+    return j ? zg_cluster_from_json(j, c, err) : zg_cluster_preset(name, c, err);
+}
+
 zg_status zg_cluster_load(const char *name_or_path, zg_cluster *c, zg_error *err) {
-    if (!name_or_path || !*name_or_path)
-        return zg_error_set(err, ZG_ERR_INVALID, "no cluster given (use --cluster NAME or FILE)");
-    size_t n = strlen(name_or_path);
-    if (n > 5 && !strcmp(name_or_path + n - 5, ".json")) {
-        cJSON *j = NULL;
-        zg_status st = zg_json_read_file(name_or_path, &j, err);
-        if (st) return st;
-        st = zg_cluster_from_json(j, c, err);
-        cJSON_Delete(j);
-        if (st) zg_error_prefix(err, "%s: ", name_or_path);
-        return st;
-    }
-    return zg_cluster_preset(name_or_path, c, err);
+    return zg_json_load_named(name_or_path, "cluster", load_cluster, c, err);
 }
 
 int32_t zg_cluster_nodes_spanned(const zg_cluster *c, const int32_t *ranks, int32_t n) {

@@ -219,18 +219,15 @@ zg_status zg_net_from_json(const cJSON *j, zg_net *n, zg_error *err) {
     return zg_net_validate(n, err);
 }
 
+// A preset is validated here; a file is by zg_net_from_json.
+static zg_status load_net(const char *name, const cJSON *j, void *n, zg_error *err) {
+    if (j) return zg_net_from_json(j, n, err);
+    zg_status st = zg_net_preset(name, n, err);
+    return st ? st : zg_net_validate(n, err);
+}
+
 zg_status zg_net_load(const char *name_or_path, zg_net *n, zg_error *err) {
-    size_t len = strlen(name_or_path);
-    if (len > 5 && !strcmp(name_or_path + len - 5, ".json")) {
-        cJSON *j = NULL;
-        if (zg_json_read_file(name_or_path, &j, err)) return err->status;
-        zg_status st = zg_net_from_json(j, n, err);
-        cJSON_Delete(j);
-        if (st) zg_error_prefix(err, "%s: ", name_or_path);
-        return st;
-    }
-    if (zg_net_preset(name_or_path, n, err)) return err->status;
-    return zg_net_validate(n, err);
+    return zg_json_load_named(name_or_path, NULL, load_net, n, err);
 }
 
 cJSON *zg_net_to_json(const zg_net *n) {

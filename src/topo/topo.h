@@ -1,5 +1,7 @@
 // topo — devices, nodes, links: GPU clusters for Zellige's cost model, and (section 2) the
 // link-level network model (TPU tori, GPU nodes, routing, link loads) shared with AoiZora.
+//
+// May include: core.
 #ifndef ZG_TOPO_H
 #define ZG_TOPO_H
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "planner/planner.h"
 #include "train/train.h"
 
 void zg_train_run_opts_default(zg_train_run_opts *o) {

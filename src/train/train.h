@@ -8,6 +8,8 @@
 // (frames x rows x cols) of patch vectors x0 and noise, a timestep t and text rows. Rectified
 // flow: x_t = (1 - t) x0 + t noise, target v = noise - x0. Any rank can regenerate any sample's
 // per-sample conditioning (t, text) from its id; the per-token data travels by dispatch.
+//
+// May include: planner zellige engine dit comm kernels plan cost topo workload model core.
 #ifndef ZG_TRAIN_H
 #define ZG_TRAIN_H
 

@@ -4,6 +4,18 @@
 
 #include "workload/workload.h"
 
+uint64_t zg_seq_price_key_hash(const zg_seq *s) {
+    int64_t k[6] = {s->tokens, s->kind, s->frames, s->height, s->width, s->text_tokens};
+    uint64_t h = zg_hash_words(ZG_HASH_SEED, k, 6);
+    return zg_hash_bytes(h, s->bucket, strnlen(s->bucket, ZG_BUCKET_NAME_MAX));
+}
+
+int zg_seq_price_key_eq(const zg_seq *a, const zg_seq *b) {
+    return a->tokens == b->tokens && a->kind == b->kind && a->frames == b->frames &&
+           a->height == b->height && a->width == b->width && a->text_tokens == b->text_tokens &&
+           !strncmp(a->bucket, b->bucket, ZG_BUCKET_NAME_MAX);
+}
+
 void zg_batch_init(zg_batch *b) {
     b->n = 0;
     b->cap = 0;

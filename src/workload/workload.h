@@ -5,6 +5,8 @@
 //   "frames":81,"height":480,"width":832,"text_tokens":512,"origin_rank":3,"bucket":"480p-81f"}]}
 // Only "tokens" is required (or frames/height/width, from which tokens are computed).
 // JSONL trace: one sample object per line with the same fields.
+//
+// May include: model, core.
 #ifndef ZG_WORKLOAD_H
 #define ZG_WORKLOAD_H
 
@@ -31,6 +33,12 @@ typedef struct zg_seq {
     int32_t origin_rank;  // rank whose data loader produced it (-1 unknown)
     char bucket[ZG_BUCKET_NAME_MAX];  // catalog bucket name ("" if none)
 } zg_seq;
+
+// The price key of a sequence: the fields a pricer may look at (tokens, kind, frames, height,
+// width, text_tokens, bucket; not id or origin_rank). Planners price one sequence per key and
+// their caches are keyed by it. Equal keys have equal hashes.
+uint64_t zg_seq_price_key_hash(const zg_seq *s);
+int zg_seq_price_key_eq(const zg_seq *a, const zg_seq *b);
 
 typedef struct zg_batch {
     int64_t n;

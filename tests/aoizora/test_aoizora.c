@@ -12,15 +12,28 @@
 #define FIXTURES "tests/fixtures/hlo/"
 #endif
 
+// The graph of `model` at `res`, `frames` (training or inference; batch, devices as in
+// zg_aoi_work_init).
+static zg_status graph_of(const char *model, const char *res, int64_t frames, int training,
+                          int32_t batch, int32_t devices, zg_aoi_graph *g, zg_error *e) {
+    zg_aoi_work w;
+    zg_status st = zg_aoi_work_init(&w, model, res, frames, training, batch, devices, e);
+    return st ? st : zg_aoi_graph_build(&w, g, e);
+}
+
+// Candidate `spec` for n devices, checked against g on net (c->legal, c->reject).
+static zg_status cand_checked(const char *spec, int32_t n, const zg_aoi_graph *g, const zg_net *net,
+                              zg_aoi_cand *c, zg_error *e) {
+    zg_status st = zg_aoi_cand_parse(spec, n, c, e);
+    if (!st) zg_aoi_cand_check(g, net, c);
+    return st;
+}
+
 static int lower_spec(const char *model, const char *res, int64_t frames, const char *topo,
                       const char *spec, zg_aoi_graph *g, zg_net *net, zg_aoi_cand *c,
                       zg_aoi_evidence *ev, zg_error *e) {
-    zg_aoi_work w;
-    if (zg_net_load(topo, net, e) || zg_aoi_work_init(&w, model, res, frames, 0, 0, net->n_devices, e) ||
-        zg_aoi_graph_build(&w, g, e) || zg_aoi_cand_parse(spec, net->n_devices, c, e))
-        return 1;
-    zg_aoi_cand_check(g, net, c);
-    return zg_aoi_lower(g, c, ev, e) != ZG_OK;
+    return zg_net_load(topo, net, e) || graph_of(model, res, frames, 0, 0, net->n_devices, g, e) ||
+           cand_checked(spec, net->n_devices, g, net, c, e) || zg_aoi_lower(g, c, ev, e);
 }
 
 ZG_TEST(lowering_counts_and_bytes_are_exact) {
@@ -56,19 +69,15 @@ ZG_TEST(lowering_counts_and_bytes_are_exact) {
 ZG_TEST(fsdp_over_the_sequence_axes_lowers_to_rs_plus_ar) {
     zg_error e;
     zg_net net;
-    zg_aoi_work w;
     zg_aoi_graph g;
     zg_aoi_cand c, all;
     CHECK_OK(zg_net_preset("v5p-8", &net, &e), &e);
-    CHECK_OK(zg_aoi_work_init(&w, "wan2.1-1.3b", "480p", 21, 1, 2, 8, &e), &e);
-    CHECK_OK(zg_aoi_graph_build(&w, &g, &e), &e);
-    CHECK_OK(zg_aoi_cand_parse("dp=2,uly=4,fsdp_sp", 8, &c, &e), &e);
+    CHECK_OK(graph_of("wan2.1-1.3b", "480p", 21, 1, 2, 8, &g, &e), &e);
+    CHECK_OK(cand_checked("dp=2,uly=4,fsdp_sp", 8, &g, &net, &c, &e), &e);
     CHECK_EQ_INT(c.fsdp, ZG_AOI_FSDP_SP);
     CHECK_EQ_INT(zg_aoi_cand_fsdp_size(&c), 4);
-    zg_aoi_cand_check(&g, &net, &c);
     CHECK_MSG(c.legal, "%s", c.reject);
-    CHECK_OK(zg_aoi_cand_parse("dp=2,uly=4,fsdp", 8, &all, &e), &e);
-    zg_aoi_cand_check(&g, &net, &all);
+    CHECK_OK(cand_checked("dp=2,uly=4,fsdp", 8, &g, &net, &all, &e), &e);
     CHECK(c.weight_bytes > all.weight_bytes);  // shards over 4 instead of 8
     char lab[64], specs[1024];
     zg_aoi_cand_label(&c, lab, sizeof lab);
@@ -156,8 +165,7 @@ ZG_TEST(hlo_fixtures_agree_with_our_lowering) {
         zg_aoi_cand c;
         CHECK_OK(read_hlo(files[k], &h, &e), &e);
         CHECK_EQ_INT(h.num_devices, 8);
-        CHECK_OK(zg_aoi_cand_parse(specs[k], 8, &c, &e), &e);
-        zg_aoi_cand_check(&g, &net, &c);
+        CHECK_OK(cand_checked(specs[k], 8, &g, &net, &c, &e), &e);
         CHECK_MSG(c.legal, "%s", c.reject);
         CHECK_OK(zg_aoi_lower(&g, &c, &l, &e), &e);
         zg_aoi_coll_summary hs, ls;
@@ -318,36 +326,28 @@ ZG_TEST(fuzzed_hlo_gives_errors_with_a_line_never_a_crash) {
 
 ZG_TEST(memory_rejection_says_why) {
     zg_error e;
-    zg_aoi_work w;
     zg_aoi_graph g;
     zg_net net;
     zg_aoi_cand c;
     CHECK_OK(zg_net_preset("v5e-4", &net, &e), &e);
-    CHECK_OK(zg_aoi_work_init(&w, "wan2.1-14b", "480p", 21, 0, 0, 4, &e), &e);
-    CHECK_OK(zg_aoi_graph_build(&w, &g, &e), &e);
-    CHECK_OK(zg_aoi_cand_parse("uly=4", 4, &c, &e), &e);
-    zg_aoi_cand_check(&g, &net, &c);
+    CHECK_OK(graph_of("wan2.1-14b", "480p", 21, 0, 0, 4, &g, &e), &e);
+    CHECK_OK(cand_checked("uly=4", 4, &g, &net, &c, &e), &e);
     CHECK(!c.legal);
     CHECK_MSG(strstr(c.reject, "needs") && strstr(c.reject, "usable") && strstr(c.reject, "GiB"),
               "%s", c.reject);
     CHECK(c.weight_bytes > 26e9);  // the 14B weights in bf16 on one chip
-    CHECK_OK(zg_aoi_cand_parse("uly=4,fsdp", 4, &c, &e), &e);
-    zg_aoi_cand_check(&g, &net, &c);
+    CHECK_OK(cand_checked("uly=4,fsdp", 4, &g, &net, &c, &e), &e);
     CHECK_MSG(c.legal, "%s", c.reject);
-    CHECK_OK(zg_aoi_cand_parse("tp=4", 4, &c, &e), &e);
-    zg_aoi_cand_check(&g, &net, &c);  // 40 heads % 4 ok, ffn 13824 % 4 ok
+    CHECK_OK(cand_checked("tp=4", 4, &g, &net, &c, &e), &e); // 40 heads % 4, ffn 13824 % 4
     CHECK_OK(zg_aoi_cand_parse("uly=3", 4, &c, &e) == ZG_ERR_INVALID ? ZG_OK : ZG_ERR_INTERNAL, &e);
     // divisibility: Wan 1.3B has 12 heads, so ulysses 8 is illegal
     zg_net n8;
     CHECK_OK(zg_net_preset("v5e-8", &n8, &e), &e);
-    CHECK_OK(zg_aoi_work_init(&w, "wan2.1-1.3b", "480p", 21, 0, 0, 8, &e), &e);
-    CHECK_OK(zg_aoi_graph_build(&w, &g, &e), &e);
-    CHECK_OK(zg_aoi_cand_parse("uly=8", 8, &c, &e), &e);
-    zg_aoi_cand_check(&g, &n8, &c);
+    CHECK_OK(graph_of("wan2.1-1.3b", "480p", 21, 0, 0, 8, &g, &e), &e);
+    CHECK_OK(cand_checked("uly=8", 8, &g, &n8, &c, &e), &e);
     CHECK(!c.legal && strstr(c.reject, "ulysses 8") && strstr(c.reject, "12 heads"));
     // a whole infeasible plan is an error, not a crash
-    CHECK_OK(zg_aoi_work_init(&w, "hunyuanvideo-13b", "720p", 129, 1, 4, 4, &e), &e);
-    CHECK_OK(zg_aoi_graph_build(&w, &g, &e), &e);
+    CHECK_OK(graph_of("hunyuanvideo-13b", "720p", 129, 1, 4, 4, &g, &e), &e);
     zg_aoi_plan_opts po;
     zg_aoi_plan_opts_default(&po);
     zg_aoi_plan p;
@@ -440,12 +440,10 @@ ZG_TEST(evidence_json_round_trip_prices_the_same) {
 }
 
 static char *plan_json(const char *model, const char *topo, int training, int batch, zg_error *e) {
-    zg_aoi_work w;
     zg_aoi_graph g;
     zg_net net;
     if (zg_net_load(topo, &net, e) ||
-        zg_aoi_work_init(&w, model, "480p", 21, training, batch, net.n_devices, e) ||
-        zg_aoi_graph_build(&w, &g, e))
+        graph_of(model, "480p", 21, training, batch, net.n_devices, &g, e))
         return NULL;
     zg_aoi_plan_opts po;
     zg_aoi_plan_opts_default(&po);

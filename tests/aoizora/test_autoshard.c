@@ -8,20 +8,35 @@
 #include "aoizora/aoizora.h"
 #include "zgtest.h"
 
-static int setup(const char *model, const char *res, int64_t frames, const char *topo, int training,
-                 zg_net *net, zg_aoi_graph *g, zg_error *e) {
+// The graph of `model` at 480p, 21 frames (training, or one denoising step) on `topo`; 1 on
+// success.
+static int setup(const char *model, const char *topo, int training, zg_net *net, zg_aoi_graph *g,
+                 zg_error *e) {
     zg_aoi_work w;
-    return !(zg_net_load(topo, net, e) || zg_aoi_work_init(&w, model, res, frames, training, 0, net->n_devices, e) ||
+    return !(zg_net_load(topo, net, e) ||
+             zg_aoi_work_init(&w, model, "480p", 21, training, 0, net->n_devices, e) ||
              zg_aoi_graph_build(&w, g, e));
+}
+
+// setup, then the auto-sharding problem on an m0 x m1 mesh.
+static int setup_problem(const char *model, const char *topo, int32_t m0, int32_t m1, zg_net *net,
+                         zg_aoi_graph *g, zg_aoi_as_problem *p, zg_error *e) {
+    return setup(model, topo, 0, net, g, e) && zg_aoi_as_build(g, net, m0, m1, p, e) == ZG_OK;
+}
+
+// setup, then the exact-DP auto-sharding run.
+static int setup_solved(const char *model, const char *topo, int training, zg_net *net,
+                        zg_aoi_graph *g, zg_aoi_autoshard *as, zg_error *e) {
+    return setup(model, topo, training, net, g, e) &&
+           zg_aoi_autoshard_run(g, net, "dp", as, e) == ZG_OK;
 }
 
 ZG_TEST(reshard_costs_follow_xla_rules) {
     zg_error e;
     zg_net net;
     zg_aoi_graph g;
-    CHECK_MSG(setup("wan2.1-1.3b", "480p", 21, "v5e-8", 0, &net, &g, &e), "%s", e.msg);
     zg_aoi_as_problem p;
-    CHECK_OK(zg_aoi_as_build(&g, &net, 2, 4, &p, &e), &e);
+    CHECK_MSG(setup_problem("wan2.1-1.3b", "v5e-8", 2, 4, &net, &g, &p, &e), "%s", e.msg);
     const int R = ZG_AS_R, B = ZG_AS_B, S = ZG_AS_S, D = ZG_AS_D;
     double bytes = 8e6, a1 = p.alpha[1], b1 = p.beta[1], a0 = p.alpha[0], b0 = p.beta[0];
     CHECK_NEAR(zg_aoi_as_reshard_s(&p, R + 4 * R, S + 4 * D, bytes), 0, 0, 0);  // slicing is free
@@ -60,9 +75,8 @@ ZG_TEST(dp_matches_brute_force_on_a_small_problem) {
     zg_error e;
     zg_net net;
     zg_aoi_graph g;
-    CHECK_MSG(setup("wan2.1-1.3b", "480p", 21, "v5e-4", 0, &net, &g, &e), "%s", e.msg);
     zg_aoi_as_problem p;
-    CHECK_OK(zg_aoi_as_build(&g, &net, 1, 4, &p, &e), &e);
+    CHECK_MSG(setup_problem("wan2.1-1.3b", "v5e-4", 1, 4, &net, &g, &p, &e), "%s", e.msg);
     // keep the brute force small: the first 3 strategies of every op
     int32_t keep[ZG_AOI_MAX_NODES];
     for (int j = 0; j < p.blocks[0].n_ops; j++) {
@@ -93,17 +107,19 @@ ZG_TEST(autoshard_cbc_and_dp_agree) {
         return;
     }
     zg_error e;
-    const struct { const char *model, *res; int64_t fr; const char *topo; int tr; } cases[] = {
-        {"wan2.1-1.3b", "480p", 21, "v5e-8", 0},
-        {"wan2.1-14b", "480p", 21, "v5e-4", 0},   // memory binds
-        {"hunyuanvideo-13b", "480p", 21, "v5e-8", 0},  // two block kinds
-        {"wan2.1-1.3b", "480p", 21, "v5p-8", 1},
+    const struct {
+        const char *model, *topo;
+        int tr;
+    } cases[] = {
+        {"wan2.1-1.3b", "v5e-8", 0},
+        {"wan2.1-14b", "v5e-4", 0},       // memory binds
+        {"hunyuanvideo-13b", "v5e-8", 0}, // two block kinds
+        {"wan2.1-1.3b", "v5p-8", 1},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         zg_net net;
         zg_aoi_graph g;
-        CHECK_MSG(setup(cases[c].model, cases[c].res, cases[c].fr, cases[c].topo, cases[c].tr, &net, &g, &e),
-                  "%s", e.msg);
+        CHECK_MSG(setup(cases[c].model, cases[c].topo, cases[c].tr, &net, &g, &e), "%s", e.msg);
         int32_t N = net.n_devices;
         for (int32_t m0 = 1; m0 * m0 <= N; m0++) {
             if (N % m0) continue;
@@ -128,10 +144,9 @@ ZG_TEST(memory_cap_forces_weight_sharding) {
     zg_error e;
     zg_net net;
     zg_aoi_graph g;
-    // Wan2.1-14B (26.6 GiB of bf16 weights) on 4 v5e chips (16 GB each): weights must be split
-    CHECK_MSG(setup("wan2.1-14b", "480p", 21, "v5e-4", 0, &net, &g, &e), "%s", e.msg);
     zg_aoi_autoshard as;
-    CHECK_OK(zg_aoi_autoshard_run(&g, &net, "dp", &as, &e), &e);
+    // Wan2.1-14B (26.6 GiB of bf16 weights) on 4 v5e chips (16 GB each): weights must be split
+    CHECK_MSG(setup_solved("wan2.1-14b", "v5e-4", 0, &net, &g, &as, &e), "%s", e.msg);
     CHECK(as.found);
     CHECK(as.sol.mem <= net.hbm_bytes * net.hbm_usable_frac);
     CHECK(as.sol.mem > 2.0 * g.params / 4 * 0.9);  // at least a quarter of the weights each
@@ -149,9 +164,8 @@ ZG_TEST(lowered_solution_prices_and_is_deterministic) {
     zg_error e;
     zg_net net;
     zg_aoi_graph g;
-    CHECK_MSG(setup("wan2.1-1.3b", "480p", 21, "v5p-8", 1, &net, &g, &e), "%s", e.msg);
     zg_aoi_autoshard as;
-    CHECK_OK(zg_aoi_autoshard_run(&g, &net, "dp", &as, &e), &e);
+    CHECK_MSG(setup_solved("wan2.1-1.3b", "v5p-8", 1, &net, &g, &as, &e), "%s", e.msg);
     CHECK(as.found);
     zg_aoi_as_problem p;
     CHECK_OK(zg_aoi_as_build(&g, &net, as.mesh[0], as.mesh[1], &p, &e), &e);

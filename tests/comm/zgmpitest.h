@@ -50,12 +50,8 @@ static zg_comm *zgmpi_comm = &zgmpi_comm_storage;
         if (zg_comm_world_ranks(zgmpi_comm, &world, &err) != ZG_OK) return 1;                      \
         int failed = 0;                                                                            \
         for (int i = 0; i < zgtest_ncases; i++) {                                                  \
-            int want = argc < 2;                                                                   \
-            for (int a = 1; a < argc; a++)                                                         \
-                if (strcmp(argv[a], zgtest_cases[i].name) == 0) want = 1;                          \
-            if (!want) continue;                                                                   \
-            int f = 0;                                                                             \
-            zgtest_cases[i].fn(&f);                                                                \
+            int f = zgtest_run(i, argc, argv);                                                     \
+            if (f < 0) continue;                                                                   \
             double fl = f;                                                                         \
             if (zg_comm_allreduce_max_f64(zgmpi_comm, world, zgmpi_comm->size, &fl, 1, 32000,      \
                                           &err) != ZG_OK) {                                        \

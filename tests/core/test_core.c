@@ -85,6 +85,37 @@ ZG_TEST(atomic_write_and_read) {
     CHECK(zg_file_write_atomic("/nonexistent/out.json", "x", 1, &e) == ZG_ERR_IO);
 }
 
+// A load callback: a name must be "known"; a file's "x" is stored (and must be positive).
+static zg_status load_x(const char *name, const cJSON *j, void *out, zg_error *err) {
+    double *x = out;
+    if (!j) return strcmp(name, "known") ? zg_error_set(err, ZG_ERR_INVALID, "no preset") : ZG_OK;
+    zg_status st = zg_json_get_num(j, "x", 1, x, "thing", err);
+    if (!st && !(*x > 0)) st = zg_error_set(err, ZG_ERR_INVALID, "x must be positive");
+    return st;
+}
+
+ZG_TEST(json_load_named_takes_names_and_files) {
+    zg_error e;
+    double x = 0;
+    CHECK_OK(zg_json_load_named("known", "thing", load_x, &x, &e), &e);
+    CHECK(zg_json_load_named("other", "thing", load_x, &x, &e) == ZG_ERR_INVALID);
+    CHECK(zg_json_load_named("", "thing", load_x, &x, &e) == ZG_ERR_INVALID);
+    CHECK_STR(e.msg, "no thing given (use --thing NAME or FILE)");
+    CHECK(zg_json_load_named("/nonexistent/t.json", "thing", load_x, &x, &e) == ZG_ERR_IO);
+    char path[] = "/tmp/zg_core_test_XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    CHECK(fd >= 0);
+    close(fd);
+    CHECK_OK(zg_file_write_atomic(path, "{\"x\": 2.5}", 10, &e), &e);
+    CHECK_OK(zg_json_load_named(path, "thing", load_x, &x, &e), &e);
+    CHECK(x == 2.5);
+    CHECK_OK(zg_file_write_atomic(path, "{\"x\": -1}", 9, &e), &e);
+    zg_status st = zg_json_load_file(path, load_x, &x, &e);
+    unlink(path);
+    CHECK(st == ZG_ERR_INVALID);
+    CHECK(!strncmp(e.msg, path, strlen(path)) && strstr(e.msg, "x must be positive"));
+}
+
 struct kv {
     int key, val;
 };
@@ -122,6 +153,107 @@ ZG_TEST(parse_count_and_arena) {
     int *z = zg_arena_dup(&a, src, sizeof src);
     CHECK(z && ((uintptr_t)z & 15) == 0 && !memcmp(z, src, sizeof src) && z != src);
     zg_arena_free(&a);
+}
+
+// ---- hash map and memo ----------------------------------------------------------------------
+
+static int int_eq(int64_t entry, const void *key, const void *ctx) {
+    return ((const int64_t *)ctx)[entry] == *(const int64_t *)key;
+}
+
+ZG_TEST(hmap_finds_every_key_through_collisions_and_keep) {
+    zg_error err;
+    zg_hmap m;
+    zg_hmap_init(&m);
+    int64_t keys[1000];
+    for (int64_t i = 0; i < 1000; i++) {
+        keys[i] = 7 * i + 3;
+        // every 4 keys share a hash: equal hashes must be told apart by eq
+        CHECK_EQ_INT(zg_hmap_add(&m, (uint64_t)(i / 4), &err), i);
+    }
+    for (int64_t i = 0; i < 1000; i++)
+        CHECK_EQ_INT(zg_hmap_find(&m, (uint64_t)(i / 4), int_eq, &keys[i], keys), i);
+    int64_t absent = 5;
+    CHECK_EQ_INT(zg_hmap_find(&m, 1, int_eq, &absent, keys), -1);
+    // keep entries 10 and 3, in that order: they become 0 and 1
+    int64_t keep[2] = {10, 3}, kept[2] = {keys[10], keys[3]};
+    CHECK_OK(zg_hmap_keep(&m, keep, 2, &err), &err);
+    CHECK_EQ_INT(m.n, 2);
+    CHECK_EQ_INT(zg_hmap_find(&m, 10 / 4, int_eq, &kept[0], kept), 0);
+    CHECK_EQ_INT(zg_hmap_find(&m, 3 / 4, int_eq, &kept[1], kept), 1);
+    CHECK_EQ_INT(zg_hmap_find(&m, 0, int_eq, &keys[0], kept), -1);
+    zg_hmap_clear(&m);
+    CHECK_EQ_INT(zg_hmap_find(&m, 10 / 4, int_eq, &kept[0], kept), -1);
+    zg_hmap_free(&m);
+}
+
+static int64_t n_freed;
+static void count_free(void *v) {
+    n_freed++;
+    free(v);
+}
+static int memo_eq(int64_t entry, const void *key, const void *ctx) {
+    const zg_memo *m = ctx;
+    return *(const int64_t *)m->val[entry] == *(const int64_t *)key;
+}
+static void *boxed(int64_t v) {
+    int64_t *p = malloc(sizeof *p);
+    *p = v;
+    return p;
+}
+
+ZG_TEST(memo_evicts_least_recently_used_and_retires_in_use_values) {
+    zg_error err;
+    zg_memo m;
+    n_freed = 0;
+    zg_memo_init(&m, 300, count_free);
+    zg_memo_begin(&m);
+    for (int64_t k = 0; k < 4; k++) CHECK_OK(zg_memo_add(&m, (uint64_t)k, boxed(k), 100, &err), &err);
+    CHECK_EQ_INT(m.total, 400);
+    zg_memo_begin(&m);  // 400 > 300: down to <= 225, the oldest first (all tie: insertion order)
+    CHECK_EQ_INT(m.evictions, 2);
+    CHECK_EQ_INT(n_freed, 2);
+    int64_t k0 = 0, k2 = 2, k3 = 3;
+    CHECK(zg_memo_find(&m, 0, memo_eq, &k0, &m) == NULL);
+    CHECK(zg_memo_find(&m, 2, memo_eq, &k2, &m) != NULL);  // used by build 2
+    CHECK_OK(zg_memo_add(&m, 9, boxed(9), 100, &err), &err);
+    CHECK_OK(zg_memo_add(&m, 8, boxed(8), 100, &err), &err);
+    zg_memo_begin(&m);  // 400 again: 3 (build 1) goes first, then 2, 9 or 8 (build 2)
+    CHECK_EQ_INT(m.evictions, 4);
+    CHECK(zg_memo_find(&m, 3, memo_eq, &k3, &m) == NULL);
+    CHECK_EQ_INT(zg_memo_count(&m), 2);
+    // values in use survive a reset until the next build
+    int64_t *held = zg_memo_find(&m, 8, memo_eq, &(int64_t){8}, &m);
+    CHECK(held && *held == 8);
+    int64_t freed_before = n_freed;
+    CHECK_OK(zg_memo_retire_all(&m, &err), &err);
+    CHECK_EQ_INT(zg_memo_count(&m), 0);
+    CHECK_EQ_INT(n_freed, freed_before);
+    CHECK_EQ_INT(*held, 8);
+    zg_memo_begin(&m);
+    CHECK_EQ_INT(n_freed, freed_before + 2);
+    CHECK_EQ_INT(m.resets, 1);
+    zg_memo_free(&m);
+    CHECK_EQ_INT(n_freed, 6);
+}
+
+
+ZG_TEST(grow_array_doubles_when_full) {
+    zg_error e = {0};
+    int64_t *a = NULL;
+    int32_t n = 0, cap = 0;
+    for (int64_t i = 0; i < 100; i++) {
+        int64_t *g = zg_grow_array(a, n, &cap, 4, sizeof *g, &e);
+        CHECK_OK(g ? ZG_OK : e.status, &e);
+        a = g;
+        a[n++] = i;
+        CHECK(cap >= n && (cap == 4 || cap / 2 < n)); // 4, 8, 16, ...: doubled only when full
+    }
+    CHECK_EQ_INT(cap, 128);
+    for (int64_t i = 0; i < 100; i++)
+        CHECK_EQ_INT(a[i], i);
+    CHECK(zg_grow_array(a, n, &cap, 4, sizeof *a, &e) == a); // room left: the same array
+    free(a);
 }
 
 ZG_TEST_MAIN()

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cost/cost.h"
+#include "cost_testlib.h"
 #include "zgtest.h"
 
 #define RTOL 1e-12
@@ -28,14 +29,15 @@ static zg_cluster tiny_cluster(void) {
 }
 
 // tiny: Wan-style, d 64, ffn 128, 4 heads, 2 layers, text 8. All efficiencies 0.5, halves 100.
-static int tiny_pricer(zg_pricer *p, zg_error *e) {
+static zg_status tiny_pricer(zg_pricer *p, zg_error *e) {
     zg_model m;
-    if (zg_model_preset("tiny", &m, e)) return 1;
+    zg_status st = zg_model_preset("tiny", &m, e);
+    if (st) return st;
     zg_cluster c = tiny_cluster();
     zg_cost_opts o;
     zg_cost_opts_default(&o);
     o.dev = (zg_cost_device){0.5, 0.5, 0.5, 100, 100, 1e6};
-    return zg_cost_analytic_init(p, &m, &c, &o, e) != ZG_OK;
+    return zg_cost_analytic_init(p, &m, &c, &o, e);
 }
 
 static zg_seq seq(int64_t tokens) {
@@ -47,6 +49,16 @@ static zg_seq seq(int64_t tokens) {
     return s;
 }
 
+// The hand-priced case: the tiny pricer (p), a 400-token sequence (s) and its terms (t) under
+// config c on ranks (n of them; NULL: positions 0..n-1).
+static zg_status tiny_terms(zg_pricer *p, zg_seq *s, zg_config c, const int32_t *ranks, int32_t n,
+                            zg_cost_terms *t, zg_error *e) {
+    zg_status st = tiny_pricer(p, e);
+    if (st) return st;
+    *s = seq(400);
+    return zg_cost_analytic_terms(p, s, c, ranks, n, t, e);
+}
+
 // Shared hand numbers for L = 400, d = 64, f = 128, 2 layers, 8 text tokens:
 //   linear (split)  = 2 * (12*400*64^2 + 4*400*64*128) = 65,536,000 FLOPs forward
 //   linear (text)   = 2 * 4*8*64^2 = 262,144 (cross-attn K/V of the text, on every rank)
@@ -55,10 +67,9 @@ static zg_seq seq(int64_t tokens) {
 ZG_TEST(whole_price_by_hand) {
     zg_error e;
     zg_pricer p;
-    CHECK_MSG(!tiny_pricer(&p, &e), "%s", e.msg);
-    zg_seq s = seq(400);
+    zg_seq s;
     zg_cost_terms t;
-    CHECK_OK(zg_cost_analytic_terms(&p, &s, (zg_config){1, 1, 1}, NULL, 1, &t, &e), &e);
+    CHECK_OK(tiny_terms(&p, &s, (zg_config){1, 1, 1}, NULL, 1, &t, &e), &e);
     double eff = 0.5 * 400 / (400 + 100);  // 0.4
     CHECK_NEAR(t.linear, 65536000.0 * 4 / (1e12 * eff), 0, RTOL);
     CHECK_NEAR(t.text_linear, 262144.0 * 4 / (1e12 * 0.5 * 8 / 108), 0, RTOL);
@@ -92,11 +103,10 @@ ZG_TEST(whole_price_by_hand) {
 ZG_TEST(ulysses_price_by_hand) {
     zg_error e;
     zg_pricer p;
-    CHECK_MSG(!tiny_pricer(&p, &e), "%s", e.msg);
-    zg_seq s = seq(400);
+    zg_seq s;
     zg_cost_terms t;
     int32_t in_node[2] = {0, 1}, across[2] = {1, 2};
-    CHECK_OK(zg_cost_analytic_terms(&p, &s, (zg_config){1, 2, 1}, in_node, 2, &t, &e), &e);
+    CHECK_OK(tiny_terms(&p, &s, (zg_config){1, 2, 1}, in_node, 2, &t, &e), &e);
     double eff = 0.5 * 200 / 300;
     CHECK_NEAR(t.local_tokens, 200, 0, 0);
     CHECK_NEAR(t.linear, 32768000.0 * 4 / (1e12 * eff), 0, RTOL);
@@ -123,11 +133,10 @@ ZG_TEST(ulysses_price_by_hand) {
 ZG_TEST(ring_price_by_hand) {
     zg_error e;
     zg_pricer p;
-    CHECK_MSG(!tiny_pricer(&p, &e), "%s", e.msg);
-    zg_seq s = seq(400);
+    zg_seq s;
     zg_cost_terms t;
     int32_t r[2] = {0, 1};
-    CHECK_OK(zg_cost_analytic_terms(&p, &s, (zg_config){1, 1, 2}, r, 2, &t, &e), &e);
+    CHECK_OK(tiny_terms(&p, &s, (zg_config){1, 1, 2}, r, 2, &t, &e), &e);
     double eff = 0.5 * 200 / 300;
     double af = 40960000.0 / 2 / (1e12 * eff), ab = 2.5 * af;  // per layer
     CHECK_NEAR(t.attn, 2 * (2 * af + ab), 0, RTOL);
@@ -150,10 +159,9 @@ ZG_TEST(ring_price_by_hand) {
 ZG_TEST(allgather_price_by_hand) {
     zg_error e;
     zg_pricer p;
-    CHECK_MSG(!tiny_pricer(&p, &e), "%s", e.msg);
-    zg_seq s = seq(400);
+    zg_seq s;
     zg_cost_terms t;
-    CHECK_OK(zg_cost_analytic_terms(&p, &s, (zg_config){2, 1, 1}, NULL, 2, &t, &e), &e);
+    CHECK_OK(tiny_terms(&p, &s, (zg_config){2, 1, 1}, NULL, 2, &t, &e), &e);
     // one ring step of the 200-token K/V chunk (51,200 B); fwd gather, bwd reduce-scatter,
     // recompute gather; 2 layers
     CHECK_NEAR(t.allgather, 2 * 3 * (1e-6 + 51200 / 1e9), 0, RTOL);
@@ -168,12 +176,8 @@ ZG_TEST(composed_config_groups_use_their_links) {
     // 16xA800, (1,4,4) on ranks 0..15: Ulysses groups of 4 consecutive ranks stay in a node,
     // ring neighbours are 4 apart and cross the node boundary.
     zg_error e;
-    zg_model m;
-    zg_cluster c;
     zg_pricer p;
-    CHECK_OK(zg_model_preset("wan2.1-1.3b", &m, &e), &e);
-    CHECK_OK(zg_cluster_preset("16xA800", &c, &e), &e);
-    CHECK_OK(zg_cost_analytic_init(&p, &m, &c, NULL, &e), &e);
+    CHECK_OK(cost_test_analytic(&p, "wan2.1-1.3b", "16xA800", NULL, NULL, NULL, &e), &e);
     zg_seq s = seq(497760);
     int32_t r[16];
     for (int i = 0; i < 16; i++) r[i] = i;
@@ -186,10 +190,8 @@ ZG_TEST(composed_config_groups_use_their_links) {
     CHECK(a.alltoall > u.alltoall / 4);
     // same composition on 8 ranks of one node: ring passes over NVLink hide behind compute;
     // only dK/dV's last hop home per layer stays exposed
-    zg_cluster c8;
     zg_pricer p8;
-    CHECK_OK(zg_cluster_preset("8xA800", &c8, &e), &e);
-    CHECK_OK(zg_cost_analytic_init(&p8, &m, &c8, NULL, &e), &e);
+    CHECK_OK(cost_test_analytic(&p8, "wan2.1-1.3b", "8xA800", NULL, NULL, NULL, &e), &e);
     zg_cost_terms b;
     CHECK_OK(zg_cost_analytic_terms(&p8, &s, (zg_config){1, 4, 2}, r, 8, &b, &e), &e);
     CHECK(b.ring > 0 && b.ring < 1e-3 * b.attn);
@@ -200,12 +202,8 @@ ZG_TEST(composed_config_groups_use_their_links) {
 
 ZG_TEST(memory_scales_per_primitive) {
     zg_error e;
-    zg_model m;
-    zg_cluster c;
     zg_pricer p;
-    CHECK_OK(zg_model_preset("wan2.1-1.3b", &m, &e), &e);
-    CHECK_OK(zg_cluster_preset("16xA800", &c, &e), &e);
-    CHECK_OK(zg_cost_analytic_init(&p, &m, &c, NULL, &e), &e);
+    CHECK_OK(cost_test_analytic(&p, "wan2.1-1.3b", "16xA800", NULL, NULL, NULL, &e), &e);
     zg_seq s = seq(720720);  // lcm(1..16): divisible by every degree used here
     zg_cost_terms w;
     CHECK_OK(zg_cost_analytic_terms(&p, &s, (zg_config){1, 1, 1}, NULL, 1, &w, &e), &e);
@@ -236,12 +234,8 @@ ZG_TEST(memory_scales_per_primitive) {
 
 ZG_TEST(longer_sequences_cost_more) {
     zg_error e;
-    zg_model m;
-    zg_cluster c;
     zg_pricer p;
-    CHECK_OK(zg_model_preset("wan2.1-1.3b", &m, &e), &e);
-    CHECK_OK(zg_cluster_preset("8xA800", &c, &e), &e);
-    CHECK_OK(zg_cost_analytic_init(&p, &m, &c, NULL, &e), &e);
+    CHECK_OK(cost_test_analytic(&p, "wan2.1-1.3b", "8xA800", NULL, NULL, NULL, &e), &e);
     zg_config cfgs[] = {{1, 1, 1}, {1, 2, 1}, {1, 1, 2}, {2, 1, 1}, {1, 4, 2}, {2, 2, 2}};
     for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
         zg_price prev = {0, 0};
@@ -269,12 +263,9 @@ ZG_TEST(longer_sequences_cost_more) {
 
 ZG_TEST(node_spanning_rank_sets_cost_more) {
     zg_error e;
-    zg_model m;
     zg_cluster c;
     zg_pricer p;
-    CHECK_OK(zg_model_preset("wan2.1-1.3b", &m, &e), &e);
-    CHECK_OK(zg_cluster_preset("16xA800", &c, &e), &e);
-    CHECK_OK(zg_cost_analytic_init(&p, &m, &c, NULL, &e), &e);
+    CHECK_OK(cost_test_analytic(&p, "wan2.1-1.3b", "16xA800", NULL, NULL, &c, &e), &e);
     zg_seq s = seq(147600);
     struct {
         zg_config c;
@@ -303,7 +294,7 @@ ZG_TEST(node_spanning_rank_sets_cost_more) {
 ZG_TEST(bad_input_is_rejected) {
     zg_error e;
     zg_pricer p;
-    CHECK_MSG(!tiny_pricer(&p, &e), "%s", e.msg);
+    CHECK_OK(tiny_pricer(&p, &e), &e);
     zg_seq s = seq(400);
     zg_price pr;
     int32_t r[4] = {0, 1, 2, 3};
@@ -391,12 +382,8 @@ ZG_TEST(without_checkpointing_memory_grows_and_time_drops) {
 
 ZG_TEST(mmdit_text_rides_along) {
     zg_error e;
-    zg_model m;
-    zg_cluster c;
     zg_pricer p;
-    CHECK_OK(zg_model_preset("flux-12b", &m, &e), &e);
-    CHECK_OK(zg_cluster_preset("8xH100", &c, &e), &e);
-    CHECK_OK(zg_cost_analytic_init(&p, &m, &c, NULL, &e), &e);
+    CHECK_OK(cost_test_analytic(&p, "flux-12b", "8xH100", NULL, NULL, NULL, &e), &e);
     zg_seq s = seq(4096);
     s.text_tokens = 512;
     zg_cost_terms t;

@@ -10,13 +10,13 @@
 #include <string.h>
 
 #include "cost/cost.h"
+#include "cost_testlib.h"
 #include "zgtest.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
 static int init(zg_pricer *p, const char *cluster, zg_model *m, zg_cluster *c, zg_error *e) {
-    if (zg_model_preset("wan2.1-1.3b", m, e) || zg_cluster_preset(cluster, c, e)) return 1;
-    return zg_cost_analytic_init(p, m, c, NULL, e) != ZG_OK;
+    return cost_test_analytic(p, "wan2.1-1.3b", cluster, NULL, m, c, e) != ZG_OK;
 }
 
 static zg_seq seq(int64_t tokens) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cost/cost.h"
+#include "cost_testlib.h"
 #include "zgtest.h"
 
 // 1 when both calls give the same status and, on success, bitwise the same doubles; on failure
@@ -123,12 +124,8 @@ ZG_TEST(analytic_block_equals_list_random) {
 // Terms with ranks NULL (positions 0..λ-1) still equal the list 0..λ-1.
 ZG_TEST(analytic_terms_null_ranks_equal_list) {
     zg_error e = {0};
-    zg_model m;
-    zg_cluster cl;
-    CHECK_OK(zg_model_preset("wan2.1-1.3b", &m, &e), &e);
-    CHECK_OK(zg_cluster_preset("64xH100", &cl, &e), &e);
     zg_pricer p;
-    CHECK_OK(zg_cost_analytic_init(&p, &m, &cl, NULL, &e), &e);
+    CHECK_OK(cost_test_analytic(&p, "wan2.1-1.3b", "64xH100", NULL, NULL, NULL, &e), &e);
     zg_seq s;
     zg_seq_init(&s);
     s.tokens = 75600;
@@ -145,35 +142,15 @@ ZG_TEST(analytic_terms_null_ranks_equal_list) {
     zg_pricer_free(&p);
 }
 
-static void add(zg_cost_table *t, const char *bucket, int64_t tokens, zg_config c, double time) {
-    zg_cost_table_entry x;
-    memset(&x, 0, sizeof x);
-    snprintf(x.bucket, sizeof x.bucket, "%s", bucket);
-    x.tokens = tokens;
-    x.text_tokens = 8;
-    x.config = c;
-    x.time = time;
-    x.time_lo = x.time_hi = time;
-    x.reps = 3;
-    x.peak = 1000;
-    zg_cost_table_push(t, &x, NULL);
-}
-
 ZG_TEST(table_block_equals_list_random) {
     zg_cost_table t;
-    zg_cost_table_init_empty(&t);
-    snprintf(t.model, sizeof t.model, "tiny");
-    snprintf(t.cluster, sizeof t.cluster, "cpu:8");
-    t.world_size = 8;
-    t.mem_base = 1e6;
-    t.mem_per_token = 100;
-    t.mem_per_text = 10;
-    t.mem_per_sample = 1000;
+    cost_test_table_tiny(&t, "cpu:8", 8);
     zg_config measured[] = {{1, 1, 1}, {1, 2, 1}, {1, 1, 2}, {2, 1, 1}, {1, 4, 1}, {2, 2, 2}};
     for (size_t i = 0; i < sizeof measured / sizeof *measured; i++)
         for (int64_t tk = 100; tk <= 1600; tk *= 2)
-            add(&t, tk == 400 ? "b400" : "", tk, measured[i],
-                1e-3 * (double)tk / zg_config_degree(measured[i]) * (1 + 0.1 * (double)i));
+            cost_test_table_add(&t, tk == 400 ? "b400" : "", tk, measured[i],
+                                1e-3 * (double)tk / zg_config_degree(measured[i]) *
+                                    (1 + 0.1 * (double)i));
     zg_model m;
     zg_cluster cl;
     zg_error e = {0};
@@ -233,12 +210,8 @@ static zg_status doubled_price(const zg_pricer *p, const zg_seq *s, zg_config c,
 
 ZG_TEST(wrapper_copying_the_struct_is_never_bypassed) {
     zg_error e = {0};
-    zg_model m;
-    zg_cluster cl;
-    CHECK_OK(zg_model_preset("wan2.1-1.3b", &m, &e), &e);
-    CHECK_OK(zg_cluster_preset("1024xH100", &cl, &e), &e);
     zg_pricer p;
-    CHECK_OK(zg_cost_analytic_init(&p, &m, &cl, NULL, &e), &e);
+    CHECK_OK(cost_test_analytic(&p, "wan2.1-1.3b", "1024xH100", NULL, NULL, NULL, &e), &e);
     wrapped w = {&p, 0, 0};
     zg_pricer wrap = p;  // as tests/plan/test_zel_fast_cache.c does
     wrap.impl = &w;

@@ -4,39 +4,19 @@
 #include <unistd.h>
 
 #include "cost/cost.h"
+#include "cost_testlib.h"
 #include "zgtest.h"
 
-static void add(zg_cost_table *t, const char *bucket, int64_t tokens, zg_config c, double time) {
-    zg_cost_table_entry e;
-    memset(&e, 0, sizeof e);
-    snprintf(e.bucket, sizeof e.bucket, "%s", bucket);
-    e.tokens = tokens;
-    e.text_tokens = 8;
-    e.config = c;
-    e.time = time;
-    e.time_lo = time * 0.9;
-    e.time_hi = time * 1.1;
-    e.reps = 5;
-    e.peak = 1000;
-    zg_cost_table_push(t, &e, NULL);
-}
-
 static void make_table(zg_cost_table *t) {
-    zg_cost_table_init_empty(t);
-    snprintf(t->model, sizeof t->model, "tiny");
-    snprintf(t->cluster, sizeof t->cluster, "cpu:2");
-    t->world_size = 2;
+    cost_test_table_tiny(t, "cpu:2", 2);
     t->overhead_s = 0.005;
-    t->mem_base = 1e6;
-    t->mem_per_token = 100;
-    t->mem_per_text = 10;
-    t->mem_per_sample = 1000;
     zg_config w = {1, 1, 1}, u = {1, 2, 1};
-    add(t, "a", 100, w, 1.0);
-    add(t, "b", 200, w, 3.0);
-    add(t, "c", 400, w, 11.0);
-    add(t, "c2", 400, w, 13.0);  // same tokens, other bucket: averaged (12) for interpolation
-    add(t, "b", 200, u, 2.0);
+    cost_test_table_add(t, "a", 100, w, 1.0);
+    cost_test_table_add(t, "b", 200, w, 3.0);
+    cost_test_table_add(t, "c", 400, w, 11.0);
+    cost_test_table_add(t, "c2", 400, w,
+                        13.0); // same tokens, other bucket: averaged (12) for interpolation
+    cost_test_table_add(t, "b", 200, u, 2.0);
 }
 
 static zg_seq seq(int64_t tokens, const char *bucket) {
@@ -46,6 +26,17 @@ static zg_seq seq(int64_t tokens, const char *bucket) {
     s.text_tokens = 8;
     if (bucket) snprintf(s.bucket, sizeof s.bucket, "%s", bucket);
     return s;
+}
+
+// The table pricer over t for tiny on cpu:2 (c receives the cluster); frees t (the pricer keeps
+// its own copy).
+static zg_status table_pricer(zg_pricer *p, zg_cost_table *t, zg_cluster *c, zg_error *e) {
+    zg_model m;
+    zg_status st = zg_model_preset("tiny", &m, e);
+    if (!st) st = zg_cluster_preset("cpu:2", c, e);
+    if (!st) st = zg_cost_table_init(p, t, &m, c, e);
+    zg_cost_table_free(t);
+    return st;
 }
 
 ZG_TEST(lookup_exact_interpolate_extrapolate) {
@@ -118,14 +109,10 @@ ZG_TEST(json_round_trip_keeps_everything) {
 ZG_TEST(pricer_memory_and_cap) {
     zg_cost_table t;
     make_table(&t);
-    zg_model m;
     zg_cluster c;
     zg_pricer p;
     zg_error e = {0};
-    CHECK(zg_model_preset("tiny", &m, &e) == ZG_OK);
-    CHECK(zg_cluster_preset("cpu:2", &c, &e) == ZG_OK);
-    CHECK(zg_cost_table_init(&p, &t, &m, &c, &e) == ZG_OK);
-    zg_cost_table_free(&t);  // the pricer keeps its own copy
+    CHECK_OK(table_pricer(&p, &t, &c, &e), &e);
     CHECK_STR(p.kind, "table");
     CHECK(p.mem_base == 1e6);
     CHECK_NEAR(p.mem_cap, c.mem_bytes * c.mem_usable_frac - 1e6, 0, 1e-12);
@@ -142,15 +129,12 @@ ZG_TEST(pricer_memory_and_cap) {
 ZG_TEST(split_price_is_floored_at_perfect_scaling) {
     zg_cost_table t;
     make_table(&t);
-    add(&t, "d", 400, (zg_config){1, 2, 1}, 0.0);  // a fitted profile clamped this price to 0
-    zg_model m;
+    cost_test_table_add(&t, "d", 400, (zg_config){1, 2, 1},
+                        0.0); // a fitted profile clamped this price to 0
     zg_cluster c;
     zg_pricer p;
     zg_error e = {0};
-    CHECK(zg_model_preset("tiny", &m, &e) == ZG_OK);
-    CHECK(zg_cluster_preset("cpu:2", &c, &e) == ZG_OK);
-    CHECK(zg_cost_table_init(&p, &t, &m, &c, &e) == ZG_OK);
-    zg_cost_table_free(&t);
+    CHECK_OK(table_pricer(&p, &t, &c, &e), &e);
     zg_seq s = seq(400, "d");
     int32_t ranks[2] = {0, 1};
     zg_price pr;

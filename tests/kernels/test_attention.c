@@ -240,21 +240,24 @@ ZG_TEST(fast_scalar_path_matches_float64) {
 }
 
 // Both backward work plans, forced (auto picks by the list's shape).
-static zg_status bwd_one(const zg_attn_slice *sl, int32_t n, zg_attn_shape sh, const float *q,
-                         const float *k, const float *v, const float *o, const float *lse,
-                         const float *dout, float *dq, float *dk, float *dv, zg_error *err) {
-    g_plan = ZG_ATTN_BWD_ONE_PASS;
+static zg_status bwd_plan(int32_t plan, const zg_attn_slice *sl, int32_t n, zg_attn_shape sh,
+                          const float *q, const float *k, const float *v, const float *o,
+                          const float *lse, const float *dout, float *dq, float *dk, float *dv,
+                          zg_error *err) {
+    g_plan = plan;
     zg_status st = bwd_cur(sl, n, sh, q, k, v, o, lse, dout, dq, dk, dv, err);
     g_plan = ZG_ATTN_BWD_AUTO;
     return st;
 }
+static zg_status bwd_one(const zg_attn_slice *sl, int32_t n, zg_attn_shape sh, const float *q,
+                         const float *k, const float *v, const float *o, const float *lse,
+                         const float *dout, float *dq, float *dk, float *dv, zg_error *err) {
+    return bwd_plan(ZG_ATTN_BWD_ONE_PASS, sl, n, sh, q, k, v, o, lse, dout, dq, dk, dv, err);
+}
 static zg_status bwd_two(const zg_attn_slice *sl, int32_t n, zg_attn_shape sh, const float *q,
                          const float *k, const float *v, const float *o, const float *lse,
                          const float *dout, float *dq, float *dk, float *dv, zg_error *err) {
-    g_plan = ZG_ATTN_BWD_TWO_PASS;
-    zg_status st = bwd_cur(sl, n, sh, q, k, v, o, lse, dout, dq, dk, dv, err);
-    g_plan = ZG_ATTN_BWD_AUTO;
-    return st;
+    return bwd_plan(ZG_ATTN_BWD_TWO_PASS, sl, n, sh, q, k, v, o, lse, dout, dq, dk, dv, err);
 }
 ZG_ISA_TEST(fast_backward_plans_match_float64) {
     run_matrix(zg_failed_, fwd_cur, bwd_one, "one-pass");
@@ -422,32 +425,46 @@ ZG_TEST(float64_backward_matches_finite_differences) {
     prob_free(&p);
 }
 
+// Fast forward over the first nf slices of p (the rest may repeat their queries), then
+// backward over all p->n, with opts, into out = O, dQ, dK, dV ((T, H, D) each), LSE (T, H):
+// run_floats(p) floats, zeroed first.
+static size_t run_floats(const prob *p) {
+    return (size_t)(p->T * p->H) * (size_t)(4 * p->D + 1);
+}
+static zg_status fast_run(const prob *p, int nf, zg_attn_opts opts, float *out, zg_error *err) {
+    const zg_attn_shape sh = {p->H, p->D, (float)p->scale};
+    const size_t e = (size_t)(p->T * p->H * p->D);
+    float *o = out, *g = o + e, *lse = g + 3 * e;
+    memset(out, 0, run_floats(p) * sizeof(float));
+    zg_status st = zg_attn_forward_opts(p->sl, nf, sh, p->q, p->k, p->v, o, lse, &opts, err);
+    if (!st)
+        st = zg_attn_backward_opts(p->sl, p->n, sh, p->q, p->k, p->v, o, lse, p->dout, g, g + e,
+                                   g + 2 * e, &opts, err);
+    return st;
+}
+// *same = 1 when fast_run with options a and with options b give bit-identical outputs.
+static zg_status runs_agree(const prob *p, int nf, zg_attn_opts a, zg_attn_opts b, int *same,
+                            zg_error *err) {
+    const size_t n = run_floats(p);
+    float *buf = malloc(2 * n * sizeof(float));
+    if (!buf) return zg_error_set(err, ZG_ERR_NOMEM, "no memory for %zu floats", 2 * n);
+    zg_status st = fast_run(p, nf, a, buf, err);
+    if (!st) st = fast_run(p, nf, b, buf + n, err);
+    *same = !st && memcmp(buf, buf + n, n * sizeof(float)) == 0;
+    free(buf);
+    return st;
+}
+
 // Same inputs -> bit-identical outputs, run to run (threads share keys in this list).
 ZG_ISA_TEST(fast_deterministic) {
     static const zg_attn_slice sl[] = {{0, 300, 0, 400}, {300, 100, 0, 400}, {0, 300, 100, 50}};
     prob p;
     prob_init(&p, 400, 2, 64, sl, 3, 1.0);
-    zg_attn_shape sh = {2, 64, 0.125f};
-    size_t e = 400 * 2 * 64;
-    float *o[2], *lse[2], *g[2][3];
+    const zg_attn_opts opts = {cur_isa(64), 0, g_plan};
     zg_error err = {0};
-    for (int r = 0; r < 2; r++) {
-        o[r] = calloc(e, 4), lse[r] = calloc(800, 4);
-        for (int i = 0; i < 3; i++)
-            g[r][i] = calloc(e, 4);
-        CHECK_OK(fwd_cur(sl, 2, sh, p.q, p.k, p.v, o[r], lse[r], &err), &err);
-        CHECK_OK(bwd_cur(sl, 3, sh, p.q, p.k, p.v, o[r], lse[r], p.dout, g[r][0], g[r][1],
-                                  g[r][2], &err),
-                 &err);
-    }
-    CHECK(memcmp(o[0], o[1], e * 4) == 0 && memcmp(lse[0], lse[1], 800 * 4) == 0);
-    for (int i = 0; i < 3; i++)
-        CHECK(memcmp(g[0][i], g[1][i], e * 4) == 0);
-    for (int r = 0; r < 2; r++) {
-        free(o[r]), free(lse[r]);
-        for (int i = 0; i < 3; i++)
-            free(g[r][i]);
-    }
+    int same = 0;
+    CHECK_OK(runs_agree(&p, 2, opts, opts, &same, &err), &err);
+    CHECK(same);
     prob_free(&p);
 }
 
@@ -457,24 +474,13 @@ ZG_ISA_TEST(fast_thread_count_independent) {
     static const zg_attn_slice sl[] = {{0, 200, 0, 300}, {200, 100, 100, 200}, {0, 200, 300, 10}};
     prob p;
     prob_init(&p, 310, 3, 64, sl, 3, 1.0);
-    zg_attn_shape sh = {3, 64, 0.125f};
-    const size_t e = 310 * 3 * 64, nl = 310 * 3;
-    float *buf = calloc(2 * (4 * e + nl), sizeof(float));
     zg_error err = {0};
-    for (int plan = 1; plan <= 2; plan++) {
-        memset(buf, 0, 2 * (4 * e + nl) * sizeof(float));
-        for (int r = 0; r < 2; r++) {
-            float *o = buf + r * (4 * e + nl), *g = o + e, *lse = g + 3 * e;
-            zg_attn_opts opts = {cur_isa(64), r ? 7 : 1, plan};
-            CHECK_OK(zg_attn_forward_opts(sl, 2, sh, p.q, p.k, p.v, o, lse, &opts, &err), &err);
-            CHECK_OK(zg_attn_backward_opts(sl, 3, sh, p.q, p.k, p.v, o, lse, p.dout, g, g + e,
-                                           g + 2 * e, &opts, &err),
-                     &err);
-        }
-        CHECK_MSG(memcmp(buf, buf + 4 * e + nl, (4 * e + nl) * sizeof(float)) == 0,
-                  "plan %d: 1 and 7 threads differ", plan);
+    for (int32_t plan = ZG_ATTN_BWD_ONE_PASS; plan <= ZG_ATTN_BWD_TWO_PASS; plan++) {
+        const zg_attn_opts one = {cur_isa(64), 1, plan}, seven = {cur_isa(64), 7, plan};
+        int same = 0;
+        CHECK_OK(runs_agree(&p, 2, one, seven, &same, &err), &err);
+        CHECK_MSG(same, "plan %d: 1 and 7 threads differ", (int)plan);
     }
-    free(buf);
     prob_free(&p);
 }
 

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "kernels/attn_bench.h"
+#include "kernels/kernels.h"
 #include "zgtest.h"
 
 typedef struct hooks {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "plan/plan.h"
+#include "planner/planner.h"
 #include "zgtest.h"
 
 // ---- test pricer: time = a*L^2/λ + b*L/λ + comm (Ulysses < ring < all-gather), mem = c*L/λ ----

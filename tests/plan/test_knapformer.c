@@ -3,6 +3,7 @@
 // the reference's failure cases.
 #include "plan/knapformer.h"
 #include "plan/plan.h"
+#include "planner/planner.h"
 #include "zgtest.h"
 
 // Flattens per-GPU length lists: counts[g] sequences on GPU g, lengths in (GPU, local) order.

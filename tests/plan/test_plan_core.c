@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "plan/plan.h"
+#include "planner/planner.h"
 #include "zgtest.h"
 
 // ---- a test pricer: time = a*L^2/λ + b*L/λ + comm, mem = c*L/λ (+ c*L/2 for q > 1) --------

@@ -119,8 +119,8 @@ def test_plan_search_budgets(tmp_path):
         {"tokens": 497760}, {"tokens": 219600}, {"tokens": 219600}, {"tokens": 95160},
         *[{"tokens": 1560} for _ in range(60)]]}))
     nodes = {}
-    for args in (["--lns-nodes", "0"], ["--lns-nodes", "1250"], ["--lns-nodes", "-1"],
-                 ["--anchor-nodes", "1", "--lns-nodes", "-1"]):
+    for args in ([], ["--lns-nodes", "0"], ["--lns-nodes", "1250"],
+                 ["--first-nodes", "ordinary"], ["--anchor-nodes", "1", "--lns-nodes", "0"]):
         out = tmp_path / "p.json"
         r = run("plan", "--cluster", "32xA6000", "--batch", batch, "--json", str(out), "--quiet",
                 *args)
@@ -129,13 +129,28 @@ def test_plan_search_budgets(tmp_path):
         nodes[" ".join(args)] = int(summary.split(" nodes)")[0].split()[-1])
     # one node per min-T phase and the split phase's floor of 50: the budgets were applied (the
     # default spends 212 nodes on this batch)
-    assert nodes["--anchor-nodes 1 --lns-nodes -1"] <= 60, nodes
-    for args, needle in ((["--lns-nodes", "-2"], "--lns-nodes -2"),
-                         (["--anchor-nodes", "-5"], "--anchor-nodes -5")):
+    assert nodes["--anchor-nodes 1 --lns-nodes 0"] <= 60, nodes
+    # no sentinels: a budget is a count or absent
+    for args, needle in ((["--lns-nodes", "-1"], "--lns-nodes -1"),
+                         (["--anchor-nodes", "0"], "--anchor-nodes 0"),
+                         (["--first-nodes", "0"], "--first-nodes '0'"),
+                         (["--first-nodes", "deep"], "--first-nodes 'deep'"),
+                         (["--time-limit", "0"], "--time-limit 0")):
         out = tmp_path / "bad.json"
         r = run("plan", "--cluster", "32xA6000", "--batch", batch, "--json", str(out), *args)
         assert r.returncode != 0 and needle in r.stderr, r.stderr
         assert not out.exists()
+
+
+def test_plan_explain_tuning():
+    r = run("plan", "--explain-tuning")
+    assert r.returncode == 0, r.stderr
+    rows = {line.split()[0]: line for line in r.stdout.splitlines()[2:]}
+    # every tuned constant with its value, unit, file and reason
+    assert "LNS_GAP" in rows and "0.0007" in rows["LNS_GAP"] and "search/lns.c" in rows["LNS_GAP"]
+    assert "STRICT" in rows and "1e-12" in rows["STRICT"]
+    assert "FAST_MIN_RANKS" in rows and " 64 " in rows["FAST_MIN_RANKS"]
+    assert len(rows) >= 60
 
 
 def test_simulate_writes_report_and_json(tmp_path):

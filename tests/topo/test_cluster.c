@@ -83,6 +83,16 @@ ZG_TEST(unknown_names_are_rejected) {
     CHECK(strstr(e.msg, "/nonexistent/cluster.json") != NULL);
 }
 
+// A cluster from its JSON text.
+static zg_status parse_cluster(const char *text, zg_cluster *c, zg_error *e) {
+    cJSON *j = NULL;
+    zg_status st = zg_json_parse(text, "t", &j, e);
+    if (st) return st;
+    st = zg_cluster_from_json(j, c, e);
+    cJSON_Delete(j);
+    return st;
+}
+
 ZG_TEST(json_round_trip_every_preset) {
     zg_error e;
     for (const char *const *p = zg_cluster_preset_names(); *p; p++) {
@@ -92,11 +102,8 @@ ZG_TEST(json_round_trip_every_preset) {
         cJSON *j = zg_cluster_to_json(&a);
         char *text = cJSON_PrintUnformatted(j);
         cJSON_Delete(j);
-        cJSON *k = NULL;
-        CHECK_OK(zg_json_parse(text, "cluster", &k, &e), &e);
+        zg_status st = parse_cluster(text, &b, &e);
         free(text);
-        zg_status st = zg_cluster_from_json(k, &b, &e);
-        cJSON_Delete(k);
         CHECK_OK(st, &e);
         CHECK_MSG(same_cluster(&a, &b), "round trip of %s changed it", name);
     }
@@ -105,38 +112,28 @@ ZG_TEST(json_round_trip_every_preset) {
 ZG_TEST(json_custom_and_preset_override) {
     zg_error e;
     zg_cluster c;
-    cJSON *j = NULL;
-    CHECK_OK(zg_json_parse("{\"name\":\"lab\",\"device\":\"A100\",\"world_size\":12,"
+    CHECK_OK(parse_cluster("{\"name\":\"lab\",\"device\":\"A100\",\"world_size\":12,"
                            "\"ranks_per_node\":8,\"mem_bytes\":4e10,\"peak_flops\":3e14,"
                            "\"intra_bw\":1e11,\"intra_lat\":5e-6,\"inter_bw\":1e10,"
                            "\"inter_lat\":1e-5}",
-                           "t", &j, &e),
+                           &c, &e),
              &e);
-    zg_status st = zg_cluster_from_json(j, &c, &e);
-    cJSON_Delete(j);
-    CHECK_OK(st, &e);
     CHECK_STR(c.name, "lab");
     CHECK_EQ_INT(c.world_size, 12);
     CHECK_EQ_INT(zg_cluster_n_nodes(&c), 2);  // a partial last node (8 + 4) is allowed
     CHECK(c.mem_usable_frac == 0.95);         // default
     // one node: inter-node link defaults to the intra-node one; ranks_per_node to world_size
-    CHECK_OK(zg_json_parse("{\"world_size\":2,\"mem_bytes\":1e9,\"peak_flops\":1e10,"
+    CHECK_OK(parse_cluster("{\"world_size\":2,\"mem_bytes\":1e9,\"peak_flops\":1e10,"
                            "\"intra_bw\":1e9,\"intra_lat\":0}",
-                           "t", &j, &e),
+                           &c, &e),
              &e);
-    st = zg_cluster_from_json(j, &c, &e);
-    cJSON_Delete(j);
-    CHECK_OK(st, &e);
     CHECK_EQ_INT(c.ranks_per_node, 2);
     CHECK(c.inter_bw == 1e9 && c.inter_lat == 0);
     // a preset as the base with overrides
-    CHECK_OK(zg_json_parse("{\"preset\":\"16xA800\",\"name\":\"16xA800-slowib\","
+    CHECK_OK(parse_cluster("{\"preset\":\"16xA800\",\"name\":\"16xA800-slowib\","
                            "\"inter_bw\":5e9}",
-                           "t", &j, &e),
+                           &c, &e),
              &e);
-    st = zg_cluster_from_json(j, &c, &e);
-    cJSON_Delete(j);
-    CHECK_OK(st, &e);
     CHECK_STR(c.name, "16xA800-slowib");
     CHECK(c.inter_bw == 5e9 && c.world_size == 16 && c.intra_bw == 160e9);
 }
@@ -158,15 +155,6 @@ ZG_TEST(json_file_load) {
     rmdir(dir);
     CHECK_OK(st, &e);
     CHECK(same_cluster(&a, &b));
-}
-
-static zg_status parse_cluster(const char *text, zg_cluster *c, zg_error *e) {
-    cJSON *j = NULL;
-    zg_status st = zg_json_parse(text, "t", &j, e);
-    if (st) return st;
-    st = zg_cluster_from_json(j, c, e);
-    cJSON_Delete(j);
-    return st;
 }
 
 ZG_TEST(json_bad_input_names_the_value) {

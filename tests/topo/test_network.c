@@ -140,13 +140,19 @@ ZG_TEST(two_flows_sharing_a_link_get_half_bandwidth) {
     CHECK_NEAR(tot, 4e6, 0, 1e-12);  // 2 flows x 2 hops
 }
 
+// An all-gather of `bytes` over the 8 devices of preset `name` (n receives the network).
+static zg_status all_gather_8(const char *name, double bytes, zg_net *n, zg_net_cost *c,
+                              zg_error *e) {
+    static const int32_t all[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    zg_status st = zg_net_preset(name, n, e);
+    return st ? st : zg_net_coll_price(n, ZG_COLL_ALL_GATHER, bytes, 1, 8, all, NULL, c, e);
+}
+
 ZG_TEST(multi_axis_group_runs_per_dimension_phases) {
     zg_error e;
     zg_net n;
     zg_net_cost c;
-    CHECK_OK(zg_net_preset("v5e-8", &n, &e), &e);
-    int32_t all[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-    CHECK_OK(zg_net_coll_price(&n, ZG_COLL_ALL_GATHER, 8e6, 1, 8, all, NULL, &c, &e), &e);
+    CHECK_OK(all_gather_8("v5e-8", 8e6, &n, &c, &e), &e);
     // x phase (line of 2) with chunk 1 MB, then y phase (line of 4) with chunk 2 MB: 1 + 6
     CHECK_NEAR(c.bw_time, 7e6 / V5E_BW, 0, 1e-12);
     CHECK_EQ_INT(c.phases, 2);
@@ -171,9 +177,7 @@ ZG_TEST(switched_nodes_price_tx_links_and_uplinks) {
     zg_error e;
     zg_net n;
     zg_net_cost c;
-    CHECK_OK(zg_net_preset("h100x8", &n, &e), &e);
-    int32_t all[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-    CHECK_OK(zg_net_coll_price(&n, ZG_COLL_ALL_GATHER, 8e6, 1, 8, all, NULL, &c, &e), &e);
+    CHECK_OK(all_gather_8("h100x8", 8e6, &n, &c, &e), &e);
     CHECK_NEAR(c.bw_time, 7e6 / 4.5e11, 0, 1e-12);  // each GPU sends 7 chunks
     CHECK_OK(zg_net_preset("pcie8", &n, &e), &e);
     int32_t g[4] = {0, 1, 4, 5};  // two GPUs under each PCIe switch

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "kernels/attn_bench.h"
+#include "kernels/kernels.h"
 
 // Re-runs this binary's SGEMM measurement with OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE unset
 // (OpenBLAS reads them when it loads, so it must be a fresh process). -1 if it failed.

@@ -7,6 +7,8 @@
 
 #include "cli.h"
 #include "plan/plan.h"
+#include "planner/planner.h"
+#include "zellige/zellige.h"
 
 static const char *usage_text =
     "usage: zellige plan --batch FILE [options]\n"
@@ -25,22 +27,26 @@ static const char *usage_text =
     "  --max-degree N        largest split degree (default: the world size)\n"
     "  --fallback P          policy to use when P finds no plan (marked in the plan)\n"
     "  --eps X               zellige stage-1 slack (default 1e-3)\n"
-    "  --time-limit S        seconds for exact solvers (joint; default 60). joint spends\n"
+    "  --time-limit S        seconds for exact solvers (joint; > 0, default 60). joint spends\n"
     "                        up to half of it on its relaxation lower bound and a\n"
     "                        quarter on the pattern bound; problem setup and the\n"
     "                        plan's decode come on top\n"
     "  --anchor-cut S        zellige: whole price (s) above which a sequence is an anchor\n"
-    "  --anchor-nodes N      zellige stage 1: node budget per exact-search phase (default 0:\n"
-    "                        50000 up to 8 ranks, 10000/N above)\n"
+    "  --anchor-nodes N      zellige stage 1: node budget (>= 1) per exact-search phase\n"
+    "                        (default: 50000 up to 8 ranks, 10000/N above)\n"
     "  --lns-nodes N         zellige stage 1 above 8 ranks: neighbourhood-search budget\n"
-    "                        (default 0: min(2500, 80000/N), 8x that on the first step of\n"
-    "                        an anchor multiset, which one batch always is; -1: off). From\n"
-    "                        10000 on it also tries leftover layouts. Larger is slower and\n"
-    "                        better (docs/planner-zellige.md, eleventh and twelfth passes)\n"
-    "  --first-nodes N       zellige stage 1 on the first step of an anchor multiset (one\n"
-    "                        batch always is): min-T search budget (default 0: 200000 above\n"
-    "                        8 ranks, up to ~0.5 s; -1: the --anchor-nodes budget). A run\n"
-    "                        pays it once per multiset: later steps replay the layout\n"
+    "                        (>= 0; 0 turns it off; default: min(2500, 80000/N), 8x that on\n"
+    "                        the first step of an anchor multiset, which one batch always\n"
+    "                        is). From 10000 on it also tries leftover layouts. Larger is\n"
+    "                        slower and better (docs/planner-zellige.md)\n"
+    "  --first-nodes N|ordinary\n"
+    "                        zellige stage 1 on the first step of an anchor multiset (one\n"
+    "                        batch always is): min-T search budget (>= 1; default: 200000\n"
+    "                        above 8 ranks, up to ~0.5 s); 'ordinary': the same budgets as\n"
+    "                        every other step. A run pays it once per multiset: later steps\n"
+    "                        replay the layout\n"
+    "  --explain-tuning      print the Zellige solver's tuned constants (value, unit, where,\n"
+    "                        why) and exit\n"
     "  --catalog C           default | none: bucket catalog for the anchor cut (default: the\n"
     "                        model's default catalog when every bucket of the batch is in it)\n"
     "  --seed N              seed for randomised tie-breaks (default 0)\n"
@@ -108,16 +114,19 @@ static void print_summary(const zg_plan *p, const zg_plan_stats *st, const zg_cl
 static int run_plan(int argc, char **argv) {
     const char *model_name = "wan2.1-1.3b", *cluster_name = "8xA800", *batch_path = NULL;
     const char *policy = "zellige", *json_out = NULL, *export_path = NULL, *family = "node";
-    const char *fallback = NULL, *bags = NULL, *catalog_opt = NULL;
-    int64_t max_degree = 0, d_model = 0, world = 0, seed = 0, anchor_nodes = 0, lns_nodes = 0,
-            first_nodes = 0;
-    double eps = 1e-3, time_limit = 0, gamma = 1.0, anchor_cut = 0;
+    const char *fallback = NULL, *bags = NULL, *catalog_opt = NULL, *first_opt = NULL;
+    int64_t max_degree = 0, d_model = 0, world = 0, seed = 0, anchor_nodes = INT64_MIN,
+            lns_nodes = INT64_MIN, first_nodes = INT64_MIN;  // INT64_MIN: not given
+    double eps = 1e-3, time_limit = 60, gamma = 1.0, anchor_cut = 0;
     int bad = 0, quiet = 0, all_ranks = 0, exact_prices = 0;
     zg_error err;
     zg_error_clear(&err);
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             fputs(usage_text, stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--explain-tuning")) {
+            zg_zellige_tuning_print(stdout);
             return 0;
         } else if (!strcmp(argv[i], "--quiet")) quiet = 1;
         else if (!strcmp(argv[i], "--ranks")) all_ranks = 1;
@@ -131,14 +140,14 @@ static int run_plan(int argc, char **argv) {
                  cli_opt_str(argc, argv, &i, "--family", &family, &err, &bad) ||
                  cli_opt_str(argc, argv, &i, "--fallback", &fallback, &err, &bad) ||
                  cli_opt_str(argc, argv, &i, "--bags", &bags, &err, &bad) ||
-                 cli_opt_str(argc, argv, &i, "--catalog", &catalog_opt, &err, &bad)) {
+                 cli_opt_str(argc, argv, &i, "--catalog", &catalog_opt, &err, &bad) ||
+                 cli_opt_str(argc, argv, &i, "--first-nodes", &first_opt, &err, &bad)) {
         } else if (cli_opt_int(argc, argv, &i, "--max-degree", &max_degree, &err, &bad) ||
                    cli_opt_int(argc, argv, &i, "--d-model", &d_model, &err, &bad) ||
                    cli_opt_int(argc, argv, &i, "--world-size", &world, &err, &bad) ||
                    cli_opt_int(argc, argv, &i, "--seed", &seed, &err, &bad) ||
                    cli_opt_int(argc, argv, &i, "--anchor-nodes", &anchor_nodes, &err, &bad) ||
                    cli_opt_int(argc, argv, &i, "--lns-nodes", &lns_nodes, &err, &bad) ||
-                   cli_opt_int(argc, argv, &i, "--first-nodes", &first_nodes, &err, &bad) ||
                    cli_opt_num(argc, argv, &i, "--eps", &eps, &err, &bad) ||
                    cli_opt_num(argc, argv, &i, "--time-limit", &time_limit, &err, &bad) ||
                    cli_opt_num(argc, argv, &i, "--gamma", &gamma, &err, &bad) ||
@@ -154,29 +163,39 @@ static int run_plan(int argc, char **argv) {
         bad = 1;
     }
     if (!bad && (max_degree < 0 || max_degree > INT32_MAX || d_model < 0 || d_model > INT32_MAX ||
-                 world < 0 || world > INT32_MAX || seed < 0 || !(eps >= 0) || !(time_limit >= 0) ||
+                 world < 0 || world > INT32_MAX || seed < 0 || !(eps >= 0) ||
                  !(gamma >= 0) || !(anchor_cut >= 0))) {
         zg_error_set(&err, ZG_ERR_INVALID,
-                     "--max-degree, --d-model, --world-size, --seed, --eps, --time-limit, "
-                     "--gamma and --anchor-cut must be non-negative");
+                     "--max-degree, --d-model, --world-size, --seed, --eps, --gamma and "
+                     "--anchor-cut must be non-negative");
         bad = 1;
     }
-    if (!bad && anchor_nodes < 0) {
+    if (!bad && !(time_limit > 0 && time_limit < 1e9)) {
         zg_error_set(&err, ZG_ERR_INVALID,
-                     "--anchor-nodes %lld: a node budget is >= 0 (0: the built-in rule)",
-                     (long long)anchor_nodes);
+                     "--time-limit %g: give a positive number of seconds (default 60)", time_limit);
         bad = 1;
     }
-    if (!bad && lns_nodes < -1) {
+    if (!bad && first_opt && strcmp(first_opt, "ordinary")) {
+        char *end = NULL;
+        long long v = strtoll(first_opt, &end, 10);
+        if (!*first_opt || *end || v < 1) {
+            zg_error_set(&err, ZG_ERR_INVALID,
+                         "--first-nodes '%s': give a node budget >= 1, or 'ordinary' for the "
+                         "budgets of every other step", first_opt);
+            bad = 1;
+        }
+        first_nodes = v;
+    }
+    if (!bad && anchor_nodes != INT64_MIN && anchor_nodes < 1) {
         zg_error_set(&err, ZG_ERR_INVALID,
-                     "--lns-nodes %lld: a node budget is >= 0 (0: the built-in rule), or -1 to "
-                     "turn the neighbourhood search off", (long long)lns_nodes);
+                     "--anchor-nodes %lld: a node budget is >= 1 (leave it out for the built-in "
+                     "rule)", (long long)anchor_nodes);
         bad = 1;
     }
-    if (!bad && first_nodes < -1) {
+    if (!bad && lns_nodes != INT64_MIN && lns_nodes < 0) {
         zg_error_set(&err, ZG_ERR_INVALID,
-                     "--first-nodes %lld: a node budget is >= 0 (0: the built-in rule), or -1 "
-                     "for the ordinary --anchor-nodes budget", (long long)first_nodes);
+                     "--lns-nodes %lld: a node budget is >= 0 (0 turns the neighbourhood search "
+                     "off; leave it out for the built-in rule)", (long long)lns_nodes);
         bad = 1;
     }
     if (!bad && catalog_opt && strcmp(catalog_opt, "default") && strcmp(catalog_opt, "none")) {
@@ -237,9 +256,10 @@ static int run_plan(int argc, char **argv) {
     ctx.opts.world_size = (int32_t)world;
     ctx.opts.seed = (uint64_t)seed;
     ctx.opts.exact_rank_prices = exact_prices;
-    ctx.opts.anchor_nodes = anchor_nodes;
-    ctx.opts.anchor_lns_nodes = lns_nodes;
-    ctx.opts.anchor_first_nodes = first_nodes;
+    if (anchor_nodes >= 1) ctx.opts.anchor_nodes = zg_budget_nodes(anchor_nodes);
+    if (lns_nodes >= 0) ctx.opts.anchor_lns_nodes = zg_budget_nodes(lns_nodes);
+    if (first_nodes >= 1) ctx.opts.anchor_first_nodes = zg_budget_nodes(first_nodes);
+    if (first_opt && !strcmp(first_opt, "ordinary")) ctx.opts.deeper_first_visit = 0;
     if ((fallback && !copy_opt(ctx.opts.fallback, sizeof ctx.opts.fallback, fallback,
                                "--fallback", &err)) ||
         (bags && !copy_opt(ctx.opts.bags, sizeof ctx.opts.bags, bags, "--bags", &err)))

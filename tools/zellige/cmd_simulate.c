@@ -39,7 +39,7 @@ static int run_simulate(int argc, char **argv) {
                     "KnapFormer attention weight (default 1.0)"),
         CLI_STR_OPT("--family", "F", &o.family,
                     "rank sets: node | aligned | sliding (default node)"),
-        CLI_NUM_OPT("--time-limit", "S", &o.time_limit_s, 0, HUGE_VAL,
+        CLI_NUM_OPT("--time-limit", "S", &o.time_limit_s, 1e-6, 1e9,
                     "seconds per joint solve (default 10; up to half of it on\n"
                     "joint's relaxation lower bound, a quarter on its pattern bound)"),
         CLI_OPT_SEED(&o.seed, "workload seed (default 1)"),
