@@ -83,8 +83,8 @@ test_libs = $(foreach m,$(call test_mods,$(1)),$(LIBDIR)/libzg_$(m).a)
 ALL_LIBS := $(foreach m,$(MODULES),$(LIBDIR)/libzg_$(m).a)
 
 # link order for CLIs: most dependent first
-LINK_ORDER := aoizora profile train engine dit comm kernels report planner zellige plan cost topo \
-              workload model core
+LINK_ORDER := aoizora profile train engine dit comm kernels sim report planner zellige plan cost \
+              topo workload model core
 CLI_LIBS := $(foreach m,$(LINK_ORDER),$(if $(filter $(m),$(MODULES)),$(LIBDIR)/libzg_$(m).a))
 
 TOOLS      := $(notdir $(wildcard tools/*))

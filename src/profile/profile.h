@@ -20,7 +20,7 @@
 //
 // Everything collective takes the world communicator; every rank must call with equal inputs.
 //
-// May include: train, engine, dit, comm, kernels, plan, cost, topo, workload, model, core.
+// May include: train planner zellige engine dit comm kernels plan cost topo workload model core.
 #ifndef ZG_PROFILE_H
 #define ZG_PROFILE_H
 
@@ -209,5 +209,77 @@ void zg_fidelity_summarize(const zg_fidelity_plan *plans, int32_t n, double over
 // |stat(odd rounds) - stat(even rounds)| / stat(all rounds), in %. times[i * reps + r].
 // 0 when reps < 2.
 double zg_fidelity_repeat_pct(const double *times, int32_t n, int32_t reps, zg_profile_stat st);
+
+// ---- runs: what `zellige profile` and `zellige fidelity` do (run.c) ---------------------------
+// Options mirror the CLI; clock / method / stat are names ("wall", "hybrid", "median", ...).
+// Both are collective over the world communicator; files are written atomically by rank 0.
+typedef struct zg_profile_run_opts {
+    const char *model;     // preset or JSON (default "tiny")
+    const char *cluster;   // name to record (NULL: cpu:<ranks>); must have <ranks> ranks
+    const char *catalog;   // "cpu" (default) | "default" | FILE.json
+    const char *out;       // profile JSON to write (NULL: not written)
+    int32_t warmup, reps;  // rounds (default 1 and 6)
+    int32_t max_degree;    // largest degree measured (0: all ranks)
+    int32_t text_tokens;   // text rows of profiled sequences (0: the model's text_len)
+    int32_t act_ckpt;      // default 1
+    uint64_t seed;         // parameter and design seed (default 1)
+    const char *clock;     // "wall" (default) | "cpu"
+    const char *method;    // "hybrid" (default) | "mixed" | "single"
+    const char *stat;      // "median" (default) | "min"
+    zg_calib_opts calib;   // calibration plans (plans, images, videos, splits, mirror)
+    zg_profile_progress_fn progress;
+    void *progress_ctx;
+} zg_profile_run_opts;
+void zg_profile_run_opts_default(zg_profile_run_opts *o);
+
+typedef struct zg_profile_run_result {
+    zg_model model;
+    zg_cluster cluster;
+    zg_profile_clock clock;
+    zg_profile_method method;
+    zg_profile_stat stat;
+    zg_cost_table table;   // the measured profile
+    double elapsed_s;      // measurement and writing
+} zg_profile_run_result;
+zg_status zg_profile_run(const zg_profile_run_opts *o, zg_comm *comm, zg_profile_run_result *r,
+                         zg_error *err);
+void zg_profile_run_result_free(zg_profile_run_result *r);
+
+typedef struct zg_fidelity_run_opts {
+    const char *profile;   // measured profile (required)
+    const char *model;     // NULL: the profile's model_spec
+    const char *cluster;   // NULL: cpu:<ranks>
+    const char *catalog;   // "cpu" (default) | "default" | FILE.json (the profiled catalog)
+    const char *out;       // per-plan results JSON to write (NULL: not written)
+    int32_t warmup, reps;  // rounds (default 1 and 7)
+    const char *clock;     // "wall" | "cpu" (NULL: the profile's)
+    const char *stat;      // "median" | "min" (NULL: the profile's)
+    zg_fidelity_opts design;  // images, min_mixed, corners, seed
+    zg_profile_progress_fn progress;
+    void *progress_ctx;
+} zg_fidelity_run_opts;
+void zg_fidelity_run_opts_default(zg_fidelity_run_opts *o);
+
+typedef struct zg_fidelity_run_result {
+    zg_model model;
+    int32_t world_size;
+    zg_profile_clock clock;
+    zg_profile_stat stat;
+    double overhead_s;         // the profile's host overhead
+    int32_t n, reps;
+    zg_fidelity_plan *plans;   // n, measured
+    double *times;             // n x reps: times[i * reps + r]
+    zg_fidelity_summary sum;
+    double repeat_pct;         // zg_fidelity_repeat_pct of the rounds
+    double elapsed_s;          // the measured rounds
+} zg_fidelity_run_result;
+zg_status zg_fidelity_run(const zg_fidelity_run_opts *o, zg_comm *comm, zg_fidelity_run_result *r,
+                          zg_error *err);
+void zg_fidelity_run_result_free(zg_fidelity_run_result *r);
+// {"plans", "mape_time_pct", "mape_mem_pct", "mae_time_s", "mae_mem_bytes", "max_ape_time_pct",
+// "max_ape_mem_pct", "mape_time_net_pct", "repeat_time_pct", "overhead_s", "clock", "stat",
+// "world_size", "reps", "model"} and, with per_plan, "per_plan": [{name, sequences, split,
+// pred_s, meas_s, meas_lo_s, meas_hi_s, meas_rounds_s, pred_mem, meas_mem, plan}].
+cJSON *zg_fidelity_run_json(const zg_fidelity_run_result *r, int per_plan);
 
 #endif

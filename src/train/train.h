@@ -9,7 +9,7 @@
 // flow: x_t = (1 - t) x0 + t noise, target v = noise - x0. Any rank can regenerate any sample's
 // per-sample conditioning (t, text) from its id; the per-token data travels by dispatch.
 //
-// May include: engine, dit, comm, kernels, plan, cost, topo, workload, model, core.
+// May include: planner zellige engine dit comm kernels plan cost topo workload model core.
 #ifndef ZG_TRAIN_H
 #define ZG_TRAIN_H
 
@@ -74,5 +74,76 @@ zg_status zg_trainer_load(zg_trainer *tr, const char *path, zg_error *err);
 zg_status zg_train_synthetic_batch(const zg_model *m, int32_t n_ranks, int64_t tokens_per_rank,
                                    double video_share, uint64_t seed, int64_t step,
                                    zg_batch *out, zg_error *err);
+
+// ---- a training run: what `zellige train` does ----------------------------------------------
+// Every step: a batch (synthetic, or one fixed batch file every step), a plan from each policy
+// (identical on every rank: planners are deterministic) and, unless plan_only, one training step
+// per policy with its own trainer (same seed), so step times compare on the same batches
+// (docs/training.md).
+#define ZG_TRAIN_MAX_POL 8
+
+typedef struct zg_train_run_result zg_train_run_result;
+
+// One (step, policy) that planned (and trained): what a caller prints per step.
+typedef struct zg_train_step_info {
+    int64_t step;                // global step (a resumed run continues the count)
+    int32_t policy;              // index into r->pol
+    const zg_batch *batch;
+    const zg_plan *plan;
+    const zg_plan_stats *plan_stats;
+    const zg_train_stats *train; // zeros with plan_only
+    double predicted_s;          // plan makespan + the profile's host overhead
+} zg_train_step_info;
+
+typedef struct zg_train_run_opts {
+    const char *model;        // preset or JSON (default "tiny"); arch wan only
+    const char *policies;     // comma list of planners (default "zellige")
+    const char *cluster;      // NULL: cpu:<ranks>; plan_only with a profile: the profile's
+    const char *profile;      // measured price table (zellige profile); NULL: analytic prices
+    const char *batch;        // train on this batch file every step; NULL: synthetic batches
+    const char *save;         // checkpoint after the last step (first policy's trainer)
+    const char *resume;       // start every policy's trainer from this checkpoint
+    const char *bags;         // KnapFormer layout; NULL: the uniform g{G}n{N/G} with the lowest
+                              // predicted makespan on the first batch
+    int64_t tokens_per_rank;  // synthetic batch load (default 512)
+    double video_share;       // token share of videos, 0..1 (default 0.5)
+    int64_t steps;            // default 10
+    int32_t act_ckpt;         // 0 | 1 (default 1)
+    double lr;                // AdamW learning rate, [0, 1e3) (default 1e-3)
+    int32_t max_degree;       // planner's largest degree (0: all ranks)
+    uint64_t seed;            // data and parameter seed (default 1)
+    int32_t plan_only;        // only plan: no trainers, no communication
+    // Called on every rank (may be NULL): once after set-up, then after every (step, policy).
+    void (*on_start)(void *ctx, const zg_train_run_result *r);
+    void (*on_step)(void *ctx, const zg_train_run_result *r, const zg_train_step_info *s);
+    void *ctx;
+} zg_train_run_opts;
+void zg_train_run_opts_default(zg_train_run_opts *o);
+
+typedef struct zg_train_run_policy {
+    char name[32];
+    double *times;     // per step: measured makespan (slowest rank); predicted with plan_only
+    double *pred;      // per step: predicted makespan
+    double last_loss;
+    int64_t n_ok;      // steps done
+} zg_train_run_policy;
+
+struct zg_train_run_result {
+    zg_model model;
+    zg_cluster cluster;
+    int32_t ranks;          // ranks trained on (plan_only: the cluster's)
+    int64_t n_params;
+    int64_t step0, steps;   // first global step; steps run
+    char bags[128];         // KnapFormer's layout ("" when no knapformer)
+    double overhead_s;      // the profile's host overhead (0: analytic)
+    int32_t n_pol;
+    zg_train_run_policy pol[ZG_TRAIN_MAX_POL];
+};
+
+// Runs the steps. Collective over comm unless plan_only (then comm is only asked its size).
+// On failure r keeps the steps done so far (free it either way).
+zg_status zg_train_run(const zg_train_run_opts *o, zg_comm *comm, zg_train_run_result *r,
+                       zg_error *err);
+void zg_train_run_result_free(zg_train_run_result *r);
 
 #endif

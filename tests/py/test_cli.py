@@ -167,6 +167,59 @@ def test_simulate_writes_report_and_json(tmp_path):
     assert html.startswith("<!DOCTYPE html>") and "<svg" in html and "zellige" in html
 
 
+@pytest.mark.parametrize("args,needle", [
+    (["simulate", "--steps", "0"], "--steps: '0' is out of range (1..100000)"),
+    (["simulate", "--steps"], "--steps needs a value"),
+    (["simulate", "--load", "12Q"], "--load: '12Q' is not an integer"),
+    (["simulate", "--seed", "1", "--seed", "2"], "--seed is given twice ('1', then '2')"),
+    (["simulate", "--json", "--json"], "--json is given twice"),
+    (["train", "--plan-only", "--video-share", "1.5"], "--video-share: '1.5' is out of range"),
+    (["train", "--plan-only", "--steps", "x"], "--steps: 'x' is not an integer"),
+    (["profile", "--reps", "5000", "--out", "OUT"], "--reps: '5000' is out of range (1..1000)"),
+    (["profile", "--quiet"], "--out FILE is required"),
+    (["fidelity", "--profile", "p.json", "--corners", "101", "--out", "OUT"],
+     "--corners: '101' is out of range (0..100)"),
+    (["bench", "attention", "--heads", "99"], "--heads: '99' is out of range (1..64)"),
+    (["bench", "attention", "--max-tokens"], "--max-tokens needs a value"),
+    (["train", "--bogus"], "unknown option '--bogus'"),
+])
+def test_shared_option_parser_names_option_and_value(tmp_path, args, needle):
+    # every command parses its options with one table-driven parser (tools/zellige/cli.c):
+    # one line on stderr naming the option and the value, exit code 2, no output file
+    out = tmp_path / "out.json"
+    r = run(*[str(out) if a == "OUT" else a for a in args])
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1 and needle in lines[0], r.stderr
+    assert not out.exists()
+
+
+def test_help_is_generated_from_the_option_tables():
+    for cmd, opts in ((["simulate"], ["--knap-ignore-memory", "--time-limit S", "--report FILE"]),
+                      (["train"], ["--plan-only", "--tokens-per-rank N", "--resume FILE"]),
+                      (["profile"], ["--no-act-ckpt", "--calib-mirror P", "--out FILE"]),
+                      (["fidelity"], ["--profile FILE", "--min-mixed N"]),
+                      (["bench", "attention"], ["--torch-script FILE", "--no-torch"])):
+        r = run(*cmd, "--help")
+        assert r.returncode == 0 and r.stdout.startswith("usage:"), r.stderr
+        for o in opts:
+            assert "\n  " + o in r.stdout, (cmd, o, r.stdout)
+        assert "--sgemm-only" not in r.stdout  # hidden: the benchmark's own re-run
+
+
+def test_train_plan_only_json_lines():
+    r = run("train", "--plan-only", "--policy", "zellige,dp", "--steps", "2", "--json")
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(l) for l in r.stdout.splitlines()]
+    steps = [l for l in lines if "step" in l]
+    summary = [l for l in lines if l.get("summary")]
+    assert [(l["step"], l["policy"]) for l in steps] == [(0, "zellige"), (0, "dp"),
+                                                         (1, "zellige"), (1, "dp")]
+    assert all(l["plan_only"] and l["predicted_s"] > 0 for l in steps)
+    assert [l["policy"] for l in summary] == ["zellige", "dp"]
+    assert summary[0]["ratio_vs_first"] == 1
+
+
 def test_aoizora_help_and_bad_topology():
     if not os.path.exists(AOIZORA):
         pytest.skip("aoizora not built")

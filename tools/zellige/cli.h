@@ -1,8 +1,16 @@
-// cli.h — subcommand registry for the `zellige` CLI. Each cmd_*.c file registers its commands
-// with ZG_CLI_COMMAND; main.c dispatches. A command returns the process exit code and prints
-// one clear line on stderr on failure (see cli_fail).
+// cli.h — subcommand registry and the shared option parser of the `zellige` CLI. Each cmd_*.c
+// file registers its commands with ZG_CLI_COMMAND; main.c dispatches. A command returns the
+// process exit code and prints one clear line on stderr on failure (see cli_fail).
+//
+// Options are declared once per command, in a table of cli_opt (name, value name, type,
+// destination, range, help); cli_parse reads argv into the destinations and --help prints the
+// same table. A handler is: declare the table over the library's options struct (filled with its
+// defaults first), cli_parse, call the library, print, map the status to an exit code.
 #ifndef ZG_CLI_H
 #define ZG_CLI_H
+
+#include <math.h>
+#include <stdint.h>
 
 #include "core/core.h"
 
@@ -17,15 +25,98 @@ void zg_cli_register(const char *name, const char *summary, zg_cli_fn fn);
 
 // Prints "zellige <cmd>: <message>" on stderr and returns the exit code for err->status.
 int cli_fail(const char *cmd, const zg_error *err);
-// Option helpers: `--key value` pairs. Each returns 1 when argv[*i] is `key` (and consumes its
-// value), 0 otherwise. A missing or malformed value sets *bad = 1 and fills err (nothing is
-// printed: the command reports err once, through cli_fail).
+// The exit code of a collective run's status: 0, or (rank 0 only prints) cli_fail's code.
+int cli_exit(const char *cmd, zg_status st, int root, const zg_error *err);
+// A library progress hook drawing the zg_progress bar ctx (total as the library reports it).
+void cli_progress(void *ctx, int64_t done, int64_t total);
+int cli_is_help(const char *arg);
+
+// ---- the shared option parser -----------------------------------------------------------------
+typedef enum {
+    CLI_FLAG = 0,  // no value; sets *(int32_t *)dst = min (1, or CLI_FLAG_VAL's value)
+    CLI_STR,       // const char **dst = the argument (points into argv)
+    CLI_I64,       // int64_t *dst, in [min, max]
+    CLI_I32,       // int32_t *dst, in [min, max] (and int32 range)
+    CLI_U64,       // uint64_t *dst, the 64-bit value given (seeds), in [min, max]
+    CLI_F64,       // double *dst, in [fmin, fmax]
+    CLI_F32,       // float *dst, in [fmin, fmax]
+} cli_type;
+
+typedef struct cli_opt {
+    const char *name;     // "--steps"
+    const char *metavar;  // "N" (NULL for flags)
+    cli_type type;
+    void *dst;
+    int64_t min, max;     // integers: inclusive range
+    double fmin, fmax;    // numbers: inclusive range (NaN is never in range)
+    int required;         // 1: must be given
+    const char *help;     // lines separated by '\n'; NULL: hidden from --help
+} cli_opt;
+
+// Integers are 64-bit (an optional K/M/G suffix: 350K), checked against the range before they
+// are stored. The destination's C type picks the option type (a wrong pointer does not compile).
+#define CLI_INT_ANY INT64_MIN, INT64_MAX
+#define CLI_NUM_ANY -HUGE_VAL, HUGE_VAL
+#define CLI_FLAG_OPT(name, dst, help) CLI_FLAG_VAL(name, dst, 1, help)
+#define CLI_FLAG_VAL(name, dst, val, help) \
+    {name, NULL, CLI_FLAG, _Generic((dst), int32_t *: (dst)), val, val, 0, 0, 0, help}
+#define CLI_STR_OPT(name, meta, dst, help) \
+    {name, meta, CLI_STR, _Generic((dst), const char **: (dst)), 0, 0, 0, 0, 0, help}
+#define CLI_STR_REQUIRED(name, meta, dst, help) \
+    {name, meta, CLI_STR, _Generic((dst), const char **: (dst)), 0, 0, 0, 0, 1, help}
+#define CLI_INT_OPT(...) CLI_INT_OPT_(__VA_ARGS__)  // expands CLI_INT_ANY into two arguments
+#define CLI_NUM_OPT(...) CLI_NUM_OPT_(__VA_ARGS__)
+#define CLI_INT_OPT_(name, meta, dst, lo, hi, help)                                         \
+    {name, meta,                                                                             \
+     _Generic((dst), int64_t *: CLI_I64, int32_t *: CLI_I32, uint64_t *: CLI_U64), (dst), \
+     lo, hi, 0, 0, 0, help}
+#define CLI_NUM_OPT_(name, meta, dst, lo, hi, help) \
+    {name, meta, _Generic((dst), double *: CLI_F64, float *: CLI_F32), (dst), 0, 0, lo, hi, 0, help}
+// The common options, one spelling for every command (help texts name each command's default).
+#define CLI_OPT_MODEL(dst, help) CLI_STR_OPT("--model", "M", dst, help)
+#define CLI_OPT_CLUSTER(dst, help) CLI_STR_OPT("--cluster", "C", dst, help)
+#define CLI_OPT_PROFILE(dst, help) CLI_STR_OPT("--profile", "FILE", dst, help)
+#define CLI_OPT_POLICY(name, dst, help) CLI_STR_OPT(name, "LIST", dst, help)
+#define CLI_OPT_BATCH(dst, help) CLI_STR_OPT("--batch", "FILE", dst, help)
+#define CLI_OPT_SEED(dst, help) CLI_INT_OPT("--seed", "N", dst, CLI_INT_ANY, help)
+#define CLI_OPT_JSON(dst, help) CLI_FLAG_OPT("--json", dst, help)
+#define CLI_OPT_OUT(dst, help) CLI_STR_OPT("--out", "FILE", dst, help)
+#define CLI_OPT_THREADS(dst, help) CLI_INT_OPT("--threads", "N", dst, 0, 1024, help)
+#define CLI_OPT_END {0}
+
+typedef struct cli_spec {
+    const char *cmd;     // "simulate" (error prefix, e.g. "bench attention")
+    const char *header;  // usage line and description, printed before the options
+    const cli_opt *opts; // ends with CLI_OPT_END
+    const char *footer;  // printed after the options (may be NULL)
+} cli_spec;
+
+typedef enum { CLI_PARSED = 0, CLI_HELP_SHOWN, CLI_BAD } cli_result;
+
+// Parses argv[1..argc-1] into the table's destinations. -h/--help anywhere prints the help
+// (cli_help) on stdout and returns CLI_HELP_SHOWN. A missing or malformed value, a value out of
+// range, an option given twice, an unknown option or a missing required option returns CLI_BAD
+// and fills err with one line naming the option and the value (nothing is printed).
+cli_result cli_parse(const cli_spec *spec, int argc, char **argv, zg_error *err);
+// Prints the header, the option table (value names aligned, help lines wrapped as written) and
+// the footer.
+void cli_help(const cli_spec *spec, FILE *f);
+// The exit code of a parse: 0 after help, cli_fail's code for CLI_BAD. For handlers:
+//   cli_result pr = cli_parse(&spec, argc, argv, &err);
+//   if (pr != CLI_PARSED) return cli_parse_exit(&spec, pr, &err);
+int cli_parse_exit(const cli_spec *spec, cli_result r, const zg_error *err);
+// Splits a comma list in place into at most max tokens; returns their count.
+int cli_split_list(char *s, char **out, int max);
+
+// ---- single-option helpers (plan, workload, check-engine) ---------------------------------------
+// `--key value` pairs, one at a time. Each returns 1 when argv[*i] is `key` (and consumes its
+// value), 0 otherwise. A missing or malformed value sets *bad = 1 and fills err. Values parse
+// like cli_parse's (no range: the command checks it).
 int cli_opt_str(int argc, char **argv, int *i, const char *key, const char **out, zg_error *err,
                 int *bad);
 int cli_opt_int(int argc, char **argv, int *i, const char *key, int64_t *out, zg_error *err,
                 int *bad);
 int cli_opt_num(int argc, char **argv, int *i, const char *key, double *out, zg_error *err,
                 int *bad);
-int cli_is_help(const char *arg);
 
 #endif

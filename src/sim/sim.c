@@ -1,0 +1,406 @@
+// sim.c — `zellige simulate` as a library (sim.h): seeded batches of the paper's mixes planned
+// under several policies with the same analytic prices; per (mix, policy) cells, the text
+// tables, the JSON line and the HTML report.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/knapformer.h"
+#include "planner/planner.h"
+#include "report/report.h"
+#include "sim/sim.h"
+
+void zg_sim_opts_default(zg_sim_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->model = "wan2.1-1.3b";
+    o->cluster = "16xA800";
+    o->mixes = "all";
+    o->policies = "zellige,knapformer,usp,adaptive,dp,static";
+    o->tokens_per_rank = 350000;
+    o->video_seconds = 15;
+    o->steps = 3;
+    o->seed = 1;
+    o->gamma = 1.0;
+    o->time_limit_s = 10;
+    o->family = "node";
+}
+
+double zg_sim_cell_makespan(const zg_sim_cell *c) {
+    return c->ok ? c->makespan_sum / (double)c->ok : NAN;
+}
+
+void zg_sim_result_free(zg_sim_result *r) {
+    if (!r) return;
+    if (r->gantt_plans)
+        for (int32_t p = 0; p < r->n_pol; p++)
+            zg_plan_free(&r->gantt_plans[p]);
+    free(r->gantt_plans);
+    free(r->cells);
+    zg_batch_free(&r->gantt_batch);
+    memset(r, 0, sizeof *r);
+    zg_batch_init(&r->gantt_batch);
+}
+
+// Splits a comma list into out[max][len]; returns the count, or -1 (err) on a name too long.
+static int32_t split_names(const char *list, const char *what, char *out, size_t len, int32_t max,
+                           zg_error *err) {
+    int32_t n = 0;
+    const char *s = list;
+    while (*s && n < max) {
+        size_t l = strcspn(s, ",");
+        if (l >= len) {
+            zg_error_set(err, ZG_ERR_INVALID, "%s '%.*s' is too long (at most %zu characters)",
+                         what, (int)l, s, len - 1);
+            return -1;
+        }
+        if (l) {
+            memcpy(out + (size_t)n * len, s, l);
+            out[(size_t)n * len + l] = 0;
+            n++;
+        }
+        s += l;
+        if (*s) s++;
+    }
+    return n;
+}
+
+// Checks the options and fills r's names (mixes, policies, knapformer column).
+static zg_status check_opts(const zg_sim_opts *o, zg_sim_result *r, zg_error *err) {
+    if (o->steps <= 0 || o->tokens_per_rank <= 0 ||
+        (o->video_seconds != 10 && o->video_seconds != 15))
+        return zg_error_set(err, ZG_ERR_INVALID,
+                            "--steps (%lld) and --load (%lld) must be positive and "
+                            "--video-seconds (%lld) 10 or 15",
+                            (long long)o->steps, (long long)o->tokens_per_rank,
+                            (long long)o->video_seconds);
+    const char *mixes =
+        !o->mixes || !strcmp(o->mixes, "all") ? "V35,V40,V45,V50,V55,V60" : o->mixes;
+    r->n_mix = split_names(mixes, "mix", r->mixes[0], sizeof r->mixes[0], ZG_SIM_MAX_MIX, err);
+    if (r->n_mix < 0) return ZG_ERR_INVALID;
+    r->n_pol = split_names(o->policies ? o->policies : "", "policy", r->policies[0],
+                           sizeof r->policies[0], ZG_SIM_MAX_POL, err);
+    if (r->n_pol < 0) return ZG_ERR_INVALID;
+    if (r->n_mix == 0 || r->n_pol == 0)
+        return zg_error_set(err, ZG_ERR_INVALID, "no %s given", r->n_mix ? "policy" : "mix");
+    r->knap_index = -1;
+    for (int32_t p = 0; p < r->n_pol; p++) {
+        int known = 0;
+        for (const zg_planner_vtable *const *vt = zg_planner_policies(); *vt; vt++)
+            if (!strcmp((*vt)->name, r->policies[p])) known = 1;
+        if (!known)
+            return zg_error_set(err, ZG_ERR_INVALID,
+                                "unknown policy '%s' (zellige, joint, knapformer, usp, adaptive, "
+                                "dp, static)",
+                                r->policies[p]);
+        if (!strcmp(r->policies[p], "knapformer")) r->knap_index = p;
+    }
+    return ZG_OK;
+}
+
+// The shared inputs of every (mix, policy) run.
+typedef struct sim_env {
+    const zg_sim_opts *o;
+    zg_sim_result *r;
+    zg_catalog catalog;
+    zg_pricer pricer, pricer_nocap; // nocap shares pricer's impl; never freed separately
+    zg_planner_opts base;
+    char (*layouts)[128];
+    int32_t n_layouts;
+    int64_t done, total;
+} sim_env;
+
+// Plans every step of one mix under policy p with layout t (knapformer) into *c; step 0 of the
+// Gantt mix goes to *shown.
+static void plan_policy(sim_env *e, int32_t m, int32_t p, int32_t t, zg_batch *batches,
+                        zg_sim_cell *c, zg_plan *shown) {
+    zg_sim_result *r = e->r;
+    int knap = p == r->knap_index;
+    // KnapFormer never looks at memory and the paper ran it at these loads, so it is planned
+    // and priced without the cap; plans over the cap are counted and shown.
+    zg_plan_ctx ctx = {&r->model, &r->cluster, knap ? &e->pricer_nocap : &e->pricer, &e->catalog,
+                       e->base};
+    if (knap) snprintf(ctx.opts.bags, sizeof ctx.opts.bags, "%.127s", e->layouts[t]);
+    zg_planner pl;
+    zg_error perr;
+    memset(c, 0, sizeof *c);
+    if (zg_planner_init(&pl, r->policies[p], &ctx, &perr)) {
+        c->failed = r->steps;
+        snprintf(c->first_err, sizeof c->first_err, "%.255s", perr.msg);
+    } else {
+        for (int64_t s = 0; s < r->steps; s++) {
+            zg_plan plan;
+            zg_plan_init(&plan);
+            zg_plan_stats st;
+            zg_status ps = zg_planner_plan(&pl, &batches[s], &plan, &perr);
+            if (!ps) ps = zg_plan_evaluate(&plan, &batches[s], ctx.pricer, &st, &perr);
+            if (ps) {
+                if (!c->failed) snprintf(c->first_err, sizeof c->first_err, "%.255s", perr.msg);
+                c->failed++;
+            } else {
+                c->ok++;
+                c->makespan_sum += st.makespan;
+                c->balance_sum += st.balance;
+                c->comm_sum += st.comm.allgather + st.comm.alltoall + st.comm.ring;
+                c->plan_ms_sum += plan.plan_time_ms;
+                if (st.peak_mem > e->pricer.mem_cap + e->pricer.mem_base) c->over_cap++;
+                if (st.peak_mem > c->peak_mem_max) c->peak_mem_max = st.peak_mem;
+                if (m == r->gantt_mix && s == 0) {
+                    *shown = plan; // keep; ownership moves
+                    zg_plan_init(&plan);
+                }
+            }
+            zg_plan_free(&plan);
+        }
+        zg_planner_free(&pl);
+    }
+    snprintf(c->bags, sizeof c->bags, "%.127s", knap ? e->layouts[t] : "");
+}
+
+// 1 when cell c beats the best so far: fewest failures, then (unless memory is ignored) fewest
+// plans over the memory cap (a user would not pick a layout that runs out of memory), then the
+// lowest mean makespan.
+static int better(const zg_sim_cell *c, const zg_sim_cell *best, int ignore_mem) {
+    double mean = c->ok ? c->makespan_sum / c->ok : INFINITY;
+    double best_mean = best->ok ? best->makespan_sum / best->ok : INFINITY;
+    return c->failed < best->failed ||
+           (c->failed == best->failed && !ignore_mem && c->over_cap < best->over_cap) ||
+           (c->failed == best->failed && (ignore_mem || c->over_cap == best->over_cap) &&
+            mean < best_mean);
+}
+
+// Every policy (every layout for knapformer) on the steps of mix m.
+static zg_status run_mix(sim_env *e, int32_t m, double share, zg_error *err) {
+    zg_sim_result *r = e->r;
+    zg_mix_spec spec = {share, r->tokens_per_rank, r->video_seconds, r->cluster.world_size,
+                        e->o->seed};
+    zg_batch *batches = zg_calloc((size_t)r->steps, sizeof *batches, err);
+    if (!batches) return ZG_ERR_NOMEM;
+    zg_status st = ZG_OK;
+    for (int64_t s = 0; s < r->steps; s++)
+        zg_batch_init(&batches[s]);
+    for (int64_t s = 0; s < r->steps && !st; s++)
+        st = zg_workload_mix(&r->model, &spec, s, &batches[s], err);
+    if (!st && m == r->gantt_mix)
+        for (int64_t i = 0; i < batches[0].n && !st; i++)
+            st = zg_batch_push(&r->gantt_batch, &batches[0].seqs[i], err);
+    for (int32_t p = 0; p < r->n_pol && !st; p++) {
+        int32_t n_try = p == r->knap_index ? e->n_layouts : 1;
+        zg_sim_cell best, c;
+        memset(&best, 0, sizeof best);
+        for (int32_t t = 0; t < n_try; t++) {
+            zg_plan shown; // step 0 of the Gantt mix under this policy/layout
+            zg_plan_init(&shown);
+            plan_policy(e, m, p, t, batches, &c, &shown);
+            if (t == 0 || better(&c, &best, e->o->knap_ignore_memory)) {
+                best = c;
+                if (m == r->gantt_mix) {
+                    zg_plan_free(&r->gantt_plans[p]);
+                    r->gantt_plans[p] = shown;
+                    zg_plan_init(&shown);
+                }
+            }
+            zg_plan_free(&shown);
+            if (e->o->progress) e->o->progress(e->o->progress_ctx, ++e->done, e->total);
+        }
+        r->cells[(size_t)m * r->n_pol + p] = best;
+    }
+    for (int64_t s = 0; s < r->steps; s++)
+        zg_batch_free(&batches[s]);
+    free(batches);
+    return st;
+}
+
+zg_status zg_sim_run(const zg_sim_opts *o, zg_sim_result *r, zg_error *err) {
+    memset(r, 0, sizeof *r);
+    zg_batch_init(&r->gantt_batch);
+    sim_env e;
+    memset(&e, 0, sizeof e);
+    e.o = o, e.r = r;
+    zg_cost_opts copts;
+    zg_cost_opts_default(&copts);
+    zg_status st = check_opts(o, r, err);
+    r->tokens_per_rank = o->tokens_per_rank, r->steps = o->steps;
+    r->video_seconds = o->video_seconds;
+    if (!st) st = zg_model_load(o->model, &r->model, err);
+    if (!st) st = zg_cluster_load(o->cluster, &r->cluster, err);
+    if (!st) st = zg_catalog_default(&r->model, &e.catalog, err);
+    if (!st) st = zg_cost_analytic_init(&e.pricer, &r->model, &r->cluster, &copts, err);
+    e.pricer_nocap = e.pricer;
+    e.pricer_nocap.mem_cap = INFINITY;
+    double shares[ZG_SIM_MAX_MIX];
+    for (int32_t m = 0; m < r->n_mix && !st; m++) {
+        shares[m] = zg_mix_share_from_name(r->mixes[m]);
+        if (shares[m] < 0)
+            st = zg_error_set(err, ZG_ERR_INVALID, "unknown mix '%s' (V35, V40, ..., V60)",
+                              r->mixes[m]);
+    }
+    zg_planner_opts_default(&e.base);
+    e.base.gamma = o->gamma;
+    e.base.time_limit_s = o->time_limit_s;
+    e.base.seed = o->seed;
+    if (!st && !(o->time_limit_s > 0 && o->time_limit_s < 1e9))
+        st = zg_error_set(err, ZG_ERR_INVALID,
+                          "--time-limit %g: give a positive number of seconds (default 10)",
+                          o->time_limit_s);
+    if (!st) st = zg_rankset_family_parse(o->family ? o->family : "node", &e.base.family, err);
+    if (!st && !(e.layouts = zg_calloc(ZG_SIM_MAX_LAYOUTS, sizeof *e.layouts, err)))
+        st = ZG_ERR_NOMEM;
+    if (!st && o->bags)
+        snprintf(e.layouts[e.n_layouts++], 128, "%s", o->bags);
+    else if (!st) // KnapFormer's best layout per setting: every layout with <= 3 bag sizes
+        e.n_layouts = zg_knap_layouts_enumerate(r->cluster.world_size, r->model.n_heads, 3,
+                                                e.layouts, ZG_SIM_MAX_LAYOUTS);
+    if (!st) {
+        r->cells = zg_calloc((size_t)r->n_mix * (size_t)r->n_pol, sizeof *r->cells, err);
+        r->gantt_plans = zg_calloc((size_t)r->n_pol, sizeof *r->gantt_plans, err);
+        if (!r->cells || !r->gantt_plans) st = ZG_ERR_NOMEM;
+    }
+    for (int32_t p = 0; !st && p < r->n_pol; p++)
+        zg_plan_init(&r->gantt_plans[p]);
+    for (int32_t m = 0; m < r->n_mix; m++)
+        if (!strcmp(r->mixes[m], "V50")) r->gantt_mix = m;
+    e.total =
+        (int64_t)r->n_mix * r->steps * (r->n_pol + (r->knap_index >= 0 ? e.n_layouts - 1 : 0));
+    for (int32_t m = 0; m < r->n_mix && !st; m++)
+        st = run_mix(&e, m, shares[m], err);
+    free(e.layouts);
+    zg_pricer_free(&e.pricer);
+    zg_catalog_free(&e.catalog);
+    if (st) zg_sim_result_free(r);
+    return st;
+}
+
+// ---- output -------------------------------------------------------------------------------------
+
+// The table of mix m.
+static zg_status mix_table(const zg_sim_result *r, int32_t m, zg_table *t, zg_error *err) {
+    const char *hdr[] = {"policy",   "makespan s", "vs knapformer", "max/mean", "comm GB",
+                         "peak GiB", "plan ms",    "failed",        "over cap"};
+    zg_status st = zg_table_init(t, 9, hdr, err);
+    const zg_sim_cell *row = r->cells + (size_t)m * r->n_pol;
+    double knap = r->knap_index >= 0 ? zg_sim_cell_makespan(&row[r->knap_index]) : NAN;
+    for (int32_t p = 0; p < r->n_pol && !st; p++) {
+        const zg_sim_cell *c = &row[p];
+        char b[9][64], name[160];
+        double ms = zg_sim_cell_makespan(c), ok = (double)(c->ok ? c->ok : 1);
+        snprintf(name, sizeof name, "%.20s%s%.127s%s", r->policies[p], c->bags[0] ? " (" : "",
+                 c->bags, c->bags[0] ? ")" : "");
+        snprintf(b[1], 64, c->ok ? "%.2f" : "-", ms);
+        snprintf(b[2], 64, c->ok && isfinite(knap) ? "%.3fx" : "-", knap / ms);
+        snprintf(b[3], 64, c->ok ? "%.3f" : "-", c->balance_sum / ok);
+        snprintf(b[4], 64, c->ok ? "%.2f" : "-", c->comm_sum / ok / 1e9);
+        snprintf(b[5], 64, c->ok ? "%.1f" : "-", c->peak_mem_max / 1073741824.0);
+        snprintf(b[6], 64, c->ok ? "%.2f" : "-", c->plan_ms_sum / ok);
+        snprintf(b[7], 64, "%lld/%lld", (long long)c->failed, (long long)r->steps);
+        snprintf(b[8], 64, "%lld/%lld", (long long)c->over_cap, (long long)r->steps);
+        const char *cells[] = {name, b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8]};
+        st = zg_table_add_row(t, cells, err);
+    }
+    return st;
+}
+
+zg_status zg_sim_print(const zg_sim_result *r, FILE *f, zg_error *err) {
+    fprintf(f,
+            "zellige simulate: %s on %s, %lld tokens/rank, %llds videos, %lld steps per mix "
+            "(modelled with the analytic cost model)\n",
+            r->model.name, r->cluster.name, (long long)r->tokens_per_rank,
+            (long long)r->video_seconds, (long long)r->steps);
+    for (int32_t m = 0; m < r->n_mix; m++) {
+        zg_table t;
+        zg_status st = mix_table(r, m, &t, err);
+        if (!st) {
+            fprintf(f, "\n%s\n", r->mixes[m]);
+            zg_table_print(&t, f);
+            for (int32_t p = 0; p < r->n_pol; p++) {
+                const zg_sim_cell *c = &r->cells[(size_t)m * r->n_pol + p];
+                if (c->failed && c->first_err[0]) fprintf(f, "  %s\n", c->first_err);
+            }
+        }
+        zg_table_free(&t);
+        if (st) return st;
+    }
+    return ZG_OK;
+}
+
+cJSON *zg_sim_to_json(const zg_sim_result *r) {
+    cJSON *j = cJSON_CreateObject();
+    if (!j) return NULL;
+    cJSON_AddStringToObject(j, "model", r->model.name);
+    cJSON_AddStringToObject(j, "cluster", r->cluster.name);
+    cJSON_AddNumberToObject(j, "tokens_per_rank", (double)r->tokens_per_rank);
+    cJSON_AddNumberToObject(j, "video_seconds", (double)r->video_seconds);
+    cJSON_AddNumberToObject(j, "steps", (double)r->steps);
+    cJSON *jmixes = cJSON_AddObjectToObject(j, "mixes");
+    for (int32_t m = 0; m < r->n_mix && jmixes; m++) {
+        cJSON *jm = cJSON_AddObjectToObject(jmixes, r->mixes[m]);
+        const zg_sim_cell *row = r->cells + (size_t)m * r->n_pol;
+        double knap = r->knap_index >= 0 ? zg_sim_cell_makespan(&row[r->knap_index]) : NAN;
+        for (int32_t p = 0; p < r->n_pol && jm; p++) {
+            const zg_sim_cell *c = &row[p];
+            double ms = zg_sim_cell_makespan(c);
+            cJSON *jp = cJSON_AddObjectToObject(jm, r->policies[p]);
+            if (c->ok) {
+                cJSON_AddNumberToObject(jp, "makespan_s", ms);
+                cJSON_AddNumberToObject(jp, "balance", c->balance_sum / c->ok);
+                cJSON_AddNumberToObject(jp, "comm_bytes", c->comm_sum / c->ok);
+                cJSON_AddNumberToObject(jp, "plan_ms", c->plan_ms_sum / c->ok);
+                if (isfinite(knap)) cJSON_AddNumberToObject(jp, "speedup_vs_knapformer", knap / ms);
+            }
+            cJSON_AddNumberToObject(jp, "failed", (double)c->failed);
+            cJSON_AddNumberToObject(jp, "over_cap", (double)c->over_cap);
+            if (c->ok) cJSON_AddNumberToObject(jp, "peak_mem_bytes", c->peak_mem_max);
+            if (c->bags[0]) cJSON_AddStringToObject(jp, "bags", c->bags);
+            if (c->failed && c->first_err[0])
+                cJSON_AddStringToObject(jp, "first_error", c->first_err);
+        }
+    }
+    return j;
+}
+
+zg_status zg_sim_write_report(const zg_sim_result *r, const char *path, zg_error *err) {
+    zg_html html;
+    zg_html_init(&html);
+    char title[256];
+    snprintf(title, sizeof title, "zellige simulate — %s on %s, %lld tokens/rank, %lld s videos",
+             r->model.name, r->cluster.name, (long long)r->tokens_per_rank,
+             (long long)r->video_seconds);
+    zg_html_heading(&html, 1, title);
+    zg_html_paragraph(&html, "All times are modelled: per-rank prices from the analytic cost "
+                             "model (docs/cost-model.md), identical for every policy. KnapFormer "
+                             "ignores memory; it is priced without the cap and 'over cap' counts "
+                             "its plans whose peak exceeds it.");
+    zg_status st = ZG_OK;
+    for (int32_t m = 0; m < r->n_mix && !st; m++) {
+        zg_table t;
+        st = mix_table(r, m, &t, err);
+        if (!st) {
+            zg_html_heading(&html, 2, r->mixes[m]);
+            zg_html_table(&html, &t);
+        }
+        zg_table_free(&t);
+    }
+    double *bars = st ? NULL : zg_calloc((size_t)r->n_mix * r->n_pol, sizeof *bars, err);
+    const char *groups[ZG_SIM_MAX_MIX], *series[ZG_SIM_MAX_POL];
+    if (!st && !bars) st = ZG_ERR_NOMEM;
+    for (int32_t m = 0; m < r->n_mix && !st; m++) {
+        groups[m] = r->mixes[m];
+        for (int32_t p = 0; p < r->n_pol; p++)
+            bars[m * r->n_pol + p] = zg_sim_cell_makespan(&r->cells[(size_t)m * r->n_pol + p]);
+    }
+    for (int32_t p = 0; p < r->n_pol; p++)
+        series[p] = r->policies[p];
+    if (!st) {
+        zg_html_bars(&html, "Mean modelled step makespan per mix (seconds)", "makespan (s)",
+                     r->n_mix, groups, r->n_pol, series, bars);
+        zg_html_heading(&html, 2, "One step, per rank (first batch of the Gantt mix)");
+        for (int32_t p = 0; p < r->n_pol; p++) {
+            if (!r->gantt_plans[p].n) continue;
+            snprintf(title, sizeof title, "%s — %s step 0", r->policies[p], r->mixes[r->gantt_mix]);
+            zg_html_gantt(&html, title, &r->gantt_plans[p], &r->gantt_batch);
+        }
+        st = zg_html_write(&html, "zellige simulate report", path, err);
+    }
+    free(bars);
+    zg_html_free(&html);
+    return st;
+}
