@@ -194,34 +194,27 @@ static double sgemm_ceiling(int64_t T, int n, double *square, zg_error *err) {
 
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
+// The 12 chains of vector type T (SET1 broadcasts, FMA fuses, ADD adds), run `iters` rounds and
+// summed into one vector `t` for the caller's horizontal sum.
+#define FMA12_VEC_LOOP(T, SET1, FMA, ADD)                                                          \
+    const T a = SET1(0.999999f), b = SET1(1e-7f);                                                  \
+    T x0 = SET1(0.f), x1 = SET1(1.f), x2 = SET1(2.f), x3 = SET1(3.f), x4 = SET1(4.f),              \
+      x5 = SET1(5.f), x6 = SET1(6.f), x7 = SET1(7.f), x8 = SET1(8.f), x9 = SET1(9.f),              \
+      x10 = SET1(10.f), x11 = SET1(11.f);                                                          \
+    for (int64_t i = 0; i < iters; i++) {                                                          \
+        FMA12(T, FMA);                                                                             \
+    }                                                                                              \
+    T t = ADD(ADD(ADD(x0, x1), ADD(x2, x3)), ADD(ADD(x4, x5), ADD(x6, x7)));                       \
+    t = ADD(t, ADD(ADD(x8, x9), ADD(x10, x11)))
+
 __attribute__((target("avx512f"))) static double fma_loop_avx512(int64_t iters, float *sink) {
-    const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
-    __m512 x0 = _mm512_set1_ps(0.f), x1 = _mm512_set1_ps(1.f), x2 = _mm512_set1_ps(2.f),
-           x3 = _mm512_set1_ps(3.f), x4 = _mm512_set1_ps(4.f), x5 = _mm512_set1_ps(5.f),
-           x6 = _mm512_set1_ps(6.f), x7 = _mm512_set1_ps(7.f), x8 = _mm512_set1_ps(8.f),
-           x9 = _mm512_set1_ps(9.f), x10 = _mm512_set1_ps(10.f), x11 = _mm512_set1_ps(11.f);
-    for (int64_t i = 0; i < iters; i++) {
-        FMA12(__m512, _mm512_fmadd_ps);
-    }
-    __m512 t = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(x0, x1), _mm512_add_ps(x2, x3)),
-                             _mm512_add_ps(_mm512_add_ps(x4, x5), _mm512_add_ps(x6, x7)));
-    t = _mm512_add_ps(t, _mm512_add_ps(_mm512_add_ps(x8, x9), _mm512_add_ps(x10, x11)));
+    FMA12_VEC_LOOP(__m512, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_add_ps);
     *sink = _mm512_reduce_add_ps(t);
     return (double)iters * 12.0 * 16.0 * 2.0;
 }
 
 __attribute__((target("avx2,fma"))) static double fma_loop_avx2(int64_t iters, float *sink) {
-    const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
-    __m256 x0 = _mm256_set1_ps(0.f), x1 = _mm256_set1_ps(1.f), x2 = _mm256_set1_ps(2.f),
-           x3 = _mm256_set1_ps(3.f), x4 = _mm256_set1_ps(4.f), x5 = _mm256_set1_ps(5.f),
-           x6 = _mm256_set1_ps(6.f), x7 = _mm256_set1_ps(7.f), x8 = _mm256_set1_ps(8.f),
-           x9 = _mm256_set1_ps(9.f), x10 = _mm256_set1_ps(10.f), x11 = _mm256_set1_ps(11.f);
-    for (int64_t i = 0; i < iters; i++) {
-        FMA12(__m256, _mm256_fmadd_ps);
-    }
-    __m256 t = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(x0, x1), _mm256_add_ps(x2, x3)),
-                             _mm256_add_ps(_mm256_add_ps(x4, x5), _mm256_add_ps(x6, x7)));
-    t = _mm256_add_ps(t, _mm256_add_ps(_mm256_add_ps(x8, x9), _mm256_add_ps(x10, x11)));
+    FMA12_VEC_LOOP(__m256, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_add_ps);
     float v[8];
     _mm256_storeu_ps(v, t);
     *sink = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
