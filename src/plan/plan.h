@@ -1,7 +1,8 @@
 // plan — the policy interface (zg_planner_vtable), placement options, the planner problem (with
 // the Exact Compact Formulation's groups) and its cross-step option cache, plans (JSON,
-// validator, evaluator), and the baseline policies: dp, adaptive, usp, static, knapformer. The
-// Zellige solver (zellige, joint) is in src/zellige; every policy by name in src/planner.
+// validator, evaluator), and the baseline policies: dp, adaptive, usp, static, knapformer,
+// megatron. The Zellige solver (zellige, joint) is in src/zellige; every policy by name in
+// src/planner.
 //
 // Plan JSON (docs/formats.md): {"version":1,"policy":"zellige","world_size":16,"makespan":..,
 //   "plan_time_ms":..,"sequences":[{"id":0,"tokens":..,"config":{"q":1,"h":4,"k":2},
@@ -58,6 +59,16 @@ static inline zg_budget zg_budget_nodes(int64_t nodes) {
     return b;
 }
 
+// A token count: given (>= 1, checked in zg_planner_init) or absent (the policy's own rule).
+typedef struct zg_opt_tokens {
+    int32_t given;   // 0: absent
+    int64_t tokens;  // when given
+} zg_opt_tokens;
+static inline zg_opt_tokens zg_opt_tokens_of(int64_t tokens) {
+    zg_opt_tokens t = {1, tokens};
+    return t;
+}
+
 typedef struct zg_planner_opts {
     zg_rankset_family family;  // default ZG_RANKSETS_NODE
     int32_t max_degree;        // 0 = world size
@@ -89,6 +100,10 @@ typedef struct zg_planner_opts {
     int32_t remember_layouts;      // 1 (default): stage-1 layouts are remembered across steps per
                                    // anchor multiset, used as candidates and replayed when
                                    // trusted (search/library.c); 0: every step searches
+    // megatron: the scheduler's max_seqlen_per_dp_cp_rank (tokens one rank holds of a sample).
+    // Absent: per batch, the largest value at which every sequence fits memory on the CP size
+    // it gets (policy_megatron.c, docs/planners.md).
+    zg_opt_tokens max_seqlen_per_rank;
 } zg_planner_opts;
 void zg_planner_opts_default(zg_planner_opts *o);
 
@@ -288,7 +303,7 @@ struct zg_planner {
 // The baseline policies this module implements (the registry in src/planner lists every
 // policy; the Zellige solver's two are in src/zellige).
 extern const zg_planner_vtable zg_policy_dp, zg_policy_adaptive, zg_policy_usp, zg_policy_static,
-    zg_policy_knapformer;
+    zg_policy_knapformer, zg_policy_megatron;
 
 // ---------------------------------------------------------------------------------------------
 // Cross-step caches: the context they depend on, and the cache of priced options.
