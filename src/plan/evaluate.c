@@ -1,8 +1,56 @@
 // evaluate.c — per-rank time, memory and tokens of a plan, its makespan and balance, and the
-// attention communication bytes by primitive.
+// attention communication bytes by primitive. Rounds run one after another: the makespan adds
+// up each round's slowest rank, a rank's memory is its largest round.
+#include <stdlib.h>
 #include <string.h>
 
-#include "plan/plan.h"
+#include "plan/plan_internal.h"
+
+// Several rounds: per round (ascending), each rank's time and memory in that round, summed over
+// its placements in batch order; *makespan = the sum over rounds of the slowest rank, and each
+// rank's memory = mem_base + its largest round.
+static zg_status rounds_evaluate(zg_plan *p, double *makespan, zg_error *err) {
+    int32_t w = p->world_size;
+    int64_t *order = NULL;
+    double *t = zg_calloc((size_t)w, sizeof *t, err), *m = zg_calloc((size_t)w, sizeof *m, err);
+    int32_t *touched = zg_calloc((size_t)w, sizeof *touched, err);
+    unsigned char *mark = zg_calloc((size_t)w, 1, err);
+    zg_status st = (!t || !m || !touched || !mark) ? ZG_ERR_NOMEM : ZG_OK;
+    if (!st) st = zg_plan_round_order(p, &order, err);
+    double mk = 0;
+    for (int64_t a = 0, b; !st && a < p->n; a = b) {
+        int32_t round = p->p[order[a]].round, nt = 0;
+        for (b = a; b < p->n && p->p[order[b]].round == round; b++) {
+            const zg_placement *pl = &p->p[order[b]];
+            for (int32_t k = 0; k < pl->n_ranks; k++) {
+                int32_t r = pl->ranks[k];
+                if (!mark[r]) {
+                    mark[r] = 1;
+                    touched[nt++] = r;
+                    t[r] = 0;
+                    m[r] = p->mem_base;
+                }
+                t[r] += pl->time;
+                m[r] += pl->mem;
+            }
+        }
+        double slowest = 0;
+        for (int32_t j = 0; j < nt; j++) {
+            int32_t r = touched[j];
+            if (t[r] > slowest) slowest = t[r];
+            if (m[r] > p->ranks[r].mem) p->ranks[r].mem = m[r];
+            mark[r] = 0;
+        }
+        mk += slowest;
+    }
+    *makespan = mk;
+    free(order);
+    free(t);
+    free(m);
+    free(touched);
+    free(mark);
+    return st;
+}
 
 zg_status zg_plan_evaluate(zg_plan *p, const zg_batch *b, const zg_pricer *pricer,
                            zg_plan_stats *stats, zg_error *err) {
@@ -40,6 +88,9 @@ zg_status zg_plan_evaluate(zg_plan *p, const zg_batch *b, const zg_pricer *price
         }
     }
     int32_t w = p->world_size;
+    int32_t n_rounds = 1;
+    zg_status st = zg_plan_rounds_check(p, &n_rounds, "evaluate: ", err);
+    if (st) return st;
     for (int32_t r = 0; r < w; r++) p->ranks[r] = (zg_rank_load){0, p->mem_base, 0};
     int64_t n_split = 0;
     for (int64_t i = 0; i < p->n; i++) {
@@ -52,18 +103,21 @@ zg_status zg_plan_evaluate(zg_plan *p, const zg_batch *b, const zg_pricer *price
                                     "evaluate: sequence %lld lists rank %d (world size %d)",
                                     (long long)pl->id, r, w);
             p->ranks[r].time += pl->time;
-            p->ranks[r].mem += pl->mem;
+            if (n_rounds == 1) p->ranks[r].mem += pl->mem;  // else: rounds_evaluate
             p->ranks[r].tokens += pl->shards[k].end - pl->shards[k].start;
         }
     }
-    double mk = 0, sum = 0, peak = 0;
+    double mk = 0;
+    if (n_rounds > 1 && (st = rounds_evaluate(p, &mk, err))) return st;
+    double sum = 0, peak = 0;
     for (int32_t r = 0; r < w; r++) {
-        if (p->ranks[r].time > mk) mk = p->ranks[r].time;
+        if (n_rounds == 1 && p->ranks[r].time > mk) mk = p->ranks[r].time;
         if (p->ranks[r].mem > peak) peak = p->ranks[r].mem;
         sum += p->ranks[r].time;
     }
     p->makespan = mk;
     if (stats) {
+        stats->n_rounds = n_rounds;
         stats->makespan = mk;
         stats->mean_time = sum / w;
         stats->balance = stats->mean_time > 0 ? mk / stats->mean_time : 1.0;

@@ -1,8 +1,9 @@
 // plan.c — the plan object: allocation and setting one placement (contiguous option or an
 // explicit rank list with chunk lengths).
+#include <stdlib.h>
 #include <string.h>
 
-#include "plan/plan.h"
+#include "plan/plan_internal.h"
 
 void zg_plan_init(zg_plan *p) {
     memset(p, 0, sizeof *p);
@@ -66,6 +67,7 @@ static zg_status placement_prepare(zg_plan *p, int64_t i, const zg_seq *s, int64
     pl->seq = seq_index;
     pl->id = s->id;
     pl->tokens = s->tokens;
+    pl->round = 0;
     pl->config = c;
     pl->n_ranks = n;
     return ZG_OK;
@@ -120,4 +122,37 @@ zg_status zg_plan_set_ranks(zg_plan *p, int64_t i, const zg_seq *s, int64_t seq_
     pl->time = 0;
     pl->mem = 0;
     return ZG_OK;
+}
+
+zg_status zg_plan_rounds_check(const zg_plan *p, int32_t *n_rounds, const char *who,
+                               zg_error *err) {
+    *n_rounds = 1;
+    for (int64_t i = 0; i < p->n; i++) {
+        int32_t rd = p->p[i].round;
+        if (rd < 0 || rd >= p->n)
+            return zg_error_set(err, ZG_ERR_INVALID,
+                                "%ssequence %lld is in round %d; rounds are 0..%lld (one per "
+                                "sequence at most)",
+                                who ? who : "", (long long)p->p[i].id, rd, (long long)p->n - 1);
+        if (rd >= *n_rounds) *n_rounds = rd + 1;
+    }
+    return ZG_OK;
+}
+
+static int cmp_round(const void *pa, const void *pb, void *vctx) {
+    const zg_plan *p = vctx;
+    int32_t a = p->p[*(const int64_t *)pa].round, b = p->p[*(const int64_t *)pb].round;
+    return (a > b) - (a < b);
+}
+
+zg_status zg_plan_round_order(const zg_plan *p, int64_t **order, zg_error *err) {
+    *order = zg_calloc((size_t)(p->n ? p->n : 1), sizeof **order, err);
+    if (!*order) return ZG_ERR_NOMEM;
+    for (int64_t i = 0; i < p->n; i++) (*order)[i] = i;
+    zg_status st = zg_sort_stable(*order, (size_t)p->n, sizeof **order, cmp_round, (void *)p, err);
+    if (st) {
+        free(*order);
+        *order = NULL;
+    }
+    return st;
 }

@@ -1,13 +1,16 @@
 // plan — the policy interface (zg_planner_vtable), placement options, the planner problem (with
 // the Exact Compact Formulation's groups) and its cross-step option cache, plans (JSON,
-// validator, evaluator), and the baseline policies: dp, adaptive, usp, static, knapformer. The
-// Zellige solver (zellige, joint) is in src/zellige; every policy by name in src/planner.
+// validator, evaluator), and the baseline policies: dp, adaptive, usp, static, knapformer,
+// megatron. The Zellige solver (zellige, joint) is in src/zellige; every policy by name in
+// src/planner.
 //
 // Plan JSON (docs/formats.md): {"version":1,"policy":"zellige","world_size":16,"makespan":..,
 //   "plan_time_ms":..,"sequences":[{"id":0,"tokens":..,"config":{"q":1,"h":4,"k":2},
 //   "ranks":[...],"shards":[{"rank":r,"start":a,"end":b}]}],
 //   "ranks":[{"rank":0,"time":..,"memory":..,"tokens":..}]}
 // Token ranges are half-open, cover each sequence exactly once, and are all the engine needs.
+// A sequence may carry "round":k (k > 0; absent = 0): rounds run one after another (megatron's
+// microbatch groups); every other policy leaves all sequences in round 0.
 //
 // May include: cost, topo, workload, model, core.
 #ifndef ZG_PLAN_H
@@ -56,6 +59,16 @@ static inline zg_budget zg_budget_nodes(int64_t nodes) {
     return b;
 }
 
+// A token count: given (>= 1, checked in zg_planner_init) or absent (the policy's own rule).
+typedef struct zg_opt_tokens {
+    int32_t given;   // 0: absent
+    int64_t tokens;  // when given
+} zg_opt_tokens;
+static inline zg_opt_tokens zg_opt_tokens_of(int64_t tokens) {
+    zg_opt_tokens t = {1, tokens};
+    return t;
+}
+
 typedef struct zg_planner_opts {
     zg_rankset_family family;  // default ZG_RANKSETS_NODE
     int32_t max_degree;        // 0 = world size
@@ -87,6 +100,10 @@ typedef struct zg_planner_opts {
     int32_t remember_layouts;      // 1 (default): stage-1 layouts are remembered across steps per
                                    // anchor multiset, used as candidates and replayed when
                                    // trusted (search/library.c); 0: every step searches
+    // megatron: the scheduler's max_seqlen_per_dp_cp_rank (tokens one rank holds of a sample).
+    // Absent: per batch, the largest value at which every sequence fits memory on the CP size
+    // it gets (policy_megatron.c, docs/planners.md).
+    zg_opt_tokens max_seqlen_per_rank;
 } zg_planner_opts;
 void zg_planner_opts_default(zg_planner_opts *o);
 
@@ -110,6 +127,9 @@ typedef struct zg_placement {
     int64_t seq;        // index in the batch
     int64_t id;         // sequence id (copied from the batch)
     int64_t tokens;
+    int32_t round;      // microbatch round, 0 .. n-1: rounds run one after another, each a
+                        // placement on its own (zg_plan_set_* put it in round 0; only megatron
+                        // uses others)
     zg_config config;
     int32_t n_ranks;    // = degree
     int32_t *ranks;     // rank list; position i holds shards[i] (see zg_config for the order)
@@ -119,9 +139,9 @@ typedef struct zg_placement {
 } zg_placement;
 
 typedef struct zg_rank_load {
-    double time;    // seconds: sum of prices of everything placed on the rank
-    double mem;     // bytes: mem_base + sum of memory prices
-    int64_t tokens; // tokens held (sum of shard lengths)
+    double time;    // seconds: sum of prices of everything placed on the rank (all rounds)
+    double mem;     // bytes: mem_base + its largest round's sum of memory prices
+    int64_t tokens; // tokens held (sum of shard lengths, all rounds)
 } zg_rank_load;
 
 typedef struct zg_plan {
@@ -132,7 +152,8 @@ typedef struct zg_plan {
     int64_t n;                 // placements, one per batch sequence, in batch order
     zg_placement *p;
     zg_rank_load *ranks;       // world_size entries (filled by zg_plan_evaluate)
-    double makespan;           // max rank time
+    double makespan;           // sum over rounds of the slowest rank's time in the round
+                               // (one round: the max rank time)
     double plan_time_ms;       // planner wall time
     double mem_base, mem_cap;
     double lower_bound;        // exact solvers: proven lower bound on the makespan (0 unknown)
@@ -157,7 +178,8 @@ zg_status zg_plan_set_ranks(zg_plan *p, int64_t i, const zg_seq *s, int64_t seq_
                             int32_t n, zg_error *err);
 
 // Validator: each sequence placed once, token ranges cover it exactly once in order, configs
-// legal, ranks distinct and in range, shard ranks match the rank list, memory <= cap.
+// legal, ranks distinct and in range, shard ranks match the rank list, rounds in 0..n-1, memory
+// <= cap in every round (a rank's placements of one round together; rounds free their memory).
 // Memory is summed from the placements' stored prices (run zg_plan_evaluate first to re-price);
 // p->mem_cap <= 0 means the cap is unknown and memory is not checked.
 zg_status zg_plan_validate(const zg_plan *p, const zg_batch *b, const zg_model *m,
@@ -166,12 +188,16 @@ zg_status zg_plan_validate(const zg_plan *p, const zg_batch *b, const zg_model *
 // Evaluator: re-prices every placement with `pricer` (if non-NULL, else keeps stored prices) and
 // fills per-rank time/memory/tokens and the makespan; with a pricer it also sets mem_base and
 // mem_cap from it and fills stats->comm (bytes sent, summed over every participating rank).
+// Rounds: makespan = sum over rounds of max over ranks of the rank's time in that round (the
+// rounds are separated by a barrier); a rank's memory is its largest round. With one round this
+// is the max rank time and the sum of a rank's memory prices, as before rounds existed.
 // b may be NULL when pricer is NULL. stats may be NULL.
 typedef struct zg_plan_stats {
-    double makespan, mean_time, balance;  // balance = max/mean rank time
+    double makespan, mean_time, balance;  // balance = makespan/mean rank time
     double peak_mem;                      // max rank memory (bytes, base included)
     int64_t n_split;                      // placements with degree > 1
     zg_comm_bytes comm;                   // summed over all ranks
+    int32_t n_rounds;                     // 1 + the largest round
 } zg_plan_stats;
 zg_status zg_plan_evaluate(zg_plan *p, const zg_batch *b, const zg_pricer *pricer,
                            zg_plan_stats *stats, zg_error *err);
@@ -277,7 +303,7 @@ struct zg_planner {
 // The baseline policies this module implements (the registry in src/planner lists every
 // policy; the Zellige solver's two are in src/zellige).
 extern const zg_planner_vtable zg_policy_dp, zg_policy_adaptive, zg_policy_usp, zg_policy_static,
-    zg_policy_knapformer;
+    zg_policy_knapformer, zg_policy_megatron;
 
 // ---------------------------------------------------------------------------------------------
 // Cross-step caches: the context they depend on, and the cache of priced options.

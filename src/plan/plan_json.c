@@ -34,6 +34,7 @@ cJSON *zg_plan_to_json(const zg_plan *p) {
         if (!o || !cJSON_AddItemToArray(seqs, o)) goto fail;
         cJSON *cfg;
         if (!add_num(o, "id", (double)pl->id) || !add_num(o, "tokens", (double)pl->tokens) ||
+            (pl->round != 0 && !add_num(o, "round", pl->round)) ||
             !(cfg = cJSON_AddObjectToObject(o, "config")) || !add_num(cfg, "q", pl->config.q) ||
             !add_num(cfg, "h", pl->config.h) || !add_num(cfg, "k", pl->config.k))
             goto fail;
@@ -90,6 +91,9 @@ static zg_status read_placement(const cJSON *o, zg_plan *p, int64_t i, zg_error 
     if (tokens < 1)
         return zg_error_set(err, ZG_ERR_INVALID, "%s: \"tokens\" = %lld; must be positive", ctx,
                             (long long)tokens);
+    int32_t round = 0;  // absent: 0; at most one round per sequence
+    int32_t last_round = p->n - 1 < INT32_MAX ? (int32_t)(p->n - 1) : INT32_MAX;
+    if ((st = get_i32(o, "round", 0, 0, last_round, &round, ctx, err))) return st;
     const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(o, "config");
     if (!cJSON_IsObject(cfg))
         return zg_error_set(err, ZG_ERR_INVALID, "%s: missing \"config\" object", ctx);
@@ -140,6 +144,7 @@ static zg_status read_placement(const cJSON *o, zg_plan *p, int64_t i, zg_error 
     pl->seq = i;
     pl->id = id;
     pl->tokens = tokens;
+    pl->round = round;
     pl->config = c;
     pl->n_ranks = d;
     if ((st = zg_json_get_num(o, "time", 0, &pl->time, ctx, err)) ||
@@ -313,9 +318,10 @@ zg_status zg_plan_write_file(const char *path, const zg_plan *p, zg_error *err) 
     sb_lit(&b, ",\n\"sequences\":[");
     for (int64_t i = 0; i < p->n && !b.oom; i++) {
         const zg_placement *pl = &p->p[i];
-        sb_printf(&b, "%s\n{\"id\":%lld,\"tokens\":%lld,\"config\":{\"q\":%d,\"h\":%d,\"k\":%d},"
-                      "\"ranks\":[",
-                  i ? "," : "", (long long)pl->id, (long long)pl->tokens, pl->config.q,
+        sb_printf(&b, "%s\n{\"id\":%lld,\"tokens\":%lld,", i ? "," : "", (long long)pl->id,
+                  (long long)pl->tokens);
+        if (pl->round != 0) sb_printf(&b, "\"round\":%d,", pl->round);
+        sb_printf(&b, "\"config\":{\"q\":%d,\"h\":%d,\"k\":%d},\"ranks\":[", pl->config.q,
                   pl->config.h, pl->config.k);
         for (int32_t r = 0; r < pl->n_ranks; r++) sb_printf(&b, "%s%d", r ? "," : "", pl->ranks[r]);
         sb_lit(&b, "],\"shards\":[");

@@ -1,10 +1,11 @@
 // validate.c — checks that a plan is executable: every sequence placed once, its tokens covered
-// exactly once by consecutive chunks, configs legal, rank lists sane, memory within the cap.
+// exactly once by consecutive chunks, configs legal, rank lists sane, rounds in range, memory
+// within the cap in every round.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan/plan.h"
+#include "plan/plan_internal.h"
 
 // Says why shards that are not consecutive fail: a gap, an overlap, or just the wrong order.
 static zg_status explain_ranges(const zg_placement *pl, zg_error *err) {
@@ -133,6 +134,45 @@ static zg_status check_placement(const zg_plan *p, int64_t i, const zg_batch *b,
     return ZG_OK;
 }
 
+// Several rounds: each round's memory per rank (its placements of that round) within the cap;
+// names the lowest rank over the cap in the first such round. mem[] (world size) is all 0 and
+// is left so.
+static zg_status check_round_memory(const zg_plan *p, double *mem, zg_error *err) {
+    int64_t *order = NULL;
+    zg_status st = zg_plan_round_order(p, &order, err);
+    for (int64_t a = 0, b; !st && a < p->n; a = b) {
+        int32_t round = p->p[order[a]].round;
+        for (b = a; b < p->n && p->p[order[b]].round == round; b++)
+            for (int32_t k = 0; k < p->p[order[b]].n_ranks; k++)
+                mem[p->p[order[b]].ranks[k]] += p->p[order[b]].mem;
+        int32_t over = -1;
+        for (int64_t x = a; x < b; x++)
+            for (int32_t k = 0; k < p->p[order[x]].n_ranks; k++) {
+                int32_t r = p->p[order[x]].ranks[k];
+                if (mem[r] > p->mem_cap * (1 + 1e-12) && (over < 0 || r < over)) over = r;
+            }
+        if (over >= 0) {
+            char a_[32], c_[32];
+            int64_t big = -1;  // the largest contributor of the round
+            for (int64_t y = a; y < b; y++)
+                for (int32_t j = 0; j < p->p[order[y]].n_ranks; j++)
+                    if (p->p[order[y]].ranks[j] == over &&
+                        (big < 0 || p->p[order[y]].mem > p->p[big].mem))
+                        big = order[y];
+            st = zg_error_set(err, ZG_ERR_INVALID,
+                              "rank %d needs %s for its placements in round %d, over the cap of "
+                              "%s (largest: sequence %lld)",
+                              over, zg_fmt_bytes(mem[over], a_, sizeof a_), round,
+                              zg_fmt_bytes(p->mem_cap, c_, sizeof c_),
+                              big >= 0 ? (long long)p->p[big].id : -1LL);
+        }
+        for (int64_t x = a; x < b; x++)
+            for (int32_t k = 0; k < p->p[order[x]].n_ranks; k++) mem[p->p[order[x]].ranks[k]] = 0;
+    }
+    free(order);
+    return st;
+}
+
 zg_status zg_plan_validate(const zg_plan *p, const zg_batch *b, const zg_model *m,
                            zg_error *err) {
     if (!p || !b || !m) return zg_error_set(err, ZG_ERR_INVALID, "validate: missing argument");
@@ -146,12 +186,14 @@ zg_status zg_plan_validate(const zg_plan *p, const zg_batch *b, const zg_model *
     unsigned char *seen = zg_calloc((size_t)p->world_size, 1, err);
     double *mem = zg_calloc((size_t)p->world_size, sizeof *mem, err);
     zg_status st = (!seen || !mem) ? ZG_ERR_NOMEM : ZG_OK;
-    for (int64_t i = 0; i < p->n && !st; i++) {
-        st = check_placement(p, i, b, m, seen, err);
-        if (!st)
+    for (int64_t i = 0; i < p->n && !st; i++) st = check_placement(p, i, b, m, seen, err);
+    int32_t n_rounds = 1;
+    if (!st) st = zg_plan_rounds_check(p, &n_rounds, "", err);
+    if (!st && p->mem_cap > 0 && n_rounds > 1) st = check_round_memory(p, mem, err);
+    if (!st && n_rounds == 1)
+        for (int64_t i = 0; i < p->n; i++)
             for (int32_t r = 0; r < p->p[i].n_ranks; r++) mem[p->p[i].ranks[r]] += p->p[i].mem;
-    }
-    if (!st && p->mem_cap > 0) {
+    if (!st && p->mem_cap > 0 && n_rounds == 1) {
         for (int32_t r = 0; r < p->world_size && !st; r++)
             if (mem[r] > p->mem_cap * (1 + 1e-12)) {
                 char a[32], c[32];

@@ -8,7 +8,7 @@
 
 #include "plan/plan.h"
 
-// Policies: zellige, joint, dp, adaptive, usp, static, knapformer.
+// Policies: zellige, joint, dp, adaptive, usp, static, knapformer, megatron.
 const zg_planner_vtable *const *zg_planner_policies(void);  // NULL-terminated
 zg_status zg_planner_init(zg_planner *pl, const char *policy, const zg_plan_ctx *ctx,
                           zg_error *err);
