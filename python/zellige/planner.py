@@ -12,6 +12,7 @@ import os
 import threading
 import time
 import weakref
+from collections import abc
 from concurrent.futures import Future, ThreadPoolExecutor
 from ctypes import byref, c_void_p
 from dataclasses import dataclass, field
@@ -192,7 +193,7 @@ class PlanArrays:
         return f"PlanArrays({', '.join(self._LAYOUT)})"
 
 
-class _LazyList(Sequence):
+class _LazyList(abc.Sequence):
     """A read-only list whose items are built on first access (plans of thousands of sequences
     cost nothing until read)."""
 
@@ -290,12 +291,16 @@ class Plan:
             return RankLoad(r, float(a.rank_time[r]), float(a.rank_memory[r]),
                             int(a.rank_tokens[r]))
 
-        return cls(policy=v.policy.decode(), fallback_from=v.fallback_from.decode(),
-                   summary=v.summary.decode(), world_size=w, makespan=v.makespan,
-                   plan_time_ms=v.plan_time_ms, lower_bound=v.lower_bound,
-                   optimal=bool(v.optimal), mem_base=v.mem_base, mem_cap=v.mem_cap, arrays=a,
-                   sequences=_LazyList(v.n, placement), ranks=_LazyList(w, rank_load),
-                   _result=res)
+        # the fields set directly: a frozen dataclass's __init__ costs ~5 us of the ~15 us
+        # Python overhead per plan() (bench/python_planner.py)
+        plan = object.__new__(cls)
+        plan.__dict__.update(
+            policy=v.policy.decode(), fallback_from=v.fallback_from.decode(),
+            summary=v.summary.decode(), world_size=w, makespan=v.makespan,
+            plan_time_ms=v.plan_time_ms, lower_bound=v.lower_bound, optimal=bool(v.optimal),
+            mem_base=v.mem_base, mem_cap=v.mem_cap, arrays=a,
+            sequences=_LazyList(v.n, placement), ranks=_LazyList(w, rank_load), _result=res)
+        return plan
 
     def __len__(self) -> int:
         """Number of sequences."""
@@ -340,8 +345,9 @@ class Batch:
     ``None`` columns are unknown: origin rank -1, kind ``"other"``, 0 for frames/height/
     width/text_tokens, no bucket; ids default to 0..n-1. Made by :func:`read_batch` and
     :func:`workload_mix`, or directly. Integer columns are stored as numpy arrays (int64 for
-    lengths and ids, int32 otherwise), kinds and buckets as tuples; the encoding the C call
-    needs is made once per batch.
+    lengths and ids, int32 otherwise), kinds and buckets as tuples, and the columns the C call
+    reads are made here, once (so a batch made by the data loader costs :meth:`Planner.plan`
+    no conversion). Bad values raise :class:`PlanError`.
     """
 
     lengths: np.ndarray                        # (n,) int64 visual tokens
@@ -375,6 +381,7 @@ class Batch:
                 if len(v) != n:
                     raise PlanError(f"Batch.{name} has {len(v)} entries for {n} sequences")
                 put(self, name, v)
+        put(self, "_enc", _encode(self.lengths, self.origin_ranks, self.metadata()))
 
     def __len__(self) -> int:
         return len(self.lengths)
@@ -387,16 +394,13 @@ class Batch:
         return {k: v for k, v in cols.items() if v is not None}
 
     def _encoded(self) -> "_Encoded":
-        if self._enc is None:
-            object.__setattr__(self, "_enc", _encode(self.lengths, self.origin_ranks,
-                                                     self.metadata()))
         return self._enc
 
     @classmethod
     def from_dict(cls, d: Union[Mapping[str, Any], Sequence[Mapping[str, Any]]]) -> "Batch":
         """From batch JSON with ``tokens`` on every sequence (as :func:`read_batch` returns;
         that one also fills tokens from frames/height/width)."""
-        seqs = d["sequences"] if isinstance(d, Mapping) else d
+        seqs = d["sequences"] if isinstance(d, abc.Mapping) else d
         n = len(seqs)
 
         def col(key: str, default: Any, dtype: Any) -> np.ndarray:
@@ -447,7 +451,7 @@ class Batch:
 
 
 def _spec(x: Any, what: str) -> bytes:
-    if isinstance(x, Mapping):
+    if isinstance(x, abc.Mapping):
         return json.dumps(x).encode()
     if isinstance(x, (str, os.PathLike)):
         s = os.fspath(x)
@@ -547,7 +551,7 @@ def _int_array(x: Any, name: str, lo: int, hi: int, dtype: Any) -> np.ndarray:
 
 def _columns(meta: Any, n: int) -> Dict[str, Any]:
     """Metadata (a list of n dicts, or a dict of n-long columns) as a dict of columns."""
-    if isinstance(meta, Mapping):
+    if isinstance(meta, abc.Mapping):
         cols = dict(meta)
         for k, v in cols.items():
             if k not in _META_KEYS:
@@ -555,20 +559,29 @@ def _columns(meta: Any, n: int) -> Dict[str, Any]:
             if len(v) != n:
                 raise PlanError(f"metadata['{k}'] has {len(v)} entries for {n} sequences")
         return cols
-    if isinstance(meta, (str, bytes)) or not isinstance(meta, Sequence):
+    if isinstance(meta, (str, bytes)) or not isinstance(meta, abc.Sequence):
         raise PlanError("metadata: expected a list of dicts (one per sequence) or a dict of "
                         "columns")
     if len(meta) != n:
         raise PlanError(f"metadata has {len(meta)} entries for {n} sequences")
     keys: Dict[str, None] = {}
-    for i, d in enumerate(meta):
-        if not isinstance(d, Mapping):
-            raise PlanError(f"metadata[{i}]: expected a dict, got {type(d).__name__}")
-        for k in d:
-            if k not in _META_KEYS:
-                raise PlanError(f"metadata[{i}]: unknown key '{k}' (keys: "
-                                f"{', '.join(_META_KEYS)})")
-            keys[k] = None
+    for d in meta:
+        if type(d) is dict:
+            keys.update(d)
+        elif isinstance(d, abc.Mapping):
+            keys.update(dict.fromkeys(d))
+        else:
+            keys = {}
+            break
+    bad = [k for k in keys if k not in _META_KEYS]
+    if bad or not keys and n:
+        for i, d in enumerate(meta):
+            if not isinstance(d, abc.Mapping):
+                raise PlanError(f"metadata[{i}]: expected a dict, got {type(d).__name__}")
+            for k in d:
+                if k not in _META_KEYS:
+                    raise PlanError(f"metadata[{i}]: unknown key '{k}' (keys: "
+                                    f"{', '.join(_META_KEYS)})")
     defaults = {"kind": "other", "bucket": "", "origin_rank": -1}
     out: Dict[str, Any] = {}
     for k in keys:
@@ -712,6 +725,7 @@ class Planner:
                  **options: Any) -> None:
         self._handle: Optional[int] = None
         self._lock = threading.Lock()
+        self._err = ctypes.create_string_buffer(_lib.ERR_SIZE)  # plan()'s, under the lock
         self._pool: Optional[ThreadPoolExecutor] = None
         #: milliseconds the last :meth:`plan` spent in the C call (input arrays to result),
         #: for measuring the Python overhead of :meth:`plan`.
@@ -820,13 +834,15 @@ class Planner:
         else:
             enc = _encode(lengths, origin_ranks, metadata)
         out = c_void_p()
-        err = ctypes.create_string_buffer(_lib.ERR_SIZE)
         with self._lock:
             if self._handle is None:
                 raise PlanError("the planner is closed")
+            err = self._err
             t0 = time.perf_counter()
             rc = LIB.zgpy_plan(self._handle, byref(enc.struct), byref(out), err, _lib.ERR_SIZE)
             self.last_c_call_ms = (time.perf_counter() - t0) * 1e3
+            if rc:
+                err = ctypes.create_string_buffer(err.value)  # the message, out of the lock
         if rc:
             _raise(rc, err)
         return Plan._from_result(out.value)
