@@ -20,3 +20,20 @@ for mod in pytest ortools; do
         python3 -m pip install -q "$mod" 2>/dev/null || echo "note: $mod not installed; its tests are skipped"
     fi
 done
+
+# The Python package (python/, docs/pytorch.md): numpy, then `pip install ./python`, which builds
+# the planner's C library from src/ into the package. Skipped when the installed package was
+# built from the current sources. `wheel` lets the tests rebuild it without the registry.
+for mod in numpy wheel; do
+    if ! python3 -c "import $mod" 2>/dev/null; then
+        python3 -m pip install -q "$mod" || echo "note: $mod not installed"
+    fi
+done
+root="$(cd "$(dirname "$0")/.." && pwd)"
+want=$(python3 -c "import importlib.util as u, sys; s = u.spec_from_file_location('s', sys.argv[1] + '/python/zellige/_sources.py'); m = u.module_from_spec(s); s.loader.exec_module(m); print(m.source_hash(sys.argv[1]))" "$root")
+have=$(cd / && python3 -c "import zellige._build_info as b; print(b.SOURCE_HASH)" 2>/dev/null || true)
+if [ "$want" != "$have" ]; then
+    echo "installing the zellige Python package (python -m pip install ./python)"
+    python3 -m pip install -q --no-deps --force-reinstall "$root/python" ||
+        echo "note: the zellige Python package did not install; its tests are skipped"
+fi
