@@ -445,59 +445,61 @@ static void rounds_plan(fixture *f, zg_plan *p) {
 }
 
 ZG_TEST(plan_rounds_validate_evaluate_json) {
-    fixture f;
-    zg_plan p;
-    rounds_plan(&f, &p);
+    fixture fx;
+    zg_plan plan;
+    fixture *f = &fx;  // pointers, as EXPECT_INVALID reads them
+    zg_plan *p = &plan;
+    rounds_plan(f, p);
     zg_error err;
     // each round on its own: rank 0 holds 60 B in round 0 and 60 B in round 1 (cap 100)
-    CHECK_OK(zg_plan_validate(&p, &f.b, &f.m, &err), &err);
+    CHECK_OK(zg_plan_validate(p, &f->b, &f->m, &err), &err);
     zg_plan_stats st;
-    CHECK_OK(zg_plan_evaluate(&p, &f.b, NULL, &st, &err), &err);
+    CHECK_OK(zg_plan_evaluate(p, &f->b, NULL, &st, &err), &err);
     // round 0: ranks 0,1 take 2 s, rank 3 3 s -> 3 s; round 1: rank 0 1 s -> makespan 4 s
     CHECK_NEAR(st.makespan, 4, 0, 0);
-    CHECK_NEAR(p.makespan, 4, 0, 0);
+    CHECK_NEAR(p->makespan, 4, 0, 0);
     CHECK_EQ_INT(st.n_rounds, 2);
-    CHECK_NEAR(p.ranks[0].time, 3, 0, 0); // a rank's time adds up its rounds
-    CHECK_NEAR(p.ranks[3].time, 3, 0, 0);
-    CHECK_NEAR(p.ranks[0].mem, 60, 0, 0); // memory: its largest round (mem_base 0 here)
-    CHECK_NEAR(p.ranks[3].mem, 10, 0, 0);
+    CHECK_NEAR(p->ranks[0].time, 3, 0, 0); // a rank's time adds up its rounds
+    CHECK_NEAR(p->ranks[3].time, 3, 0, 0);
+    CHECK_NEAR(p->ranks[0].mem, 60, 0, 0); // memory: its largest round (mem_base 0 here)
+    CHECK_NEAR(p->ranks[3].mem, 10, 0, 0);
     CHECK_NEAR(st.peak_mem, 60, 0, 0);
     CHECK_NEAR(st.balance, 4 / 2.0, 0, 1e-15); // mean rank time (3+2+0+3)/4
-    CHECK_EQ_INT(p.ranks[0].tokens, 50 + 10);
+    CHECK_EQ_INT(p->ranks[0].tokens, 50 + 10);
     // the same plan in one round: the old rules (max rank time, memory summed)
-    p.p[1].round = 0;
-    CHECK_OK(zg_plan_evaluate(&p, &f.b, NULL, &st, &err), &err);
+    p->p[1].round = 0;
+    CHECK_OK(zg_plan_evaluate(p, &f->b, NULL, &st, &err), &err);
     CHECK_NEAR(st.makespan, 3, 0, 0);
     CHECK_EQ_INT(st.n_rounds, 1);
-    CHECK_NEAR(p.ranks[0].mem, 120, 0, 0);
+    CHECK_NEAR(p->ranks[0].mem, 120, 0, 0);
     EXPECT_INVALID("rank 0 needs 120 B for its placements, over the cap of 100 B");
     // memory per round: sequence 2 moves to rank 0 in round 1 (60 + 10 B fit, 60 + 45 B do not)
-    p.p[1].round = 1;
-    p.p[2].round = 1;
-    p.p[2].ranks[0] = p.p[2].shards[0].rank = 0;
-    CHECK_OK(zg_plan_validate(&p, &f.b, &f.m, &err), &err);
-    p.p[2].mem = 45;
+    p->p[1].round = 1;
+    p->p[2].round = 1;
+    p->p[2].ranks[0] = p->p[2].shards[0].rank = 0;
+    CHECK_OK(zg_plan_validate(p, &f->b, &f->m, &err), &err);
+    p->p[2].mem = 45;
     EXPECT_INVALID("rank 0 needs 105 B for its placements in round 1, over the cap of 100 B "
                    "(largest: sequence 1)");
-    p.p[2].mem = 10;
-    p.p[2].ranks[0] = p.p[2].shards[0].rank = 3;
-    p.p[2].round = 0;
+    p->p[2].mem = 10;
+    p->p[2].ranks[0] = p->p[2].shards[0].rank = 3;
+    p->p[2].round = 0;
     // rounds out of range: negative, or more rounds than sequences
-    p.p[1].round = 3;
+    p->p[1].round = 3;
     EXPECT_INVALID("sequence 1 is in round 3; rounds are 0..2");
-    CHECK(zg_plan_evaluate(&p, &f.b, NULL, &st, &err) == ZG_ERR_INVALID);
-    p.p[1].round = -1;
+    CHECK(zg_plan_evaluate(p, &f->b, NULL, &st, &err) == ZG_ERR_INVALID);
+    p->p[1].round = -1;
     EXPECT_INVALID("sequence 1 is in round -1");
-    p.p[1].round = 1;
+    p->p[1].round = 1;
     // JSON: "round" written only when non-zero, read back; both writers agree
-    CHECK_OK(zg_plan_evaluate(&p, &f.b, NULL, NULL, &err), &err);
-    cJSON *j = zg_plan_to_json(&p);
+    CHECK_OK(zg_plan_evaluate(p, &f->b, NULL, NULL, &err), &err);
+    cJSON *j = zg_plan_to_json(p);
     char *s1 = cJSON_PrintUnformatted(j);
     CHECK(strstr(s1, "{\"id\":1,\"tokens\":10,\"round\":1,\"config\"") != NULL);
     CHECK(strstr(s1, "{\"id\":0,\"tokens\":100,\"config\"") != NULL);
     CHECK(strstr(s1, "\"round\":0") == NULL);
     const char *path = "build-plan-test-rounds.tmp.json";
-    CHECK_OK(zg_plan_write_file(path, &p, &err), &err);
+    CHECK_OK(zg_plan_write_file(path, p, &err), &err);
     zg_plan r;
     CHECK_OK(zg_plan_read_file(path, &r, &err), &err);
     remove(path);
@@ -514,10 +516,10 @@ ZG_TEST(plan_rounds_validate_evaluate_json) {
     zg_plan_free(&r);
     // zg_plan_set_* put a placement back in round 0
     zg_option o = {{1, 1, 1}, 2, 1, 1};
-    CHECK_OK(zg_plan_set_option(&p, 1, &f.b.seqs[1], 1, &o, &err), &err);
-    CHECK_EQ_INT(p.p[1].round, 0);
-    zg_plan_free(&p);
-    zg_batch_free(&f.b);
+    CHECK_OK(zg_plan_set_option(p, 1, &f->b.seqs[1], 1, &o, &err), &err);
+    CHECK_EQ_INT(p->p[1].round, 0);
+    zg_plan_free(p);
+    zg_batch_free(&f->b);
 }
 
 static zg_status read_plan_text(const char *text, zg_plan *p, zg_error *err) {
