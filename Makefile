@@ -54,7 +54,7 @@ CFLAGS += $(shell pkg-config --cflags cbc) -DZG_HAVE_CBC=1
 LDLIBS += $(CBC_LIBS)
 endif
 
-# --- CUDA (optional; compiled only, run on a GPU machine) -------------------------------------
+# --- CUDA (optional; NO_CUDA=1 to skip; runs where a GPU is, compiles anywhere nvcc is) -------
 # Built only when there are CUDA sources (src/**/*.cu) and nvcc is found.
 NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 CUDA_SRCS := $(wildcard src/*/*.cu src/*/*/*.cu)
@@ -65,7 +65,27 @@ HAVE_CUDA := 1
 endif
 endif
 endif
-CUDA_STATUS := $(if $(HAVE_CUDA),yes (compile only here),$(if $(CUDA_SRCS),no (nvcc not found),no (no CUDA sources)))
+ifeq ($(HAVE_CUDA),1)
+# CUDA sources (src/<m>/**/*.cu) go into their module's library; every link gets the runtime.
+# NVCC_GENCODE: sm_90 (H100/H200) code + compute_90 PTX for newer GPUs (override to add archs).
+CUDA_HOME    ?= $(patsubst %/bin/nvcc,%,$(realpath $(NVCC)))
+NVCC_GENCODE ?= -gencode arch=compute_90,code=[sm_90,compute_90]
+NVCCFLAGS    := -std=c++17 -O3 -g -lineinfo $(NVCC_GENCODE) -Isrc -Xcompiler -Wall
+CUDA_OBJS    := $(patsubst src/%.cu,$(BUILD)/obj/%.o,$(CUDA_SRCS))
+CFLAGS += -DZG_HAVE_CUDA=1 -isystem $(CUDA_HOME)/include
+LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lstdc++
+# NCCL (optional; NO_NCCL=1 to skip): header and library found by a test link
+ifneq ($(NO_NCCL),1)
+NCCL_DIRS := -I$(CUDA_HOME)/include -L$(CUDA_HOME)/lib -L$(CUDA_HOME)/lib64
+HAVE_NCCL := $(shell printf '\043include <nccl.h>\nint main(void){int v;return ncclGetVersion(&v);}' \
+  | $(CC) -x c - $(NCCL_DIRS) -lnccl -o /dev/null 2>/dev/null && echo 1)
+endif
+ifeq ($(HAVE_NCCL),1)
+CFLAGS += -DZG_HAVE_NCCL=1
+LDLIBS += -L$(CUDA_HOME)/lib -Wl,-rpath,$(CUDA_HOME)/lib -lnccl
+endif
+endif
+CUDA_STATUS := $(if $(HAVE_CUDA),yes ($(NVCC); NCCL $(if $(HAVE_NCCL),yes,no)),$(if $(CUDA_SRCS),$(if $(filter 1,$(NO_CUDA)),no (NO_CUDA=1),no (nvcc not found)),no (no CUDA sources)))
 
 # a module is a folder of src/ with C sources in it or in its part folders
 MODULES := $(sort $(foreach d,$(wildcard src/*/),$(if $(wildcard $(d)*.c $(d)*/*.c),$(notdir $(patsubst %/,%,$(d))))))
@@ -92,9 +112,11 @@ TOOL_BINS  := $(foreach t,$(TOOLS),$(BINDIR)/$(t))
 # a test is built only when its module and every module it depends on have sources
 test_mod   = $(notdir $(patsubst %/,%,$(dir $(1))))
 test_ready = $(if $(filter-out $(MODULES),$(call test_mods,$(call test_mod,$(1)))),,$(1))
-TEST_SRCS  := $(foreach s,$(wildcard tests/*/test_*.c) $(wildcard tests/*/mpitest_*.c),$(call test_ready,$(s)))
+# tests and benchmarks named *_cuda.c are built only when CUDA is
+CUDA_ONLY  := $(if $(HAVE_CUDA),,%_cuda.c)
+TEST_SRCS  := $(filter-out $(CUDA_ONLY),$(foreach s,$(wildcard tests/*/test_*.c) $(wildcard tests/*/mpitest_*.c),$(call test_ready,$(s))))
 TEST_BINS  := $(foreach s,$(TEST_SRCS),$(TESTDIR)/$(notdir $(patsubst %/,%,$(dir $(s))))_$(notdir $(basename $(s))))
-BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_SRCS := $(filter-out $(CUDA_ONLY),$(wildcard bench/*.c))
 BENCH_BINS := $(foreach s,$(BENCH_SRCS),$(BINDIR)/bench_$(notdir $(basename $(s))))
 
 .PHONY: all test asan clean found format format-check fuzz
@@ -109,7 +131,7 @@ found:
 # --- per-module static libraries ---------------------------------------------------------------
 define MODULE_RULES
 $(1)_SRCS := $$(wildcard src/$(1)/*.c src/$(1)/*/*.c)
-$(1)_OBJS := $$(patsubst src/%.c,$$(OBJDIR)/%.o,$$($(1)_SRCS))
+$(1)_OBJS := $$(patsubst src/%.c,$$(OBJDIR)/%.o,$$($(1)_SRCS)) $$(filter $$(OBJDIR)/$(1)/%,$$(CUDA_OBJS))
 $$(LIBDIR)/libzg_$(1).a: $$($(1)_OBJS)
 	@mkdir -p $$(dir $$@)
 	@rm -f $$@
@@ -120,6 +142,10 @@ $(foreach m,$(MODULES),$(eval $(call MODULE_RULES,$(m))))
 $(OBJDIR)/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(OBJDIR)/%.o: src/%.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -MMD -MP -c $< -o $@
 
 # --- CLIs: tools/<name>/*.c ----------------------------------------------------------------------
 define TOOL_RULES

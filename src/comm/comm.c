@@ -83,6 +83,27 @@ zg_status zg_comm_world_ranks(const zg_comm *c, int32_t **ranks, zg_error *err) 
     return ZG_OK;
 }
 
+// The local steps of a collective, on host memory or through the backend's hooks (device
+// memory for NCCL).
+static zg_status local_copy(zg_comm *c, void *dst, const void *src, size_t bytes, zg_error *err) {
+    if (bytes == 0 || dst == src) return ZG_OK;
+    if (c->vt->copy) return c->vt->copy(c, dst, src, bytes, err);
+    memmove(dst, src, bytes);
+    return ZG_OK;
+}
+
+static void *scratch_alloc(zg_comm *c, size_t bytes, zg_error *err) {
+    return c->vt->scratch ? c->vt->scratch(c, bytes, err) : zg_calloc(bytes, 1, err);
+}
+
+static void scratch_free(zg_comm *c, void *p) {
+    if (!p) return;
+    if (c->vt->scratch_free)
+        c->vt->scratch_free(c, p);
+    else
+        free(p);
+}
+
 // Request scratch: up to 2n requests.
 static zg_comm_req *reqs_alloc(int32_t n, zg_error *err) {
     return zg_calloc(2 * (size_t)n + 1, sizeof(zg_comm_req), err);
@@ -128,8 +149,8 @@ zg_status zg_comm_alltoallv(zg_comm *c, const int32_t *ranks, int32_t n, const v
                           "comm alltoallv: self block sends %zu bytes but receives %zu",
                           send_counts[me], recv_counts[me]);
     if (!st && send_counts[me] > 0) {
-        memmove((char *)recvbuf + recv_displs[me], (const char *)sendbuf + send_displs[me],
-                send_counts[me]);
+        st = local_copy(c, (char *)recvbuf + recv_displs[me],
+                        (const char *)sendbuf + send_displs[me], send_counts[me], err);
         c->bytes_local += send_counts[me];
     }
     return coll_finish(c, nr, r, st, err);
@@ -144,7 +165,7 @@ zg_status zg_comm_allgatherv(zg_comm *c, const int32_t *ranks, int32_t n, const 
     if (st) return st;
     char *own = (char *)recvbuf + displs[me];
     if (counts[me] > 0 && (const char *)sendbuf != own) {
-        memmove(own, sendbuf, counts[me]);
+        st = local_copy(c, own, sendbuf, counts[me], err);
         c->bytes_local += counts[me];
     }
     for (int32_t j = 0; j < n && !st; j++)
@@ -164,6 +185,14 @@ static size_t red_elem(red_kind k) {
 }
 
 // acc op= x over cnt elements
+static void red_apply(red_kind k, void *acc, const void *x, size_t cnt);
+static zg_status red_local(zg_comm *c, red_kind k, void *acc, const void *x, size_t cnt,
+                           zg_error *err) {
+    if (c->vt->reduce) return c->vt->reduce(c, (int)k, acc, x, cnt, err);
+    red_apply(k, acc, x, cnt);
+    return ZG_OK;
+}
+
 static void red_apply(red_kind k, void *acc, const void *x, size_t cnt) {
     if (k == RED_SUM_F32) {
         float *a = acc;
@@ -193,7 +222,7 @@ static zg_status reduce_scatter(zg_comm *c, const int32_t *ranks, int32_t n, red
     if (st) return st;
     size_t es = red_elem(kind), mine = counts[me];
     char *tmp = NULL;
-    if (mine > 0 && n > 1 && !(tmp = zg_calloc((size_t)n * mine, es, err))) {
+    if (mine > 0 && n > 1 && !(tmp = scratch_alloc(c, (size_t)n * mine * es, err))) {
         free(r);
         return err ? err->status : ZG_ERR_NOMEM;
     }
@@ -208,15 +237,15 @@ static zg_status reduce_scatter(zg_comm *c, const int32_t *ranks, int32_t n, red
     st = coll_finish(c, nr, r, st, err);
     if (!st && mine > 0) {
         const char *own = (const char *)sendbuf + displs[me] * es;
-        for (int32_t j = 0; j < n; j++) {
+        for (int32_t j = 0; j < n && !st; j++) {
             const char *src = j == me ? own : tmp + (size_t)j * mine * es;
             if (j == 0)
-                memmove(recvbuf, src, mine * es);
+                st = local_copy(c, recvbuf, src, mine * es, err);
             else
-                red_apply(kind, recvbuf, src, mine);
+                st = red_local(c, kind, recvbuf, src, mine, err);
         }
     }
-    free(tmp);
+    scratch_free(c, tmp);
     return st;
 }
 
@@ -245,14 +274,16 @@ static zg_status allreduce(zg_comm *c, const int32_t *ranks, int32_t n, red_kind
         off += cnt[j];
     }
     int32_t me = zg_comm_rank_index(ranks, n, c->rank);
-    void *send = zg_calloc(count, es, err);
+    void *send = scratch_alloc(c, count * es, err);
     if (!send) {
         free(cnt);
         return err ? err->status : ZG_ERR_NOMEM;
     }
-    memcpy(send, buf, count * es);
-    st = reduce_scatter(c, ranks, n, kind, send, (char *)buf + dsp[me] * es, cnt, dsp, tag, err);
-    free(send);
+    st = local_copy(c, send, buf, count * es, err);
+    if (!st)
+        st = reduce_scatter(c, ranks, n, kind, send, (char *)buf + dsp[me] * es, cnt, dsp, tag,
+                            err);
+    scratch_free(c, send);
     if (!st)
         st = zg_comm_allgatherv(c, ranks, n, (char *)buf + bdsp[me], buf, bcnt, bdsp,
                                 (tag + 1) % (ZG_COMM_TAG_MAX + 1), err);

@@ -1,7 +1,7 @@
 // comm — one communication interface for the engine: nonblocking point-to-point send/recv +
 // wait, and collectives over EXPLICIT RANK LISTS (all-to-all(v), all-gather(v), all-reduce,
 // reduce-scatter, barrier). Backends: `self` (one process), `mpi` (OpenMPI, built when
-// ZG_HAVE_MPI is defined), and room for NCCL behind the same vtable.
+// ZG_HAVE_MPI is defined) and `nccl` (device buffers; built when ZG_HAVE_NCCL is defined).
 //
 // Rank sets of a plan are DATA, not communicators: there is one world communicator, and every
 // subset collective is a set of point-to-point messages on it, with a caller-chosen
@@ -44,6 +44,14 @@ typedef struct zg_comm_vtable {
     zg_status (*waitall)(zg_comm *c, int32_t n, zg_comm_req *reqs, zg_error *err);
     zg_status (*barrier)(zg_comm *c, zg_error *err); // world barrier
     void (*free)(zg_comm *c);
+    // For backends whose buffers are device memory (NCCL); NULL means host memory (memmove,
+    // calloc/free, a host loop). The collectives below use them for their local steps.
+    zg_status (*copy)(zg_comm *c, void *dst, const void *src, size_t bytes, zg_error *err);
+    void *(*scratch)(zg_comm *c, size_t bytes, zg_error *err); // temporary buffer
+    void (*scratch_free)(zg_comm *c, void *p);
+    // acc[i] op= x[i], i < count; kind 0: float sum, 1: double sum, 2: double max
+    zg_status (*reduce)(zg_comm *c, int kind, void *acc, const void *x, size_t count,
+                        zg_error *err);
 } zg_comm_vtable;
 
 struct zg_comm {
@@ -63,6 +71,27 @@ zg_status zg_comm_mpi_init(zg_comm *c, int *argc, char ***argv, zg_error *err);
 // MPI when built with it and the process was started by mpirun (or ZG_COMM=mpi); else self.
 // ZG_COMM=self forces the self backend.
 zg_status zg_comm_init_auto(zg_comm *c, int *argc, char ***argv, zg_error *err);
+
+// NCCL (built when the build finds CUDA and NCCL: ZG_HAVE_NCCL; otherwise these return
+// ZG_ERR_UNSUPPORTED). ONE world communicator (ncclCommInitRank over all ranks), never one per
+// rank set: every operation above works over explicit rank lists as on MPI. Buffers are device
+// memory on `device`. Posted sends and receives are queued; a wait issues everything queued in
+// one ncclGroupStart/End (each collective is one grouped send/recv) on the backend's stream
+// and synchronises it, so on return the data is in place. Tags are checked but NCCL matches
+// messages between two ranks by posting order; the engine's global ordering rule (every rank
+// posts its collectives in one order derived from the plan) is what keeps that unambiguous.
+#define ZG_COMM_NCCL_ID_BYTES 128
+// A unique id for a new world (rank 0 makes it, every rank passes the same bytes to init).
+zg_status zg_comm_nccl_unique_id(uint8_t id[ZG_COMM_NCCL_ID_BYTES], zg_error *err);
+zg_status zg_comm_nccl_init(zg_comm *c, int32_t rank, int32_t size,
+                            const uint8_t id[ZG_COMM_NCCL_ID_BYTES], int32_t device,
+                            zg_error *err);
+// The same with the id made on rank 0 of `boot` (e.g. the MPI backend) and broadcast over it;
+// rank and size are boot's.
+zg_status zg_comm_nccl_init_boot(zg_comm *c, zg_comm *boot, int32_t device, zg_error *err);
+// The cudaStream_t the NCCL backend runs on (NULL for other backends).
+void *zg_comm_nccl_stream(const zg_comm *c);
+int zg_comm_have_nccl(void);
 void zg_comm_free(zg_comm *c);
 const char *zg_comm_backend_name(const zg_comm *c);
 int zg_comm_have_mpi(void);

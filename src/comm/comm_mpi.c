@@ -109,8 +109,12 @@ static void mpi_free(zg_comm *c) {
     c->impl = NULL;
 }
 
-static const zg_comm_vtable mpi_vt = {"mpi",       mpi_isend,   mpi_irecv,
-                                      mpi_waitall, mpi_barrier, mpi_free};
+static const zg_comm_vtable mpi_vt = {.name = "mpi",
+                                      .isend = mpi_isend,
+                                      .irecv = mpi_irecv,
+                                      .waitall = mpi_waitall,
+                                      .barrier = mpi_barrier,
+                                      .free = mpi_free};
 
 zg_status zg_comm_mpi_init(zg_comm *c, int *argc, char ***argv, zg_error *err) {
     memset(c, 0, sizeof *c);

@@ -106,8 +106,12 @@ static void self_free(zg_comm *c) {
     c->impl = NULL;
 }
 
-static const zg_comm_vtable self_vt = {"self",       self_isend,   self_irecv,
-                                       self_waitall, self_barrier, self_free};
+static const zg_comm_vtable self_vt = {.name = "self",
+                                       .isend = self_isend,
+                                       .irecv = self_irecv,
+                                       .waitall = self_waitall,
+                                       .barrier = self_barrier,
+                                       .free = self_free};
 
 zg_status zg_comm_self_init(zg_comm *c, zg_error *err) {
     memset(c, 0, sizeof *c);

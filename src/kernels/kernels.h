@@ -2,7 +2,8 @@
 // contract) and partial-result merge. A plain fp32 reference (attn_ref.c) and a fast version
 // (FlashAttention-2 style tiled online softmax, AVX-512F and AVX2+FMA micro-kernels with runtime
 // dispatch and a scalar fallback, OpenMP) that tests check against it; see docs/kernels.md. (No GEMM wrapper
-// yet: other modules call OpenBLAS cblas_sgemm directly.)
+// yet: other modules call OpenBLAS cblas_sgemm directly.) The same contract on CUDA devices
+// (bf16/fp16 tensor-core and simple fp32 kernels, src/kernels/cuda/) is at the end of this file.
 //
 // Layout: packed token-major buffers. Q is (Tq, H, D), K and V are (Tk, H, D), O is (Tq, H, D),
 // LSE is (Tq, H), all fp32 and contiguous. A slice (q_start, q_len, k_start, k_len) means rows
@@ -182,5 +183,82 @@ zg_status zg_attn_bench_run(const zg_attn_bench_opts *o, zg_attn_bench_result *r
 // < 0 (err filled) when out of memory.
 double zg_attn_bench_sgemm(int64_t tokens, int64_t threads, int32_t square, double *square_gflops,
                            zg_error *err);
+
+// ---------------------------------------------------------------------------------------------
+// CUDA (src/kernels/cuda/; compiled when the build finds nvcc, which defines ZG_HAVE_CUDA; in a
+// build without it every call below returns ZG_ERR_UNSUPPORTED and zg_cuda_available() is 0).
+// Same slice-list contract and packed layouts as above, with two differences: q, k, v and dout
+// may be bf16 or fp16 (ZG_DTYPE_*; accumulation is always fp32), and every tensor is a DEVICE
+// pointer. O and LSE (and dQ/dK/dV) stay fp32 so partial results merge exactly. The slice
+// list stays on the host (it is validated there and uploaded with the call's tile list).
+// Calls are asynchronous on the context's stream: they return once the work is queued;
+// zg_attn_cuda_sync waits and reports a kernel fault. See docs/kernels.md ("CUDA").
+
+typedef enum {
+    ZG_DTYPE_F32 = 0,
+    ZG_DTYPE_BF16 = 1,
+    ZG_DTYPE_F16 = 2,
+} zg_dtype;
+
+typedef enum {
+    ZG_ATTN_CUDA_AUTO = 0, // tensor cores when they take the call (bf16/fp16, D 64 or 128,
+                           // 16-byte aligned pointers), else the simple kernels
+    ZG_ATTN_CUDA_TC,       // the tensor-core kernels; ZG_ERR_UNSUPPORTED when they cannot
+    ZG_ATTN_CUDA_SIMPLE,   // one warp per row, fp32 math: any dtype, D 1..256 (for checks)
+} zg_attn_cuda_kernel;
+
+// 1 when the build has CUDA and the runtime sees at least one device.
+int zg_cuda_available(void);
+// Devices visible (0 with the runtime's reason in err when there are none or the driver is
+// missing; ZG_ERR_UNSUPPORTED in a build without CUDA) and the name of device 0.
+zg_status zg_cuda_device_count(int32_t *count, char *name, size_t name_len, zg_error *err);
+
+// A context: the device, the stream every call runs on, and the device work space (tile lists,
+// backward's delta) grown on demand. `stream` is a cudaStream_t, or NULL for a stream of its own.
+typedef struct zg_attn_cuda zg_attn_cuda;
+zg_status zg_attn_cuda_init(zg_attn_cuda **ctx, int32_t device, void *stream, zg_error *err);
+void zg_attn_cuda_free(zg_attn_cuda *ctx);
+void *zg_attn_cuda_stream(const zg_attn_cuda *ctx); // the cudaStream_t calls are queued on
+// Waits for the stream; a kernel fault comes back as ZG_ERR_INTERNAL with the runtime's message.
+zg_status zg_attn_cuda_sync(zg_attn_cuda *ctx, zg_error *err);
+
+// Forward: q (Tq, H, D), k and v (Tk, H, D) in `dtype` -> o (Tq, H, D), lse (Tq, H) fp32.
+// Contract as zg_attn_forward (q ranges disjoint, empty key range -> O = 0, LSE = -inf).
+zg_status zg_attn_cuda_forward(zg_attn_cuda *ctx, const zg_attn_slice *slices, int32_t n_slices,
+                               zg_attn_shape shape, int32_t dtype, const void *q, const void *k,
+                               const void *v, float *o, float *lse, int32_t kernel, zg_error *err);
+// Backward: ACCUMULATES into fp32 dq (Tq, H, D), dk and dv (Tk, H, D), like zg_attn_backward;
+// o and lse are the merged fp32 forward outputs, dout (Tq, H, D) is in `dtype`. Deterministic:
+// each launch owns its output rows (no atomics); slices sharing rows are added in a fixed order.
+zg_status zg_attn_cuda_backward(zg_attn_cuda *ctx, const zg_attn_slice *slices, int32_t n_slices,
+                                zg_attn_shape shape, int32_t dtype, const void *q, const void *k,
+                                const void *v, const float *o, const float *lse, const void *dout,
+                                float *dq, float *dk, float *dv, int32_t kernel, zg_error *err);
+// zg_attn_merge on the device: (o1, lse1) <- (o1, lse1) merged with (o2, lse2), rows x H rows.
+zg_status zg_attn_cuda_merge(zg_attn_cuda *ctx, int64_t rows, zg_attn_shape shape, float *o1,
+                             float *lse1, const float *o2, const float *lse2, zg_error *err);
+
+// The engine's pack/unpack on the device: a batch of strided copies in one launch. Descriptor
+// i copies `rows` rows of `width` elements from src + src_off + r*src_ld to dst + dst_off +
+// r*dst_ld (all in elements of elem_bytes = 2, 4 or 8 bytes). Destinations must not overlap.
+typedef struct zg_copy2d {
+    int64_t src_off, dst_off;
+    int64_t rows, width;
+    int64_t src_ld, dst_ld;
+} zg_copy2d;
+zg_status zg_cuda_copy2d(zg_attn_cuda *ctx, const zg_copy2d *descs, int32_t n, int32_t elem_bytes,
+                         const void *src, void *dst, zg_error *err);
+// The engine's token -> work-space move of one item: tokens [t0, t0 + n) of x (T, H, w), heads
+// [h0, h0 + nh) -> head-major y (nh, n, w) at row y_row (rows of w elements); unpack is the
+// inverse. elem_bytes as above.
+zg_status zg_cuda_pack_heads(zg_attn_cuda *ctx, const void *x, int32_t H, int32_t w, int64_t t0,
+                             int64_t n, int32_t h0, int32_t nh, void *y, int64_t y_row,
+                             int32_t elem_bytes, zg_error *err);
+zg_status zg_cuda_unpack_heads(zg_attn_cuda *ctx, const void *y, int64_t y_row, void *x, int32_t H,
+                               int32_t w, int64_t t0, int64_t n, int32_t h0, int32_t nh,
+                               int32_t elem_bytes, zg_error *err);
+// n elements from src (src_dtype) to dst (dst_dtype), rounding to nearest.
+zg_status zg_cuda_convert(zg_attn_cuda *ctx, int64_t n, const void *src, int32_t src_dtype,
+                          void *dst, int32_t dst_dtype, zg_error *err);
 
 #endif
