@@ -343,6 +343,10 @@ zg_status zg_cluster_from_json(const cJSON *j, zg_cluster *c, zg_error *err) {
         return zg_error_set(err, ZG_ERR_INVALID,
                             "cluster '%s': world_size %lld / ranks_per_node %lld out of range",
                             c->name, (long long)world, (long long)rpn);
+    // A base's node size shrinks to a smaller world_size given without ranks_per_node (one
+    // node, as NxGPU with N < 8): {"preset":"8xA800","world_size":4} is 4 ranks in one node.
+    if (have_base && !cJSON_HasObjectItem(j, "ranks_per_node") && world >= 1 && world < rpn)
+        rpn = world;
     c->world_size = (int32_t)world;
     c->ranks_per_node = rpn == -1 ? c->world_size : (int32_t)rpn;  // default: one node
     struct {

@@ -136,6 +136,13 @@ ZG_TEST(json_custom_and_preset_override) {
              &e);
     CHECK_STR(c.name, "16xA800-slowib");
     CHECK(c.inter_bw == 5e9 && c.world_size == 16 && c.intra_bw == 160e9);
+    // docs/formats.md §4's example: a smaller world_size than the base's node is one node
+    CHECK_OK(parse_cluster("{\"preset\":\"8xA800\",\"name\":\"my-a800\",\"world_size\":4}",
+                           &c, &e),
+             &e);
+    CHECK(c.world_size == 4 && c.ranks_per_node == 4);
+    CHECK(parse_cluster("{\"preset\":\"8xA800\",\"world_size\":4,\"ranks_per_node\":8}", &c,
+                        &e) == ZG_ERR_INVALID);  // explicit: still checked
 }
 
 ZG_TEST(json_file_load) {
