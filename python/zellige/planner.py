@@ -688,7 +688,9 @@ class Planner:
         model: a model preset (``"wan2.1-1.3b"``, ``"wan2.1-14b"``, ``"hunyuanvideo-13b"``,
             ``"flux-12b"``, ``"tiny"``), a model JSON path, or a dict (docs/formats.md §5).
         cluster: a cluster preset (``"8xA800"``, ``"16xA800"``, ``"32xA6000"``, ``"8xH100"``,
-            ``"cpu:4"``, …), a cluster JSON path, or a dict (docs/formats.md §4).
+            ``"cpu:4"``, …), ``"NxGPU"`` (``"32xA800"``) or ``"NODESxGPUSxGPU"``
+            (``"2x8xH100"``; GPUs: docs/cli.md, "Clusters"), a cluster JSON path, or a dict
+            (docs/formats.md §4).
         profile: a measured price table from ``zellige profile``; ``None`` prices with the
             analytic cost model.
         policy: ``"zellige"`` (default), ``"joint"``, ``"knapformer"``, ``"usp"``,

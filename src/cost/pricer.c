@@ -50,10 +50,12 @@ static const device_row rows[] = {
     // ~490 s, the paper's AdaptiveLoad step (docs/cost-model.md).
     {{"A800", "A100", NULL}, {0.70, 0.60, 0.60, 2048, 256, 1.0 * GIB}},
     // RTX A6000 (GA102: smaller shared memory per SM than A100, lower FA2 efficiency).
-    {{"A6000", "RTX A6000", NULL}, {0.60, 0.50, 0.55, 2048, 256, 1.0 * GIB}},
+    // L40S (AD102, same 100 KB shared memory per SM) takes this row too (our assumption).
+    {{"A6000", "RTX A6000", "L40S", NULL}, {0.60, 0.50, 0.55, 2048, 256, 1.0 * GIB}},
     // H100/H200 with FlashAttention-3 class kernels: ~600 fwd / ~450 bwd of 989 TFLOP/s; needs
     // more work in flight to fill 132 SMs, hence the larger half-points.
-    {{"H100", "H200", NULL}, {0.60, 0.45, 0.55, 4096, 512, 1.0 * GIB}},
+    // B200 takes it until measured (FA3-class kernels are not yet tuned for it; our assumption).
+    {{"H100", "H200", "B200", NULL}, {0.60, 0.45, 0.55, 4096, 512, 1.0 * GIB}},
     // cpu: relative to the per-core SGEMM figure of the cpu:N preset; our CPU attention kernels
     // run at a fraction of SGEMM. Placeholder until the profiler measures this machine.
     {{"cpu", NULL}, {0.30, 0.20, 0.80, 64, 32, 64 * MIB}},

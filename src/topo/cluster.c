@@ -1,9 +1,11 @@
-// cluster.c — GPU cluster presets, cpu:N, JSON I/O, validation (topo section 1).
+// cluster.c — GPU devices, cluster presets, NxGPU / NODESxGPUSxGPU, cpu:N, JSON I/O, validation
+// (topo section 1).
 // Every constant is derived in docs/cost-model.md ("Clusters"): per-direction bandwidths are
 // nominal link rates times a usable factor (what NCCL-class collectives achieve on them).
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "topo/topo.h"
@@ -25,26 +27,55 @@
 #define CPU_MAX_RANKS 4096
 
 typedef struct device_spec {
-    const char *device;
+    const char *device;   // the name in --cluster forms and zg_cluster.device
     double mem_bytes, peak_flops;
-    double intra_bw, intra_lat, inter_bw, inter_lat;
+    double intra_bw, intra_lat;
+    double inter_bw, inter_lat;  // per GPU; nic_shared: one NIC's line rate shared by the node
+    int nic_shared;
 } device_spec;
 
+// The device table. Figures and their sources: docs/cost-model.md §1 ("Devices"). Dense BF16
+// tensor-core peaks (not the 2:4-sparsity figures); memory as nvidia-smi reports it, in GiB;
+// bandwidths per direction.
+//
+// A100 SXM4 80GB: 312 TFLOP/s; NVLink3 600 GB/s bidirectional = 300 per direction; one HDR
+// 200 Gb/s (25 GB/s) NIC per GPU across nodes (DGX A100 layout).
+static const device_spec dev_a100 = {"A100", 80.0 * GIB, 312e12, 300e9 * NVLINK_USABLE,
+                                     5e-6,   25e9 * IB_USABLE, 10e-6, 0};
 // A800 SXM 80GB: 312 TFLOP/s dense bf16; NVLink 400 GB/s bidirectional = 200 GB/s per direction;
 // InfiniBand HDR 200 Gb/s (25 GB/s) per GPU across nodes (assumed; the paper says only "IB").
 static const device_spec dev_a800 = {"A800", 80.0 * GIB, 312e12, 200e9 * NVLINK_USABLE,
-                                     5e-6,   25e9 * IB_USABLE, 10e-6};
+                                     5e-6,   25e9 * IB_USABLE, 10e-6, 0};
 // RTX A6000 48GB: 154.8 TFLOP/s dense bf16 (309.7 is the 2:4-sparsity figure); PCIe 4.0 x16
-// (31.5 GB/s per direction) inside a node; one HDR 200 Gb/s NIC per 8-GPU node (25/8 GB/s/GPU).
+// (31.5 GB/s per direction) inside a node; one HDR 200 Gb/s NIC per node, shared by its GPUs
+// (25/8 GB/s per GPU in an 8-GPU node).
 static const device_spec dev_a6000 = {"A6000", 48.0 * GIB, 154.8e12, 31.5e9 * PCIE_USABLE,
-                                      10e-6,   25e9 / 8 * IB_USABLE, 15e-6};
+                                      10e-6,   25e9, 15e-6, 1};
+// L40S 48GB (GDDR6, ECC on: nvidia-smi ~46,068 MiB = 45 GiB): 362.05 TFLOP/s dense bf16; PCIe
+// 4.0 x16, no NVLink; one NDR 400 Gb/s NIC per node shared by its GPUs (assumed).
+static const device_spec dev_l40s = {"L40S", 45.0 * GIB, 362.05e12, 31.5e9 * PCIE_USABLE,
+                                     10e-6,  50e9, 15e-6, 1};
 // H100 SXM5 80GB: 989 TFLOP/s dense bf16; NVLink4 900 GB/s bidirectional = 450 per direction;
 // NDR InfiniBand 400 Gb/s (50 GB/s) per GPU.
 static const device_spec dev_h100 = {"H100", 80.0 * GIB, 989e12, 450e9 * NVLINK_USABLE,
-                                     5e-6,   50e9 * IB_USABLE, 10e-6};
+                                     5e-6,   50e9 * IB_USABLE, 10e-6, 0};
 // H200 SXM 141GB (nvidia-smi reports ~140 GiB): the H100's compute and links.
 static const device_spec dev_h200 = {"H200", 140.0 * GIB, 989e12, 450e9 * NVLINK_USABLE,
-                                     5e-6,   50e9 * IB_USABLE, 10e-6};
+                                     5e-6,   50e9 * IB_USABLE, 10e-6, 0};
+// B200 (HGX/DGX B200) 180GB HBM3e (nvidia-smi ~179 GiB; unverified): 2.25 PFLOP/s dense bf16
+// (HGX B200: 36 PFLOP/s sparse for 8 GPUs); NVLink5 1.8 TB/s bidirectional = 900 per direction;
+// one NDR 400 Gb/s NIC per GPU (DGX B200: 8x ConnectX-7).
+static const device_spec dev_b200 = {"B200", 179.0 * GIB, 2250e12, 900e9 * NVLINK_USABLE,
+                                     5e-6,   50e9 * IB_USABLE, 10e-6, 0};
+
+// In the order help texts and messages list them.
+static const device_spec *const devices[] = {&dev_a100, &dev_a800, &dev_a6000, &dev_l40s,
+                                             &dev_h100, &dev_h200, &dev_b200};
+#define N_DEVICES ((int)(sizeof devices / sizeof devices[0]))
+static const char *const device_names[] = {"A100", "A800", "A6000", "L40S",
+                                           "H100", "H200", "B200", NULL};
+
+const char *const *zg_cluster_devices(void) { return device_names; }
 
 typedef struct cluster_preset {
     const char *name;
@@ -77,8 +108,137 @@ static void from_spec(zg_cluster *c, const char *name, const device_spec *d, int
     c->peak_flops = d->peak_flops;
     c->intra_bw = d->intra_bw;
     c->intra_lat = d->intra_lat;
-    c->inter_bw = d->inter_bw;
+    // A shared NIC: its line rate over the node's GPUs, then the usable factor (in this order,
+    // so 32xA6000 keeps its value 25e9 / 8 * 0.8 to the bit).
+    c->inter_bw = d->nic_shared ? d->inter_bw / per_node * IB_USABLE : d->inter_bw;
     c->inter_lat = d->inter_lat;
+}
+
+// "A100, A800, ..." and "8xA800, ..., cpu:N" for messages and help texts.
+static void join(char *buf, size_t n, const char *const *names) {
+    size_t k = 0;
+    buf[0] = 0;
+    for (int i = 0; names[i] && k < n; i++, k = strlen(buf))
+        snprintf(buf + k, n - k, "%s%s", i ? ", " : "", names[i]);
+}
+
+#define CLUSTER_FORMS "NxGPU, NODESxGPUSxGPU, a preset, cpu:N, or a .json file"
+
+void zg_cluster_help_print(FILE *f, const char *indent) {
+    char gpus[256], pre[256];
+    join(gpus, sizeof gpus, device_names);
+    join(pre, sizeof pre, preset_names);
+    if (!indent) indent = "";
+    fprintf(f,
+            "%s--cluster forms: NxGPU (e.g. 32xA800: %d GPUs per node, one node when N <= %d),\n"
+            "%s  NODESxGPUSxGPU (e.g. 2x8xH100: 2 nodes of 8), a preset, cpu:N (N ranks on this\n"
+            "%s  machine), or a .json file (docs/cost-model.md §1); N <= %d GPUs in all\n"
+            "%sGPUs: %s (figures and sources: docs/cost-model.md §1)\n"
+            "%spresets: %s\n",
+            indent, ZG_CLUSTER_GPUS_PER_NODE, ZG_CLUSTER_GPUS_PER_NODE, indent, indent,
+            ZG_CLUSTER_MAX_GPUS, indent, gpus, indent, pre);
+}
+
+static zg_status bad_form(zg_error *err, const char *name, const char *fmt, const char *part) {
+    char what[320], gpus[256];
+    snprintf(what, sizeof what, fmt, part);
+    join(gpus, sizeof gpus, device_names);
+    return zg_error_set(err, ZG_ERR_INVALID, "cluster '%s': %s (GPUs: %s; forms: " CLUSTER_FORMS
+                        ")", name, what, gpus);
+}
+
+// A count part of NxGPU / NODESxGPUSxGPU: decimal digits only, 1..ZG_CLUSTER_MAX_GPUS, parsed in
+// 64 bits with no overflow (longer digit strings are out of range, not wrapped).
+static zg_status parse_count(const char *name, const char *s, size_t len, const char *what,
+                             int64_t *out, zg_error *err) {
+    char part[64];
+    snprintf(part, sizeof part, "%.*s", (int)(len < 60 ? len : 60), s);
+    if (len == 0) {
+        char m[96];
+        snprintf(m, sizeof m, "missing the %s before 'x'", what);
+        return bad_form(err, name, "%s", m);
+    }
+    int64_t v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9') {
+            char m[160];
+            snprintf(m, sizeof m, "%s '%s' is not a whole number", what, part);
+            return bad_form(err, name, "%s", m);
+        }
+        if (v <= ZG_CLUSTER_MAX_GPUS) v = v * 10 + (s[i] - '0');  // stops growing past the max
+    }
+    if (v < 1 || v > ZG_CLUSTER_MAX_GPUS) {
+        char m[160];
+        snprintf(m, sizeof m, "%s %s is out of range 1..%d", what, part, ZG_CLUSTER_MAX_GPUS);
+        return bad_form(err, name, "%s", m);
+    }
+    *out = v;
+    return ZG_OK;
+}
+
+// NxGPU or NODESxGPUSxGPU ('x' or 'X'; GPU names in any case).
+static zg_status parse_form(const char *name, zg_cluster *c, zg_error *err) {
+    const char *part[3];
+    size_t len[3];
+    int n = 0;
+    const char *p = name;
+    for (;;) {
+        const char *x = p + strcspn(p, "xX");
+        if (n == 3)
+            return bad_form(err, name, "%s", "too many 'x'-separated parts (at most 3)");
+        part[n] = p, len[n] = (size_t)(x - p), n++;
+        if (!*x) break;
+        p = x + 1;
+    }
+    if (n < 2) {
+        char pre[200], m[300];
+        join(pre, sizeof pre, preset_names);
+        snprintf(m, sizeof m, "not NxGPU, NODESxGPUSxGPU or a preset (presets: %s)", pre);
+        return bad_form(err, name, "%s", m);
+    }
+    const char *g = part[n - 1];
+    if (len[n - 1] == 0) return bad_form(err, name, "%s", "missing the GPU after the last 'x'");
+    const device_spec *d = NULL;
+    for (int i = 0; i < N_DEVICES && !d; i++)
+        if (strlen(devices[i]->device) == len[n - 1] &&
+            !strncasecmp(g, devices[i]->device, len[n - 1]))
+            d = devices[i];
+    int64_t a = 0, b = 0;
+    zg_status st = parse_count(name, part[0], len[0], n == 2 ? "GPU count" : "node count", &a, err);
+    if (!st && n == 3) st = parse_count(name, part[1], len[1], "GPUs per node", &b, err);
+    if (st) return st;
+    if (!d) {
+        char m[96];
+        snprintf(m, sizeof m, "unknown GPU '%.*s'", (int)(len[n - 1] < 40 ? len[n - 1] : 40), g);
+        return bad_form(err, name, "%s", m);
+    }
+    int64_t world = n == 2 ? a : a * b, per_node;
+    if (n == 2) {
+        per_node = a < ZG_CLUSTER_GPUS_PER_NODE ? a : ZG_CLUSTER_GPUS_PER_NODE;
+    } else {
+        per_node = b;
+        if (b > ZG_CLUSTER_GPUS_PER_NODE) {
+            char m[200];
+            snprintf(m, sizeof m,
+                     "%lld GPUs per node: %s nodes hold at most %d (describe other layouts in "
+                     "a .json file)",
+                     (long long)b, d->device, ZG_CLUSTER_GPUS_PER_NODE);
+            return bad_form(err, name, "%s", m);
+        }
+        if (world > ZG_CLUSTER_MAX_GPUS) {
+            char m[160];
+            snprintf(m, sizeof m, "%lld x %lld = %lld GPUs is over the limit of %d",
+                     (long long)a, (long long)b, (long long)world, ZG_CLUSTER_MAX_GPUS);
+            return bad_form(err, name, "%s", m);
+        }
+    }
+    char canon[64];
+    if (n == 2)
+        snprintf(canon, sizeof canon, "%lldx%s", (long long)a, d->device);
+    else
+        snprintf(canon, sizeof canon, "%lldx%lldx%s", (long long)a, (long long)b, d->device);
+    from_spec(c, canon, d, (int32_t)world, (int32_t)per_node);
+    return ZG_OK;
 }
 
 static double phys_ram_bytes(void) {
@@ -127,10 +287,7 @@ zg_status zg_cluster_preset(const char *name, zg_cluster *c, zg_error *err) {
             return ZG_OK;
         }
     }
-    return zg_error_set(err, ZG_ERR_INVALID,
-                        "unknown cluster '%s' (presets: 8xA800, 16xA800, 32xA6000, 8xH100, "
-                        "8xH200, 64xH100, 256xH100, 1024xH100, cpu:N; or a .json file)",
-                        name);
+    return parse_form(name, c, err);
 }
 
 zg_status zg_cluster_validate(const zg_cluster *c, zg_error *err) {
@@ -186,6 +343,10 @@ zg_status zg_cluster_from_json(const cJSON *j, zg_cluster *c, zg_error *err) {
         return zg_error_set(err, ZG_ERR_INVALID,
                             "cluster '%s': world_size %lld / ranks_per_node %lld out of range",
                             c->name, (long long)world, (long long)rpn);
+    // A base's node size shrinks to a smaller world_size given without ranks_per_node (one
+    // node, as NxGPU with N < 8): {"preset":"8xA800","world_size":4} is 4 ranks in one node.
+    if (have_base && !cJSON_HasObjectItem(j, "ranks_per_node") && world >= 1 && world < rpn)
+        rpn = world;
     c->world_size = (int32_t)world;
     c->ranks_per_node = rpn == -1 ? c->world_size : (int32_t)rpn;  // default: one node
     struct {

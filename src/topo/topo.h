@@ -12,7 +12,7 @@
 
 typedef struct zg_cluster {
     char name[64];            // "16xA800", "cpu:4", or the JSON file's "name"
-    char device[32];          // "A800", "A6000", "H100", "H200", "cpu"
+    char device[32];          // a zg_cluster_devices() name, "cpu", or the JSON file's
     int32_t world_size;       // ranks (one rank per device)
     int32_t ranks_per_node;   // consecutive ranks share a node: node(r) = r / ranks_per_node
     double mem_bytes;         // device memory per rank
@@ -24,13 +24,24 @@ typedef struct zg_cluster {
     double inter_lat;         // seconds per message across nodes
 } zg_cluster;
 
-// Presets: 8xA800, 16xA800, 32xA6000, 8xH100, 8xH200, 64xH100, 256xH100, 1024xH100, cpu:N.
-// Values and sources: docs/cost-model.md §1. cpu:N (N = 1..4096) describes N ranks on this
-// machine (memory from its RAM, so it is machine-dependent); the profiler replaces its numbers.
+// A cluster by name: a preset (8xA800, 16xA800, 32xA6000, 8xH100, 8xH200, 64xH100, 256xH100,
+// 1024xH100), NxGPU (N GPUs, ZG_CLUSTER_GPUS_PER_NODE per node, one node when N is smaller; a
+// last node may be partial), NODESxGPUSxGPU (nodes of GPUS each, GPUS <= 8), or cpu:N. GPU is
+// one of zg_cluster_devices() (any case); counts are 1..ZG_CLUSTER_MAX_GPUS. A preset and the
+// NxGPU spelling of it give identical clusters. Values and sources: docs/cost-model.md §1.
+// cpu:N (N = 1..4096) describes N ranks on this machine (memory from its RAM, so it is
+// machine-dependent); the profiler replaces its numbers.
+#define ZG_CLUSTER_GPUS_PER_NODE 8
+#define ZG_CLUSTER_MAX_GPUS 65536
 zg_status zg_cluster_preset(const char *name, zg_cluster *c, zg_error *err);
 // NULL-terminated; the entry "cpu:N" stands for the cpu:<ranks> family.
 const char *const *zg_cluster_preset_names(void);
-// A preset name or a .json file path.
+// NULL-terminated GPU names of the device table ("A100", "A800", "A6000", "L40S", "H100", ...).
+const char *const *zg_cluster_devices(void);
+// Prints the accepted --cluster forms, the GPUs and the presets (from the tables), each line
+// starting with indent; for help texts.
+void zg_cluster_help_print(FILE *f, const char *indent);
+// Any name zg_cluster_preset takes, or a .json file path.
 zg_status zg_cluster_load(const char *name_or_path, zg_cluster *c, zg_error *err);
 // {"preset":"16xA800", ...overrides} or a full description (docs/cost-model.md §1); validated.
 zg_status zg_cluster_from_json(const cJSON *j, zg_cluster *c, zg_error *err);

@@ -238,3 +238,70 @@ def test_readme_examples_match_their_commands():
     r = subprocess.run([sys.executable, "scripts/update-doc-examples.py", "--check"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+# ---- clusters: NxGPU and NODESxGPUSxGPU (src/topo/cluster.c, docs/cost-model.md §1) ----------
+
+CLUSTER_BATCH = '{"sequences": [{"tokens": 32760}, {"tokens": 1560}, {"tokens": 75600}]}'
+
+
+@pytest.mark.parametrize("cluster,ranks,nodes", [
+    ("2x8xH100", 16, 2), ("32xA800", 32, 4), ("4xH100", 4, 1), ("12xB200", 12, 2),
+    ("1x4xL40S", 4, 1), ("8xa100", 8, 1),
+])
+def test_plan_on_gpu_count_forms(tmp_path, cluster, ranks, nodes):
+    batch = write(tmp_path, "b.json", CLUSTER_BATCH)
+    out = tmp_path / "p.json"
+    r = run("plan", "--cluster", cluster, "--batch", batch, "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    assert f"({ranks} ranks)" in r.stdout.splitlines()[0], r.stdout
+    plan = json.loads(out.read_text())
+    assert plan["world_size"] == ranks
+    used = {s["rank"] for q in plan["sequences"] for s in q["shards"]}
+    assert used and max(used) < ranks
+
+
+@pytest.mark.parametrize("cluster,needle", [
+    ("3xV100", "unknown GPU 'V100'"),
+    ("0xH100", "GPU count 0 is out of range 1..65536"),
+    ("-4xH100", "'-4' is not a whole number"),
+    ("99999999999999999999xH100", "out of range"),
+    ("2x9xH100", "at most 8"),
+    ("2x8x", "missing the GPU"),
+    ("garbage", "not NxGPU"),
+])
+def test_bad_cluster_form_fails_cleanly_without_output(tmp_path, cluster, needle):
+    batch = write(tmp_path, "b.json", CLUSTER_BATCH)
+    out = tmp_path / "p.json"
+    r = run("plan", "--cluster", cluster, "--batch", batch, "--json", str(out))
+    assert r.returncode != 0
+    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1, r.stderr
+    assert f"'{cluster}'" in lines[0] and needle in lines[0], lines[0]
+    for gpu in ("A100", "A800", "A6000", "L40S", "H100", "H200", "B200"):
+        assert gpu in lines[0]
+    assert "NxGPU" in lines[0] and "NODESxGPUSxGPU" in lines[0]
+    assert not out.exists() and list(tmp_path.iterdir()) == [tmp_path / "b.json"]
+
+
+def test_world_size_without_cluster_plans_on_that_many_default_gpus(tmp_path):
+    batch = write(tmp_path, "b.json", CLUSTER_BATCH)
+    out = tmp_path / "p.json"
+    r = run("plan", "--world-size", "4", "--batch", batch, "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "--world-size 4 and no --cluster: planned on 4xA800" in r.stdout
+    assert json.loads(out.read_text())["world_size"] == 4
+    r = run("plan", "--world-size", "100000", "--batch", batch, "--json", str(out) + ".x")
+    assert r.returncode != 0
+    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1 and "--world-size 100000" in lines[0] and "1..65536" in lines[0]
+    assert not os.path.exists(str(out) + ".x")
+
+
+@pytest.mark.parametrize("cmd", ["plan", "simulate", "train", "profile", "fidelity"])
+def test_help_lists_cluster_forms_gpus_and_presets(cmd):
+    r = run(cmd, "--help")
+    assert r.returncode == 0
+    for s in ("NxGPU", "NODESxGPUSxGPU", "2x8xH100", "cpu:N", "16xA800", "32xA6000",
+              "A100", "A800", "A6000", "L40S", "H100", "H200", "B200"):
+        assert s in r.stdout, (cmd, s)

@@ -76,8 +76,8 @@ ZG_TEST(cpu_preset_is_one_node_of_n_ranks) {
 ZG_TEST(unknown_names_are_rejected) {
     zg_error e;
     zg_cluster c;
-    CHECK(zg_cluster_preset("9xA800", &c, &e) == ZG_ERR_INVALID);
-    CHECK(strstr(e.msg, "'9xA800'") && strstr(e.msg, "16xA800"));
+    CHECK(zg_cluster_preset("A800", &c, &e) == ZG_ERR_INVALID);
+    CHECK(strstr(e.msg, "'A800'") && strstr(e.msg, "16xA800") && strstr(e.msg, "NxGPU"));
     CHECK(zg_cluster_load("", &c, &e) == ZG_ERR_INVALID);
     CHECK(zg_cluster_load("/nonexistent/cluster.json", &c, &e) != ZG_OK);
     CHECK(strstr(e.msg, "/nonexistent/cluster.json") != NULL);
@@ -136,6 +136,13 @@ ZG_TEST(json_custom_and_preset_override) {
              &e);
     CHECK_STR(c.name, "16xA800-slowib");
     CHECK(c.inter_bw == 5e9 && c.world_size == 16 && c.intra_bw == 160e9);
+    // docs/formats.md §4's example: a smaller world_size than the base's node is one node
+    CHECK_OK(parse_cluster("{\"preset\":\"8xA800\",\"name\":\"my-a800\",\"world_size\":4}",
+                           &c, &e),
+             &e);
+    CHECK(c.world_size == 4 && c.ranks_per_node == 4);
+    CHECK(parse_cluster("{\"preset\":\"8xA800\",\"world_size\":4,\"ranks_per_node\":8}", &c,
+                        &e) == ZG_ERR_INVALID);  // explicit: still checked
 }
 
 ZG_TEST(json_file_load) {
@@ -184,8 +191,11 @@ ZG_TEST(json_bad_input_names_the_value) {
     }
     CHECK(parse_cluster("{\"world_size\":4}", &c, &e) == ZG_ERR_INVALID);
     CHECK(strstr(e.msg, "missing \"mem_bytes\"") != NULL);
-    CHECK(parse_cluster("{\"preset\":\"8xB200\"}", &c, &e) == ZG_ERR_INVALID);
-    CHECK(strstr(e.msg, "8xB200") != NULL);
+    CHECK(parse_cluster("{\"preset\":\"8xV100\"}", &c, &e) == ZG_ERR_INVALID);
+    CHECK(strstr(e.msg, "8xV100") != NULL);
+    // NxGPU forms are bases too
+    CHECK_OK(parse_cluster("{\"preset\":\"2x4xB200\",\"inter_bw\":1e10}", &c, &e), &e);
+    CHECK(c.world_size == 8 && c.ranks_per_node == 4 && c.inter_bw == 1e10);
     CHECK(parse_cluster("[1,2]", &c, &e) == ZG_ERR_INVALID);
     CHECK(parse_cluster("{\"world_size\":4,", &c, &e) == ZG_ERR_PARSE);
 }
@@ -217,6 +227,167 @@ ZG_TEST(nodes_spanned) {
     int32_t unsorted[] = {25, 3, 30, 4, 17};  // nodes 3, 0, 3, 0, 2
     CHECK_EQ_INT(zg_cluster_nodes_spanned(&c, unsorted, 5), 3);
     CHECK_EQ_INT(zg_cluster_nodes_spanned(&c, all, 0), 0);
+}
+
+// Every GPU of the table in both forms, with the documented figures (docs/cost-model.md §1).
+ZG_TEST(every_gpu_in_both_forms) {
+    zg_error e;
+    zg_cluster c;
+    struct {
+        const char *gpu;
+        double mem_gib, peak, intra, inter_8;  // inter_8: per GPU in an 8-GPU node
+    } want[] = {
+        {"A100", 80, 312e12, 300e9 * 0.8, 25e9 * 0.8},
+        {"A800", 80, 312e12, 200e9 * 0.8, 25e9 * 0.8},
+        {"A6000", 48, 154.8e12, 31.5e9 * 0.6, 25e9 / 8 * 0.8},
+        {"L40S", 45, 362.05e12, 31.5e9 * 0.6, 50e9 / 8 * 0.8},
+        {"H100", 80, 989e12, 450e9 * 0.8, 50e9 * 0.8},
+        {"H200", 140, 989e12, 450e9 * 0.8, 50e9 * 0.8},
+        {"B200", 179, 2250e12, 900e9 * 0.8, 50e9 * 0.8},
+    };
+    int n = 0;
+    for (const char *const *d = zg_cluster_devices(); *d; d++, n++) {
+        CHECK_STR(*d, want[n].gpu);
+        char name[64];
+        snprintf(name, sizeof name, "32x%s", *d);
+        CHECK_OK(zg_cluster_preset(name, &c, &e), &e);
+        CHECK_STR(c.name, name);
+        CHECK_STR(c.device, *d);
+        CHECK_EQ_INT(c.world_size, 32);
+        CHECK_EQ_INT(c.ranks_per_node, 8);
+        CHECK(c.mem_bytes == want[n].mem_gib * GIB);
+        CHECK(c.peak_flops == want[n].peak);
+        CHECK_NEAR(c.intra_bw, want[n].intra, 0, 1e-12);
+        CHECK_NEAR(c.inter_bw, want[n].inter_8, 0, 1e-12);
+        CHECK_OK(zg_cluster_validate(&c, &e), &e);
+        // NODESxGPUSxGPU: the same cluster as NxGPU when the layout agrees
+        zg_cluster c3;
+        snprintf(name, sizeof name, "4x8x%s", *d);
+        CHECK_OK(zg_cluster_preset(name, &c3, &e), &e);
+        CHECK_STR(c3.name, name);
+        snprintf(c3.name, sizeof c3.name, "32x%s", *d);
+        CHECK(same_cluster(&c, &c3));
+        // small: one node of N
+        snprintf(name, sizeof name, "3x%s", *d);
+        CHECK_OK(zg_cluster_preset(name, &c, &e), &e);
+        CHECK_EQ_INT(c.world_size, 3);
+        CHECK_EQ_INT(c.ranks_per_node, 3);
+        CHECK_EQ_INT(zg_cluster_n_nodes(&c), 1);
+    }
+    CHECK_EQ_INT(n, 7);
+    // a GPU with one NIC per node shares it over the node's GPUs
+    CHECK_OK(zg_cluster_preset("2x4xA6000", &c, &e), &e);
+    CHECK_NEAR(c.inter_bw, 25e9 / 4 * 0.8, 0, 1e-12);
+    CHECK_OK(zg_cluster_preset("2x4xH100", &c, &e), &e);
+    CHECK_NEAR(c.inter_bw, 50e9 * 0.8, 0, 1e-12);  // one NIC per GPU: unchanged
+}
+
+ZG_TEST(forms_layout_and_spelling) {
+    zg_error e;
+    zg_cluster c;
+    struct {
+        const char *in, *name;
+        int32_t world, per_node, nodes;
+    } ok[] = {
+        {"32xA800", "32xA800", 32, 8, 4},   {"4xH100", "4xH100", 4, 4, 1},
+        {"2x8xH100", "2x8xH100", 16, 8, 2}, {"8xH100", "8xH100", 8, 8, 1},
+        {"12xB200", "12xB200", 12, 8, 2},    // partial last node: 8 + 4
+        {"1xL40S", "1xL40S", 1, 1, 1},      {"16x1xA100", "16x1xA100", 16, 1, 16},
+        {"4xh100", "4xH100", 4, 4, 1},      {"4XH200", "4xH200", 4, 4, 1},
+        {"0004xA6000", "4xA6000", 4, 4, 1}, {"65536xH100", "65536xH100", 65536, 8, 8192},
+        {"8192x8xB200", "8192x8xB200", 65536, 8, 8192},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        CHECK_OK(zg_cluster_load(ok[i].in, &c, &e), &e);
+        CHECK_STR(c.name, ok[i].name);  // the canonical spelling
+        CHECK_EQ_INT(c.world_size, ok[i].world);
+        CHECK_EQ_INT(c.ranks_per_node, ok[i].per_node);
+        CHECK_EQ_INT(zg_cluster_n_nodes(&c), ok[i].nodes);
+        CHECK_OK(zg_cluster_validate(&c, &e), &e);
+    }
+}
+
+// Every preset is its own NxGPU form: the spelled-out form gives the identical cluster.
+ZG_TEST(presets_equal_their_forms) {
+    zg_error e;
+    for (const char *const *p = zg_cluster_preset_names(); *p; p++) {
+        if (!strcmp(*p, "cpu:N")) continue;
+        zg_cluster a, b, c;
+        CHECK_OK(zg_cluster_preset(*p, &a, &e), &e);
+        char lower[64], three[64];
+        snprintf(lower, sizeof lower, "%s", *p);
+        for (char *q = lower; *q; q++) *q = (char)(*q >= 'A' && *q <= 'Z' ? *q - 'A' + 'a' : *q);
+        CHECK_OK(zg_cluster_preset(lower, &b, &e), &e);  // not the preset table's spelling
+        CHECK_MSG(same_cluster(&a, &b), "%s and %s differ", *p, lower);
+        snprintf(three, sizeof three, "%dx%dx%s", a.world_size / a.ranks_per_node,
+                 a.ranks_per_node, a.device);
+        CHECK_OK(zg_cluster_preset(three, &c, &e), &e);
+        snprintf(c.name, sizeof c.name, "%s", a.name);
+        CHECK_MSG(same_cluster(&a, &c), "%s and %s differ", *p, three);
+    }
+}
+
+ZG_TEST(bad_forms_name_the_value_and_the_choices) {
+    zg_error e;
+    zg_cluster c;
+    struct {
+        const char *in, *want;
+    } bad[] = {
+        {"3xV100", "unknown GPU 'V100'"},
+        {"8xB100", "unknown GPU 'B100'"},
+        {"2x8xTPU", "unknown GPU 'TPU'"},
+        {"0xH100", "GPU count 0 is out of range 1..65536"},
+        {"-4xH100", "GPU count '-4' is not a whole number"},
+        {"+4xH100", "'+4' is not a whole number"},
+        {"4.5xH100", "'4.5' is not a whole number"},
+        {"1e3xH100", "'1e3' is not a whole number"},
+        {"65537xH100", "GPU count 65537 is out of range"},
+        {"18446744073709551617xH100", "18446744073709551617 is out of range"},
+        {"99999999999999999999999999999xA800", "is out of range"},
+        {"0x8xH100", "node count 0 is out of range"},
+        {"2x0xH100", "GPUs per node 0 is out of range"},
+        {"2x9xH100", "9 GPUs per node: H100 nodes hold at most 8"},
+        {"9000x8xH100", "9000 x 8 = 72000 GPUs is over the limit of 65536"},
+        {"xH100", "missing the GPU count before 'x'"},
+        {"x8xH100", "missing the node count before 'x'"},
+        {"2xx8xH100", "too many"},
+        {"4x", "missing the GPU after the last 'x'"},
+        {"2x8x", "missing the GPU after the last 'x'"},
+        {"4xH100x", "missing the GPU after the last 'x'"},
+        {"1x2x3xH100", "too many"},
+        {"4 x H100", "'4 ' is not a whole number"},
+        {" 4xH100", "not a whole number"},
+        {"4xH100 ", "unknown GPU 'H100 '"},
+        {"garbage", "not NxGPU, NODESxGPUSxGPU or a preset"},
+        {"H100", "not NxGPU"},
+        {"x", "missing"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK_MSG(zg_cluster_load(bad[i].in, &c, &e) == ZG_ERR_INVALID, "accepted '%s'", bad[i].in);
+        char quoted[96];
+        snprintf(quoted, sizeof quoted, "cluster '%s'", bad[i].in);
+        CHECK_MSG(strstr(e.msg, quoted) != NULL, "'%s' lacks %s", e.msg, quoted);
+        CHECK_MSG(strstr(e.msg, bad[i].want) != NULL, "'%s' lacks '%s'", e.msg, bad[i].want);
+        // the choices: every GPU of the table and the forms
+        for (const char *const *d = zg_cluster_devices(); *d; d++)
+            CHECK_MSG(strstr(e.msg, *d) != NULL, "'%s' does not list %s", e.msg, *d);
+        CHECK(strstr(e.msg, "NODESxGPUSxGPU") && strstr(e.msg, ".json"));
+        CHECK(!strchr(e.msg, '\n'));
+    }
+}
+
+ZG_TEST(help_lists_forms_gpus_and_presets) {
+    char *text = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&text, &n);
+    CHECK(f != NULL);
+    zg_cluster_help_print(f, "  ");
+    fclose(f);
+    CHECK(strstr(text, "NxGPU") && strstr(text, "NODESxGPUSxGPU") && strstr(text, "cpu:N"));
+    for (const char *const *d = zg_cluster_devices(); *d; d++) CHECK(strstr(text, *d) != NULL);
+    for (const char *const *p = zg_cluster_preset_names(); *p; p++)
+        CHECK(strstr(text, *p) != NULL);
+    free(text);
 }
 
 ZG_TEST_MAIN()

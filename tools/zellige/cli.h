@@ -101,6 +101,8 @@ cli_result cli_parse(const cli_spec *spec, int argc, char **argv, zg_error *err)
 // Prints the header, the option table (value names aligned, help lines wrapped as written) and
 // the footer.
 void cli_help(const cli_spec *spec, FILE *f);
+// A footer for commands with --cluster: the accepted forms, GPUs and presets (from the tables).
+const char *cli_cluster_footer(void);
 // The exit code of a parse: 0 after help, cli_fail's code for CLI_BAD. For handlers:
 //   cli_result pr = cli_parse(&spec, argc, argv, &err);
 //   if (pr != CLI_PARSED) return cli_parse_exit(&spec, pr, &err);

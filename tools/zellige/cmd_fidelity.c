@@ -73,7 +73,7 @@ static int run_fidelity(int argc, char **argv) {
         CLI_OPT_JSON(&json, "print one JSON line: plans, mape_time_pct, mape_mem_pct, ..."),
         CLI_OPT_END,
     };
-    const cli_spec spec = {"fidelity", header, opts, NULL};
+    const cli_spec spec = {"fidelity", header, opts, cli_cluster_footer()};
     cli_result pr = cli_parse(&spec, argc, argv, &err);
     if (pr != CLI_PARSED) return cli_parse_exit(&spec, pr, &err);
 

@@ -17,7 +17,8 @@ static const char *usage_text =
     "plan JSON (docs/formats.md). Nothing is written when planning fails.\n\n"
     "  --batch FILE          batch .json or .jsonl trace (docs/formats.md)   (required)\n"
     "  --model M             model preset or JSON file (default wan2.1-1.3b)\n"
-    "  --cluster C           cluster preset or JSON file (default 8xA800)\n"
+    "  --cluster C           NxGPU, NODESxGPUSxGPU, preset or JSON file (default 8xA800;\n"
+    "                        with --world-size N and no --cluster: NxA800)\n"
     "  --policy P            zellige | joint | knapformer | usp | adaptive | dp | static\n"
     "                        (default zellige)\n"
     "  --json OUT            write the plan here (atomic)\n"
@@ -54,7 +55,7 @@ static const char *usage_text =
     "                        reuse one price)\n"
     "  knapformer: --bags SPEC (e.g. g1n2+g2n1+g4n1), --gamma X (default 1.0),\n"
     "              --d-model D (default the model's dim), --world-size N (default the\n"
-    "              cluster's)\n"
+    "              cluster's; without --cluster it also sets the cluster, NxA800)\n"
     "  --ranks               print the per-rank table even for more than 32 ranks\n"
     "  --quiet               print nothing on success\n";
 
@@ -112,7 +113,7 @@ static void print_summary(const zg_plan *p, const zg_plan_stats *st, const zg_cl
 }
 
 static int run_plan(int argc, char **argv) {
-    const char *model_name = "wan2.1-1.3b", *cluster_name = "8xA800", *batch_path = NULL;
+    const char *model_name = "wan2.1-1.3b", *cluster_name = NULL, *batch_path = NULL;
     const char *policy = "zellige", *json_out = NULL, *export_path = NULL, *family = "node";
     const char *fallback = NULL, *bags = NULL, *catalog_opt = NULL, *first_opt = NULL;
     int64_t max_degree = 0, d_model = 0, world = 0, seed = 0, anchor_nodes = INT64_MIN,
@@ -124,6 +125,7 @@ static int run_plan(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             fputs(usage_text, stdout);
+            fputs(cli_cluster_footer(), stdout);
             return 0;
         } else if (!strcmp(argv[i], "--explain-tuning")) {
             zg_zellige_tuning_print(stdout);
@@ -207,6 +209,13 @@ static int run_plan(int argc, char **argv) {
         if (!err.msg[0]) zg_error_set(&err, ZG_ERR_INVALID, "an option is missing its value");
         return cli_fail("plan", &err);
     }
+    // --world-size N without --cluster: N GPUs of the default cluster's kind (docs/cli.md).
+    char world_cluster[64];
+    if (!cluster_name && world > 0) {
+        snprintf(world_cluster, sizeof world_cluster, "%lldxA800", (long long)world);
+        cluster_name = world_cluster;
+    }
+    if (!cluster_name) cluster_name = "8xA800";
 
     zg_model model;
     zg_cluster cluster;
@@ -230,9 +239,13 @@ static int run_plan(int argc, char **argv) {
     zg_planner_opts_default(&ctx.opts);
     zg_plan_stats stats;
 
-    if (zg_model_load(model_name, &model, &err) || zg_cluster_load(cluster_name, &cluster, &err) ||
-        zg_batch_read_file(batch_path, &model, &batch, &err))
+    if (zg_model_load(model_name, &model, &err)) goto fail;
+    if (zg_cluster_load(cluster_name, &cluster, &err)) {
+        if (cluster_name == world_cluster)
+            zg_error_prefix(&err, "--world-size %lld: ", (long long)world);
         goto fail;
+    }
+    if (zg_batch_read_file(batch_path, &model, &batch, &err)) goto fail;
     if (zg_batch_validate(&batch, world > 0 ? (int32_t)world : cluster.world_size, &err)) {
         zg_error_prefix(&err, "%s: ", batch_path);
         goto fail;
@@ -286,6 +299,9 @@ static int run_plan(int argc, char **argv) {
         if (wrote_export) unlink(export_path);  // all or nothing
         goto fail;
     }
+    if (!quiet && cluster_name == world_cluster)
+        printf("zellige plan: --world-size %lld and no --cluster: planned on %s\n",
+               (long long)world, cluster_name);
     if (!quiet) print_summary(&plan, &stats, &cluster, &batch, all_ranks);
     goto done;
 fail:

@@ -117,7 +117,7 @@ static int run_profile(int argc, char **argv) {
         CLI_FLAG_OPT("--quiet", &quiet, "no table on stdout"),
         CLI_OPT_END,
     };
-    const cli_spec spec = {"profile", header, opts, NULL};
+    const cli_spec spec = {"profile", header, opts, cli_cluster_footer()};
     cli_result pr = cli_parse(&spec, argc, argv, &err);
     if (pr != CLI_PARSED) return cli_parse_exit(&spec, pr, &err);
 

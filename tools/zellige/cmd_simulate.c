@@ -19,7 +19,7 @@ static int run_simulate(int argc, char **argv) {
     zg_error err = {0};
     const cli_opt opts[] = {
         CLI_OPT_MODEL(&o.model, "model preset or JSON file (default wan2.1-1.3b)"),
-        CLI_OPT_CLUSTER(&o.cluster, "cluster preset or JSON file (default 16xA800)"),
+        CLI_OPT_CLUSTER(&o.cluster, "NxGPU, NODESxGPUSxGPU, preset or JSON file (default 16xA800)"),
         CLI_STR_OPT("--mix", "LIST", &o.mixes, "comma list of V35..V60, or 'all' (default all)"),
         CLI_INT_OPT("--load", "N", &o.tokens_per_rank, 1, INT64_MAX,
                     "tokens per rank per step, e.g. 350K (default 350K)"),
@@ -48,7 +48,7 @@ static int run_simulate(int argc, char **argv) {
         CLI_OPT_JSON(&json, "print one JSON line with the results"),
         CLI_OPT_END,
     };
-    const cli_spec spec = {"simulate", header, opts, NULL};
+    const cli_spec spec = {"simulate", header, opts, cli_cluster_footer()};
     cli_result pr = cli_parse(&spec, argc, argv, &err);
     if (pr != CLI_PARSED) return cli_parse_exit(&spec, pr, &err);
 

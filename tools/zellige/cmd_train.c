@@ -128,7 +128,7 @@ static int run_train(int argc, char **argv) {
         CLI_OPT_JSON(&pc.json, "one JSON line per step (and a summary line)"),
         CLI_OPT_END,
     };
-    const cli_spec spec = {"train", header, opts, NULL};
+    const cli_spec spec = {"train", header, opts, cli_cluster_footer()};
     cli_result pr = cli_parse(&spec, argc, argv, &err);
     if (pr != CLI_PARSED) return cli_parse_exit(&spec, pr, &err);
 
