@@ -90,29 +90,38 @@ static int starts_json(const char *s) {
     return *s == '{';
 }
 
-// A model from a preset name, a JSON file path or JSON text (an object).
-static zg_status load_model(const char *spec, zg_model *m, zg_error *err) {
+// A model or cluster from a preset name, a JSON file path or JSON text (an object): by_name
+// takes the name or path, by_json the parsed object; `what` names it in messages.
+typedef zg_status (*by_name_fn)(const char *spec, void *out, zg_error *err);
+typedef zg_status (*by_json_fn)(const cJSON *j, void *out, zg_error *err);
+static zg_status load_spec(const char *spec, const char *what, by_name_fn by_name,
+                           by_json_fn by_json, void *out, zg_error *err) {
     if (!spec || !*spec)
-        return zg_error_set(err, ZG_ERR_INVALID,
-                            "model: give a preset name, a JSON file or a dict");
-    if (!starts_json(spec)) return zg_model_load(spec, m, err);
+        return zg_error_set(err, ZG_ERR_INVALID, "%s: give a preset name, a JSON file or a dict",
+                            what);
+    if (!starts_json(spec)) return by_name(spec, out, err);
     cJSON *j = NULL;
-    zg_status st = zg_json_parse(spec, "model", &j, err);
-    if (!st) st = zg_model_from_json(j, m, err);
+    zg_status st = zg_json_parse(spec, what, &j, err);
+    if (!st) st = by_json(j, out, err);
     cJSON_Delete(j);
-    return st ? zg_error_prefix(err, "model: ") : ZG_OK;
+    return st ? zg_error_prefix(err, "%s: ", what) : ZG_OK;
 }
 
+static zg_status model_by_name(const char *s, void *m, zg_error *e) { return zg_model_load(s, m, e); }
+static zg_status model_by_json(const cJSON *j, void *m, zg_error *e) {
+    return zg_model_from_json(j, m, e);
+}
+static zg_status cluster_by_name(const char *s, void *c, zg_error *e) {
+    return zg_cluster_load(s, c, e);
+}
+static zg_status cluster_by_json(const cJSON *j, void *c, zg_error *e) {
+    return zg_cluster_from_json(j, c, e);
+}
+static zg_status load_model(const char *spec, zg_model *m, zg_error *err) {
+    return load_spec(spec, "model", model_by_name, model_by_json, m, err);
+}
 static zg_status load_cluster(const char *spec, zg_cluster *c, zg_error *err) {
-    if (!spec || !*spec)
-        return zg_error_set(err, ZG_ERR_INVALID,
-                            "cluster: give a preset name, a JSON file or a dict");
-    if (!starts_json(spec)) return zg_cluster_load(spec, c, err);
-    cJSON *j = NULL;
-    zg_status st = zg_json_parse(spec, "cluster", &j, err);
-    if (!st) st = zg_cluster_from_json(j, c, err);
-    cJSON_Delete(j);
-    return st ? zg_error_prefix(err, "cluster: ") : ZG_OK;
+    return load_spec(spec, "cluster", cluster_by_name, cluster_by_json, c, err);
 }
 
 // An integer option: a JSON number that is a whole number in [lo, hi].

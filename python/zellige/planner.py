@@ -450,6 +450,11 @@ class Batch:
         return {"sequences": out}
 
 
+def _info_property(key: str, conv: Any, doc: str) -> property:
+    """A read-only property: the planner's C-side description's `key`, converted by `conv`."""
+    return property(lambda self: conv(self._info[key]), doc=doc)
+
+
 def _spec(x: Any, what: str) -> bytes:
     if isinstance(x, abc.Mapping):
         return json.dumps(x).encode()
@@ -756,40 +761,17 @@ class Planner:
 
     # -- properties ----------------------------------------------------------------------------
 
-    @property
-    def policy(self) -> str:
-        """The placement policy's name."""
-        return self._info["policy"]
-
-    @property
-    def world_size(self) -> int:
-        """Ranks of the cluster."""
-        return int(self._info["world_size"])
-
-    @property
-    def model(self) -> Dict[str, Any]:
-        """The model as JSON (docs/formats.md §5)."""
-        return dict(self._info["model"])
-
-    @property
-    def cluster(self) -> Dict[str, Any]:
-        """The cluster as JSON (docs/formats.md §4)."""
-        return dict(self._info["cluster"])
-
-    @property
-    def pricer(self) -> str:
-        """``"analytic"`` or ``"table"`` (a measured profile)."""
-        return self._info["pricer"]
-
-    @property
-    def mem_cap(self) -> float:
-        """Bytes per rank available to placements (usable memory − ``mem_base``)."""
-        return float(self._info["mem_cap"])
-
-    @property
-    def mem_base(self) -> float:
-        """Bytes every rank holds independent of placement (weights, optimizer, …)."""
-        return float(self._info["mem_base"])
+    policy = _info_property("policy", str, "The placement policy's name.")
+    world_size = _info_property("world_size", int, "Ranks of the cluster.")
+    model = _info_property("model", dict, "The model as JSON (docs/formats.md §5).")
+    cluster = _info_property("cluster", dict, "The cluster as JSON (docs/formats.md §4).")
+    pricer = _info_property("pricer", str, '``"analytic"`` or ``"table"`` (a measured profile).')
+    mem_cap = _info_property("mem_cap", float,
+                             "Bytes per rank available to placements (usable memory − "
+                             "``mem_base``).")
+    mem_base = _info_property("mem_base", float,
+                              "Bytes every rank holds independent of placement (weights, "
+                              "optimizer, …).")
 
     @property
     def options(self) -> Dict[str, Any]:
