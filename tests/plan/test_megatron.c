@@ -12,6 +12,7 @@
 #include "plan/megatron.h"
 #include "plan/plan.h"
 #include "planner/planner.h"
+#include "plan_testlib.h"
 #include "zgtest.h"
 
 #define FIXTURE "tests/fixtures/megatron_groups.json"
@@ -218,7 +219,7 @@ ZG_TEST(bad_input) {
 // ---- the policy ------------------------------------------------------------------------------
 
 // test pricer: time = 1e-6 * L^2 / λ + 1e-3 * L / λ, mem = L / λ bytes
-static zg_status tp_price(const zg_pricer *p, const zg_seq *s, zg_config c, const int32_t *ranks,
+static zg_status mega_price(const zg_pricer *p, const zg_seq *s, zg_config c, const int32_t *ranks,
                           int32_t n, zg_price *out, zg_error *err) {
     (void)p, (void)c, (void)ranks, (void)err;
     double L = (double)s->tokens;
@@ -227,40 +228,14 @@ static zg_status tp_price(const zg_pricer *p, const zg_seq *s, zg_config c, cons
     return ZG_OK;
 }
 
-typedef struct fixture {
-    zg_model m;
-    zg_cluster c;
-    zg_pricer p;
-    zg_plan_ctx ctx;
-    zg_batch b;
-} fixture;
-
-static void fx_init(fixture *f, int32_t world, double cap) {
-    zg_error err;
-    memset(f, 0, sizeof *f);
-    zg_model_preset("tiny", &f->m, &err);
-    snprintf(f->c.name, sizeof f->c.name, "test%d", world);
-    f->c.world_size = world;
-    f->c.ranks_per_node = world;
-    f->c.mem_bytes = 1e12;
-    f->c.mem_usable_frac = 1;
-    f->p.kind = "test";
-    f->p.price = tp_price;
-    f->p.mem_cap = cap;
-    f->ctx.model = &f->m;
-    f->ctx.cluster = &f->c;
-    f->ctx.pricer = &f->p;
-    zg_planner_opts_default(&f->ctx.opts);
-    zg_batch_init(&f->b);
-}
-
-static void fx_push(fixture *f, int64_t tokens) {
-    zg_seq s;
-    zg_seq_init(&s);
-    s.id = f->b.n;
-    s.tokens = tokens;
-    zg_error err;
-    zg_batch_push(&f->b, &s, &err);
+// plan_testlib.h's fixture on one node of `world` ranks, priced by mega_price (no comm
+// price, no base memory) with memory cap `cap`.
+static void mfx_init(fixture *f, int32_t world, double cap) {
+    fx_init(f, world, world, cap);
+    f->p.impl = NULL;
+    f->p.price = mega_price;
+    f->p.comm = NULL;
+    f->p.mem_base = 0;
 }
 
 static zg_status run(fixture *f, zg_plan *p, zg_error *err) {
@@ -301,7 +276,7 @@ ZG_TEST(policy_follows_the_scheduler) {
     for (int seed = 0; seed < 12; seed++) {
         fixture f;
         int32_t world = seed % 3 == 0 ? 4 : seed % 3 == 1 ? 8 : 16;
-        fx_init(&f, world, 1e12);
+        mfx_init(&f, world, 1e12);
         zg_rng rng;
         zg_rng_init(&rng, (uint64_t)seed);
         int64_t M = 4096;
@@ -310,7 +285,8 @@ ZG_TEST(policy_follows_the_scheduler) {
             double u = zg_rng_uniform(&rng);
             fx_push(&f, u < 0.6 ? zg_rng_int(&rng, 256, 2048)
                                 : u < 0.9 ? zg_rng_int(&rng, 2048, M)
-                                          : zg_rng_int(&rng, M, (world < 8 ? world : 8) * M));
+                                          : zg_rng_int(&rng, M, (world < 8 ? world : 8) * M),
+                    NULL);
         }
         f.ctx.opts.max_seqlen_per_rank = zg_opt_tokens_of(M);
         zg_plan p;
@@ -355,9 +331,9 @@ ZG_TEST(policy_follows_the_scheduler) {
 // The default knob: the largest max_seqlen_per_rank that fits memory, exactly. mem = L/λ bytes.
 ZG_TEST(policy_default_max_seqlen_per_rank) {
     fixture f;
-    fx_init(&f, 8, 1000);
+    mfx_init(&f, 8, 1000);
     int64_t tok[] = {3000, 500, 400, 300};
-    for (int i = 0; i < 4; i++) fx_push(&f, tok[i]);
+    for (int i = 0; i < 4; i++) fx_push(&f, tok[i], NULL);
     zg_plan p;
     zg_error err;
     // 3000 tokens need 4 ranks (750 B each; 2 ranks: 1500 B > 1000): the largest M with
@@ -393,8 +369,8 @@ ZG_TEST(policy_default_max_seqlen_per_rank) {
 // over memory in a round are infeasible, named.
 ZG_TEST(policy_bad_and_infeasible_options) {
     fixture f;
-    fx_init(&f, 4, 1e9);
-    for (int i = 0; i < 6; i++) fx_push(&f, 1000 + 100 * i);
+    mfx_init(&f, 4, 1e9);
+    for (int i = 0; i < 6; i++) fx_push(&f, 1000 + 100 * i, NULL);
     zg_plan p;
     zg_error err;
     int64_t bad[] = {0, -7};
