@@ -422,12 +422,18 @@ class Batch:
                    buckets=[s.get("bucket", "") for s in seqs])
 
     def write(self, path: PathLike) -> None:
-        """Writes the plan JSON to ``path`` atomically (as ``zellige plan --json``)."""
-        err = ctypes.create_string_buffer(_lib.ERR_SIZE)
-        rc = LIB.zgpy_result_write(self._result.ptr, os.fspath(path).encode(), err,
-                                   _lib.ERR_SIZE)
-        if rc:
-            _raise(rc, err)
+        """Writes the batch JSON (:meth:`to_dict`) to ``path`` atomically: a temporary file in
+        the same folder, then a rename, so a failure leaves no partial file."""
+        path = os.fspath(path)
+        tmp = f"{path}.tmp.{os.getpid()}"
+        try:
+            with open(tmp, "w") as f:
+                json.dump(self.to_dict(), f)
+            os.replace(tmp, path)
+        except OSError as e:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+            raise PlanError(f"batch: cannot write {path}: {e.strerror}") from None
 
     def to_dict(self) -> Dict[str, Any]:
         """Batch JSON (``{"sequences": [...]}``) with the known fields, as

@@ -461,3 +461,15 @@ def test_warm_planner_is_kept_and_deterministic(zg):
         assert p.arrays.tokens.tolist() == x.lengths.tolist()
         ends = p.arrays.shard_end[p.arrays.offset[1:] - 1]
         assert ends.tolist() == x.lengths.tolist()
+
+
+def test_batch_write_round_trips(zg, tmp_path):
+    b = zg.Batch(lengths=[100, 2000, 35000], origin_ranks=[0, 1, 1])
+    out = tmp_path / "b.json"
+    b.write(out)
+    again = zg.read_batch(str(out))
+    assert list(again.lengths) == [100, 2000, 35000]
+    assert list(again.origin_ranks) == [0, 1, 1]
+    with pytest.raises(zg.PlanError):
+        b.write(tmp_path / "missing-dir" / "b.json")
+    assert not list((tmp_path).glob("*.tmp.*"))
