@@ -10,11 +10,8 @@
 #include "aoizora/aoizora.h"
 
 void zg_aoi_plan_opts_default(zg_aoi_plan_opts *o) {
-    memset(o, 0, sizeof *o);
-    o->top_k = 4;
-    o->search.exhaustive_max = 8;
-    o->search.local_rounds = 8;
-    o->search.seed = 1;
+    *o = (zg_aoi_plan_opts){.top_k = 4, .search.exhaustive_max = 8, .search.local_rounds = 8,
+              .search.seed = 1};
     snprintf(o->ilp_solver, sizeof o->ilp_solver, "auto");
     o->place_ilp = 1;
 }

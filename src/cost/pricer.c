@@ -31,11 +31,7 @@ zg_status zg_pricer_price_list_of_block(const zg_pricer *p, const zg_seq *s, zg_
 }
 
 void zg_cost_opts_default(zg_cost_opts *o) {
-    memset(o, 0, sizeof *o);
-    o->act_ckpt = 1;
-    o->shard_weights = 1;
-    o->param_bytes = 2;
-    o->act_bytes = 2;
+    *o = (zg_cost_opts){.act_ckpt = 1, .shard_weights = 1, .param_bytes = 2, .act_bytes = 2};
 }
 
 typedef struct device_row {

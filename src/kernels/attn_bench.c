@@ -335,12 +335,8 @@ static zg_status bench_case(const zg_attn_slice *sl, int32_t n, int64_t T, int d
 }
 
 void zg_attn_bench_opts_default(zg_attn_bench_opts *o) {
-    memset(o, 0, sizeof *o);
-    o->max_tokens = 4096;
-    o->shard = 8192;
-    o->heads = 12;
-    o->pack_images = 50;
-    o->square = 2048;
+    *o = (zg_attn_bench_opts){.max_tokens = 4096, .shard = 8192, .heads = 12, .pack_images = 50,
+              .square = 2048};
 }
 
 double zg_attn_bench_sgemm(int64_t tokens, int64_t threads, int32_t square, double *square_gflops,

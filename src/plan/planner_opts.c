@@ -4,16 +4,9 @@
 #include "plan/plan.h"
 
 void zg_planner_opts_default(zg_planner_opts *o) {
-    memset(o, 0, sizeof *o);
-    o->family = ZG_RANKSETS_NODE;
-    o->max_degree = 0;
-    o->eps = 1e-3;
-    o->time_limit_s = 60;
-    o->deeper_first_visit = 1;
-    o->remember_layouts = 1;
-    o->anchor_cut_s = 0;
-    o->gamma = 1.0;
-    o->seed = 0;
+    *o = (zg_planner_opts){.family = ZG_RANKSETS_NODE, .max_degree = 0, .eps = 1e-3,
+              .time_limit_s = 60, .deeper_first_visit = 1, .remember_layouts = 1,
+              .anchor_cut_s = 0, .gamma = 1.0, .seed = 0};
 }
 
 static const char *const family_names[] = {"aligned", "node", "sliding"};

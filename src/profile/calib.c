@@ -229,12 +229,7 @@ zg_status zg_calib_fit(const zg_calib *c, const double *times, double *fixed, do
 }
 
 void zg_calib_opts_default(zg_calib_opts *o) {
-    memset(o, 0, sizeof *o);
-    o->images = 12;
-    o->videos = 2;
-    o->splits = 3;
-    o->mirror = 1;
-    o->seed = 1;
+    *o = (zg_calib_opts){.images = 12, .videos = 2, .splits = 3, .mirror = 1, .seed = 1};
 }
 
 const char *zg_profile_method_name(zg_profile_method m) {

@@ -8,11 +8,7 @@
 #include "profile/profile.h"
 
 void zg_fidelity_opts_default(zg_fidelity_opts *o) {
-    memset(o, 0, sizeof *o);
-    o->images = 12;
-    o->min_mixed = 18;
-    o->corners = 3;
-    o->seed = 1;
+    *o = (zg_fidelity_opts){.images = 12, .min_mixed = 18, .corners = 3, .seed = 1};
 }
 
 void zg_fidelity_free(zg_fidelity_plan *plans, int32_t n) {

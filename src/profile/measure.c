@@ -7,12 +7,8 @@
 #include "profile/profile.h"
 
 void zg_profile_opts_default(zg_profile_opts *o) {
-    memset(o, 0, sizeof *o);
-    o->warmup = 1;
-    o->reps = 5;
-    o->act_ckpt = 1;
-    o->seed = 1;
-    o->method = ZG_PROFILE_HYBRID;
+    *o = (zg_profile_opts){.warmup = 1, .reps = 5, .act_ckpt = 1, .seed = 1,
+              .method = ZG_PROFILE_HYBRID};
     zg_calib_opts_default(&o->calib);
 }
 

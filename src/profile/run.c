@@ -7,16 +7,8 @@
 #include "profile/profile.h"
 
 void zg_profile_run_opts_default(zg_profile_run_opts *o) {
-    memset(o, 0, sizeof *o);
-    o->model = "tiny";
-    o->catalog = "cpu";
-    o->warmup = 1;
-    o->reps = 6;
-    o->act_ckpt = 1;
-    o->seed = 1;
-    o->clock = "wall";
-    o->method = "hybrid";
-    o->stat = "median";
+    *o = (zg_profile_run_opts){.model = "tiny", .catalog = "cpu", .warmup = 1, .reps = 6,
+              .act_ckpt = 1, .seed = 1, .clock = "wall", .method = "hybrid", .stat = "median"};
     zg_calib_opts_default(&o->calib);
 }
 
@@ -74,10 +66,7 @@ zg_status zg_profile_run(const zg_profile_run_opts *o, zg_comm *comm, zg_profile
 // ---- fidelity -----------------------------------------------------------------------------------
 
 void zg_fidelity_run_opts_default(zg_fidelity_run_opts *o) {
-    memset(o, 0, sizeof *o);
-    o->catalog = "cpu";
-    o->warmup = 1;
-    o->reps = 7;
+    *o = (zg_fidelity_run_opts){.catalog = "cpu", .warmup = 1, .reps = 7};
     zg_fidelity_opts_default(&o->design);
 }
 

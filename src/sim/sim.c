@@ -11,18 +11,10 @@
 #include "sim/sim.h"
 
 void zg_sim_opts_default(zg_sim_opts *o) {
-    memset(o, 0, sizeof *o);
-    o->model = "wan2.1-1.3b";
-    o->cluster = "16xA800";
-    o->mixes = "all";
-    o->policies = "zellige,knapformer,usp,adaptive,dp,static";
-    o->tokens_per_rank = 350000;
-    o->video_seconds = 15;
-    o->steps = 3;
-    o->seed = 1;
-    o->gamma = 1.0;
-    o->time_limit_s = 10;
-    o->family = "node";
+    *o = (zg_sim_opts){.model = "wan2.1-1.3b", .cluster = "16xA800", .mixes = "all",
+              .policies = "zellige,knapformer,usp,adaptive,dp,static", .tokens_per_rank = 350000,
+              .video_seconds = 15, .steps = 3, .seed = 1, .gamma = 1.0, .time_limit_s = 10,
+              .family = "node"};
 }
 
 double zg_sim_cell_makespan(const zg_sim_cell *c) {

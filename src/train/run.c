@@ -8,15 +8,8 @@
 #include "train/train.h"
 
 void zg_train_run_opts_default(zg_train_run_opts *o) {
-    memset(o, 0, sizeof *o);
-    o->model = "tiny";
-    o->policies = "zellige";
-    o->tokens_per_rank = 512;
-    o->video_share = 0.5;
-    o->steps = 10;
-    o->act_ckpt = 1;
-    o->lr = 1e-3;
-    o->seed = 1;
+    *o = (zg_train_run_opts){.model = "tiny", .policies = "zellige", .tokens_per_rank = 512,
+              .video_share = 0.5, .steps = 10, .act_ckpt = 1, .lr = 1e-3, .seed = 1};
 }
 
 void zg_train_run_result_free(zg_train_run_result *r) {
