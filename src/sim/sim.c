@@ -89,8 +89,8 @@ static zg_status check_opts(const zg_sim_opts *o, zg_sim_result *r, zg_error *er
             if (!strcmp((*vt)->name, r->policies[p])) known = 1;
         if (!known)
             return zg_error_set(err, ZG_ERR_INVALID,
-                                "unknown policy '%s' (zellige, joint, knapformer, usp, adaptive, "
-                                "dp, static)",
+                                "unknown policy '%s' (zellige, joint, knapformer, megatron, usp, "
+                                "adaptive, dp, static)",
                                 r->policies[p]);
         if (!strcmp(r->policies[p], "knapformer")) r->knap_index = p;
     }
@@ -238,6 +238,7 @@ zg_status zg_sim_run(const zg_sim_opts *o, zg_sim_result *r, zg_error *err) {
     e.base.gamma = o->gamma;
     e.base.time_limit_s = o->time_limit_s;
     e.base.seed = o->seed;
+    e.base.max_seqlen_per_rank = o->max_seqlen_per_rank;
     if (!st && !(o->time_limit_s > 0 && o->time_limit_s < 1e9))
         st = zg_error_set(err, ZG_ERR_INVALID,
                           "--time-limit %g: give a positive number of seconds (default 10)",

@@ -30,6 +30,8 @@ typedef struct zg_sim_opts {
     double gamma;               // KnapFormer attention weight (default 1.0)
     double time_limit_s;        // per joint solve (default 10)
     const char *family;         // rank sets: node | aligned | sliding (default "node")
+    zg_opt_tokens max_seqlen_per_rank; // megatron's knob; absent (default): per batch the
+                                       // largest that fits memory (policy_megatron.c)
     // Called after every (mix, policy, layout) is planned (may be NULL).
     void (*progress)(void *ctx, int64_t done, int64_t total);
     void *progress_ctx;
