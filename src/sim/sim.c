@@ -15,7 +15,7 @@ void zg_sim_opts_default(zg_sim_opts *o) {
     o->model = "wan2.1-1.3b";
     o->cluster = "16xA800";
     o->mixes = "all";
-    o->policies = "zellige,knapformer,usp,adaptive,dp,static";
+    o->policies = "zellige,knapformer,megatron,usp,adaptive,dp,static";
     o->tokens_per_rank = 350000;
     o->video_seconds = 15;
     o->steps = 3;

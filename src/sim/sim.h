@@ -18,7 +18,8 @@ typedef struct zg_sim_opts {
     const char *model;          // preset or JSON file (default "wan2.1-1.3b")
     const char *cluster;        // preset or JSON file (default "16xA800")
     const char *mixes;          // comma list of V35..V60, or "all" (default "all")
-    const char *policies;       // comma list (default "zellige,knapformer,usp,adaptive,dp,static")
+    const char *policies;       // comma list (default "zellige,knapformer,megatron,usp,
+                                // adaptive,dp,static")
     int64_t tokens_per_rank;    // per step (default 350000)
     int32_t video_seconds;      // 10 or 15 (default 15)
     int64_t steps;              // batches per mix (default 3)

@@ -31,7 +31,8 @@ ZG_TEST(sim_run_fills_cells_and_zellige_is_best) {
     zg_error e;
     CHECK_OK(zg_sim_run(&o, &r, &e), &e);
     CHECK_EQ_INT(r.n_mix, 1);
-    CHECK_EQ_INT(r.n_pol, 6);
+    CHECK_EQ_INT(r.n_pol, 7);
+    CHECK_STR(r.policies[2], "megatron"); // beside the other baselines by default
     CHECK_STR(r.mixes[0], "V50");
     CHECK_STR(r.cluster.name, "8xA800");
     CHECK_EQ_INT(r.cluster.world_size, 8);

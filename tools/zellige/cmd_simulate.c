@@ -28,8 +28,8 @@ static int run_simulate(int argc, char **argv) {
         CLI_INT_OPT("--steps", "N", &o.steps, 1, 100000, "batches per mix (default 3)"),
         CLI_OPT_POLICY("--policies", &o.policies,
                        "comma list of zellige, joint, knapformer, megatron, usp, adaptive,\n"
-                       "dp, static (default zellige,knapformer,usp,adaptive,dp,static;\n"
-                       "'joint' adds the exact reference, with --time-limit)"),
+                       "dp, static (default zellige,knapformer,megatron,usp,adaptive,dp,\n"
+                       "static; 'joint' adds the exact reference, with --time-limit)"),
         CLI_STR_OPT("--bags", "SPEC", &o.bags,
                     "KnapFormer bag layout (default: the best of every layout with at\n"
                     "most 3 distinct bag sizes, up to 256, chosen per mix:\n"
