@@ -123,6 +123,15 @@ static void plan_policy(sim_env *e, int32_t m, int32_t p, int32_t t, zg_batch *b
     zg_planner pl;
     zg_error perr;
     memset(c, 0, sizeof *c);
+    c->communicators = -1;
+    // communicators: from the policy and world alone, or (static, usp) from each step's plan
+    int comm_from_plan = !strcmp(r->policies[p], "static") || !strcmp(r->policies[p], "usp");
+    zg_comm_count cc;
+    if (!comm_from_plan &&
+        !zg_comm_count_policy(r->policies[p], r->cluster.world_size, NULL,
+                              knap ? e->layouts[t] : NULL, &cc, &perr))
+        c->communicators = cc.total, c->comm_per_rank = cc.per_rank_max,
+        c->comm_bytes_per_rank = cc.bytes_per_rank_max;
     if (zg_planner_init(&pl, r->policies[p], &ctx, &perr)) {
         c->failed = r->steps;
         snprintf(c->first_err, sizeof c->first_err, "%.255s", perr.msg);
@@ -138,6 +147,11 @@ static void plan_policy(sim_env *e, int32_t m, int32_t p, int32_t t, zg_batch *b
                 c->failed++;
             } else {
                 c->ok++;
+                if (comm_from_plan && !zg_comm_count_policy(r->policies[p], r->cluster.world_size,
+                                                            &plan, NULL, &cc, &perr) &&
+                    cc.total > c->communicators)
+                    c->communicators = cc.total, c->comm_per_rank = cc.per_rank_max,
+                    c->comm_bytes_per_rank = cc.bytes_per_rank_max;
                 c->makespan_sum += st.makespan;
                 c->balance_sum += st.balance;
                 c->comm_sum += st.comm.allgather + st.comm.alltoall + st.comm.ring;
@@ -351,6 +365,12 @@ cJSON *zg_sim_to_json(const zg_sim_result *r) {
             cJSON_AddNumberToObject(jp, "over_cap", (double)c->over_cap);
             if (c->ok) cJSON_AddNumberToObject(jp, "peak_mem_bytes", c->peak_mem_max);
             if (c->bags[0]) cJSON_AddStringToObject(jp, "bags", c->bags);
+            if (c->communicators >= 0) {
+                cJSON_AddNumberToObject(jp, "communicators", (double)c->communicators);
+                cJSON_AddNumberToObject(jp, "communicators_per_rank", c->comm_per_rank);
+                cJSON_AddNumberToObject(jp, "communicator_bytes_per_rank",
+                                        c->comm_bytes_per_rank);
+            }
             if (c->failed && c->first_err[0])
                 cJSON_AddStringToObject(jp, "first_error", c->first_err);
         }

@@ -45,6 +45,10 @@ typedef struct zg_sim_cell {
     int64_t ok, failed;
     int64_t over_cap;    // feasible plans whose peak memory exceeds the cap (knapformer only)
     double peak_mem_max; // bytes
+    int64_t communicators; // NCCL communicators the policy needs on this world (zg_comm_count
+                           // _policy; static, usp: the most of any step's plan); -1: unknown
+    int32_t comm_per_rank; // the most any rank is a member of
+    double comm_bytes_per_rank; // their per-GPU memory at the cited figures (plan.h)
     char bags[128];      // knapformer: the layout used
     char first_err[256]; // the first failure's message
 } zg_sim_cell;
@@ -78,7 +82,8 @@ void zg_sim_result_free(zg_sim_result *r);
 zg_status zg_sim_print(const zg_sim_result *r, FILE *f, zg_error *err);
 // {"model", "cluster", "tokens_per_rank", "video_seconds", "steps", "mixes": {mix: {policy:
 // {makespan_s, balance, comm_bytes, plan_ms, speedup_vs_knapformer, failed, over_cap,
-// peak_mem_bytes, bags, first_error}}}} (fields of cells without a plan are left out). NULL on OOM.
+// peak_mem_bytes, bags, first_error, communicators, communicators_per_rank,
+// communicator_bytes_per_rank}}}} (fields of cells without a plan are left out). NULL on OOM.
 cJSON *zg_sim_to_json(const zg_sim_result *r);
 // A self-contained HTML page (tables, bars per mix, one Gantt per policy), written atomically.
 zg_status zg_sim_write_report(const zg_sim_result *r, const char *path, zg_error *err);

@@ -163,6 +163,8 @@ def test_simulate_writes_report_and_json(tmp_path):
     line = [l for l in r.stdout.splitlines() if l.startswith("{")][-1]
     j = json.loads(line)
     assert set(j["mixes"]["V50"]) == {"zellige", "usp", "dp"}
+    assert j["mixes"]["V50"]["zellige"]["communicators"] == 1
+    assert j["mixes"]["V50"]["usp"]["communicators"] >= 1
     html = rep.read_text()
     assert html.startswith("<!DOCTYPE html>") and "<svg" in html and "zellige" in html
 

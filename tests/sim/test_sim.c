@@ -67,6 +67,14 @@ ZG_TEST(sim_run_fills_cells_and_zellige_is_best) {
         cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "mixes"), "V50"), "zellige");
     CHECK(cJSON_IsNumber(cJSON_GetObjectItem(jz, "makespan_s")));
     CHECK(cJSON_GetObjectItem(jz, "makespan_s")->valuedouble == zm);
+    // communicators: zellige one world communicator; megatron every aligned power-of-two block
+    // of 8 ranks (4 + 2 + the world)
+    CHECK(cJSON_GetObjectItem(jz, "communicators")->valuedouble == 1);
+    const cJSON *jmg =
+        cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "mixes"), "V50"), "megatron");
+    CHECK(cJSON_GetObjectItem(jmg, "communicators")->valuedouble == 7);
+    CHECK(cJSON_GetObjectItem(jmg, "communicators_per_rank")->valuedouble == 3);
+    CHECK(r.cells[r.knap_index].communicators >= 1);
     cJSON_Delete(j);
 
     // the text table and the report
