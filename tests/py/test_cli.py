@@ -286,3 +286,12 @@ def test_plan_megatron_writes_rounds(tmp_path):
         assert sum(sh["end"] - sh["start"] for sh in s["shards"]) == s["tokens"]
     for cmd in ("plan", "simulate"):
         assert "megatron" in run(cmd, "--help").stdout
+
+
+def test_check_engine_runs_rounds_one_after_another():
+    r = run("check-engine", "--rounds", "3", "--random-plans", "4", "--json")
+    assert r.returncode == 0, r.stderr
+    j = json.loads(r.stdout.strip().splitlines()[-1])
+    assert j["plans"] == 4 and j["passed"] == 4
+    bad = run("check-engine", "--rounds", "0")
+    assert bad.returncode == 2 and "--rounds: '0' is out of range (1..8)" in bad.stderr
