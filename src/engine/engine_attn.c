@@ -236,8 +236,140 @@ static zg_status finish(zg_engine *e, reqs *q, zg_status st, zg_error *err) {
     return st;
 }
 
+// ---- rounds -------------------------------------------------------------------------------------
+// Plans with microbatch rounds (megatron's groups, zg_placement.round): the rounds run one after
+// another. Each round is a plan on its own (the validator checks it so): per round the engine
+// keeps a sub-plan (that round's placements, in plan order, round 0) and a sub-engine, built on
+// the first attention call (collective-free, like zg_engine_init); attention gathers the round's
+// rows from the plan layout, runs the round's forward/backward (collective: every rank calls
+// every round, in ascending order), and scatters the results back. A rank's shards of one round
+// are a subsequence of its plan-layout shards in the same order, so the gather is a list of
+// contiguous row ranges.
+
+static zg_status rounds_init(zg_engine *e, zg_error *err) {
+    const zg_plan *p = e->plan;
+    int32_t nr = e->n_rounds;
+    e->rplans = zg_calloc((size_t)nr, sizeof *e->rplans, err);
+    e->rsub = e->rplans ? zg_calloc((size_t)nr, sizeof *e->rsub, err) : NULL;
+    if (!e->rsub) {
+        free(e->rplans);
+        e->rplans = NULL;
+        return ZG_ERR_NOMEM;
+    }
+    zg_status st = ZG_OK;
+    for (int32_t r = 0; r < nr && !st; r++) {
+        zg_plan *sp = &e->rplans[r];
+        sp->version = p->version;
+        sp->world_size = p->world_size;
+        int64_t n = 0;
+        for (int64_t i = 0; i < p->n; i++)
+            n += p->p[i].round == r;
+        sp->p = zg_calloc((size_t)(n ? n : 1), sizeof *sp->p, err);
+        if (!sp->p) {
+            st = ZG_ERR_NOMEM;
+            break;
+        }
+        for (int64_t i = 0; i < p->n; i++)
+            if (p->p[i].round == r) {
+                sp->p[sp->n] = p->p[i]; // shallow: ranks and shards stay the plan's
+                sp->p[sp->n++].round = 0;
+            }
+        st = zg_engine_init(&e->rsub[r], e->comm, sp, e->shape, &e->opts, err);
+        if (st) zg_error_prefix(err, "round %d: ", r);
+    }
+    if (st) zg_eng_rounds_release(e);
+    return st;
+}
+
+// Copies the rows of round r between the plan layout (full, w floats per token) and the
+// round's layout (sub): to_sub 1 gathers, 0 scatters.
+static void move_rows(const zg_engine *e, int32_t r, int to_sub, float *full, float *sub,
+                      size_t w) {
+    int64_t off = 0, soff = 0;
+    for (int64_t i = 0; i < e->n_items; i++) {
+        int64_t len = e->item_shard[i].end - e->item_shard[i].start;
+        if (e->plan->p[e->item_p[i]].round == r) {
+            if (to_sub)
+                memcpy(sub + (size_t)soff * w, full + (size_t)off * w, (size_t)len * w * 4);
+            else
+                memcpy(full + (size_t)off * w, sub + (size_t)soff * w, (size_t)len * w * 4);
+            soff += len;
+        }
+        off += len;
+    }
+}
+
+static void add_stats(zg_engine_stats *a, const zg_engine_stats *b) {
+    a->kernel_calls += b->kernel_calls, a->collectives += b->collectives;
+    a->bytes_alltoall += b->bytes_alltoall, a->bytes_allgather += b->bytes_allgather;
+    a->bytes_ring += b->bytes_ring, a->bytes_dispatch += b->bytes_dispatch;
+    a->t_total += b->t_total, a->t_kernel += b->t_kernel, a->t_comm += b->t_comm;
+    a->t_copy += b->t_copy;
+}
+
+// mode 0: forward (in: q k v; out: o lse). 1: backward (in: q k v o lse dout; out: dq dk dv).
+// 2: backward_saved (in: dout; out: dq dk dv).
+static zg_status rounds_run(zg_engine *e, int mode, const float *const *in, float *const *out,
+                            zg_error *err) {
+    const size_t HD = (size_t)e->shape.n_heads * (size_t)e->shape.head_dim,
+                 H = (size_t)e->shape.n_heads;
+    // widths of the tensors in and out, per mode
+    static const int n_in[3] = {3, 6, 1}, n_out[3] = {2, 3, 3};
+    size_t w_in[6], w_out[3];
+    for (int j = 0; j < 6; j++)
+        w_in[j] = HD;
+    if (mode == 1) w_in[4] = H; // lse
+    for (int j = 0; j < 3; j++)
+        w_out[j] = HD;
+    if (mode == 0) w_out[1] = H;
+    zg_status st = e->rsub ? ZG_OK : rounds_init(e, err);
+    zg_engine_stats total;
+    memset(&total, 0, sizeof total);
+    for (int32_t r = 0; r < e->n_rounds && !st; r++) {
+        zg_engine *s = e->rsub[r];
+        size_t T = (size_t)zg_engine_local_tokens(s), nf = 0;
+        for (int j = 0; j < n_in[mode]; j++)
+            nf += T * w_in[j];
+        for (int j = 0; j < n_out[mode]; j++)
+            nf += T * w_out[j];
+        float *buf = zg_calloc(nf ? nf : 1, sizeof *buf, err), *bi[6], *bo[3];
+        if (!buf) {
+            st = ZG_ERR_NOMEM;
+            break;
+        }
+        float *at = buf;
+        for (int j = 0; j < n_in[mode]; j++) {
+            bi[j] = at, at += T * w_in[j];
+            move_rows(e, r, 1, (float *)in[j], bi[j], w_in[j]);
+        }
+        for (int j = 0; j < n_out[mode]; j++)
+            bo[j] = at, at += T * w_out[j];
+        if (mode == 0)
+            st = zg_engine_attn_forward(s, bi[0], bi[1], bi[2], bo[0], bo[1], err);
+        else if (mode == 1)
+            st = zg_engine_attn_backward(s, bi[0], bi[1], bi[2], bi[3], bi[4], bi[5], bo[0], bo[1],
+                                         bo[2], err);
+        else
+            st = zg_engine_attn_backward_saved(s, bi[0], bo[0], bo[1], bo[2], err);
+        if (st) zg_error_prefix(err, "round %d: ", r);
+        for (int j = 0; j < n_out[mode] && !st; j++)
+            move_rows(e, r, 0, out[j], bo[j], w_out[j]);
+        add_stats(&total, zg_engine_last_stats(s));
+        free(buf);
+    }
+    e->stats = total;
+    return st;
+}
+
 zg_status zg_engine_attn_forward(zg_engine *e, const float *q, const float *k, const float *v,
                                  float *o, float *lse, zg_error *err) {
+    if (e->n_rounds > 1) {
+        const float *in[] = {q, k, v};
+        float *out[] = {o, lse};
+        zg_status st = rounds_run(e, 0, in, out, err);
+        e->fwd_valid = !st;
+        return st;
+    }
     reqs rq = {0};
     zg_status st = begin(e, &rq, err);
     if (st) return finish(e, &rq, st, err);
@@ -342,6 +474,12 @@ static zg_status backward(zg_engine *e, int saved, const float *q, const float *
 zg_status zg_engine_attn_backward(zg_engine *e, const float *q, const float *k, const float *v,
                                   const float *o, const float *lse, const float *dout, float *dq,
                                   float *dk, float *dv, zg_error *err) {
+    if (e->n_rounds > 1) {
+        const float *in[] = {q, k, v, o, lse, dout};
+        float *out[] = {dq, dk, dv};
+        e->fwd_valid = 0;
+        return rounds_run(e, 1, in, out, err);
+    }
     return backward(e, 0, q, k, v, o, lse, dout, dq, dk, dv, err);
 }
 
@@ -351,5 +489,11 @@ zg_status zg_engine_attn_backward_saved(zg_engine *e, const float *dout, float *
         return zg_error_set(err, ZG_ERR_INVALID,
                             "engine: backward_saved needs the forward's work space: call "
                             "zg_engine_attn_forward first (once per backward)");
+    if (e->n_rounds > 1) {
+        const float *in[] = {dout};
+        float *out[] = {dq, dk, dv};
+        e->fwd_valid = 0;
+        return rounds_run(e, 2, in, out, err);
+    }
     return backward(e, 1, NULL, NULL, NULL, NULL, NULL, dout, dq, dk, dv, err);
 }

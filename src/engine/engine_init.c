@@ -246,6 +246,14 @@ zg_status zg_engine_init(zg_engine **out, zg_comm *comm, const zg_plan *plan, zg
     e->me = comm->rank;
     zg_status st = build_items(e, err);
     if (!st) st = build_batches(e, err);
+    e->n_rounds = 1;
+    for (int64_t i = 0; i < plan->n && !st; i++) {
+        if (plan->p[i].round < 0)
+            st = zg_error_set(err, ZG_ERR_INVALID, "engine: sequence %lld has round %d",
+                              (long long)plan->p[i].id, plan->p[i].round);
+        else if (plan->p[i].round + 1 > e->n_rounds)
+            e->n_rounds = plan->p[i].round + 1;
+    }
     if (st) {
         zg_engine_free(e);
         return st;
@@ -262,8 +270,19 @@ static void free_batches(zg_ebatch *b, int32_t n) {
     free(b);
 }
 
+void zg_eng_rounds_release(zg_engine *e) {
+    for (int32_t r = 0; e->rsub && r < e->n_rounds; r++) {
+        zg_engine_free(e->rsub[r]);
+        free(e->rplans[r].p);
+    }
+    free(e->rsub);
+    free(e->rplans);
+    e->rsub = NULL, e->rplans = NULL;
+}
+
 void zg_engine_free(zg_engine *e) {
     if (!e) return;
+    zg_eng_rounds_release(e);
     free(e->items);
     free(e->item_p);
     free(e->item_shard);

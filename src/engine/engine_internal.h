@@ -57,7 +57,15 @@ struct zg_engine {
     size_t scratch_cap[2];
     zg_engine_stats stats;
     int32_t fwd_valid; // the work space holds the last forward's Q, K/V, O, LSE
+    // rounds (engine_attn.c): > 1 when the plan has several (counted by zg_engine_init);
+    // attention then runs each round's sub-engine in turn, built on first use (dispatch and the
+    // plan layout stay this engine's)
+    int32_t n_rounds;
+    zg_plan *rplans;   // (n_rounds) sub-plans; placements copied shallowly (round 0)
+    zg_engine **rsub;  // (n_rounds)
 };
+// Frees the rounds' sub-engines and sub-plans (engine_init.c; zg_engine_free calls it).
+void zg_eng_rounds_release(zg_engine *e);
 
 // Token lengths and offsets inside a placement.
 int64_t zg_eng_group_len(const zg_placement *pl, int32_t g);

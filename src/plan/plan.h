@@ -374,4 +374,43 @@ zg_status zg_option_cache_options(zg_option_cache *c, const zg_plan_ctx *ctx, co
 zg_status zg_problem_build_cached(const zg_plan_ctx *ctx, const zg_batch *b, zg_option_cache *cache,
                                   zg_problem *pr, zg_error *err);
 
+// ---- communicators (communicators.c) ------------------------------------------------------------
+// How many NCCL communicators a placement policy needs, counted the way each implementation
+// creates them (issue 27), and the memory they cost at the published per-communicator figures.
+// Zellige keeps one world communicator and treats rank sets as data (DESIGN.md, "Comm"); the
+// baselines create a communicator per group they run collectives on.
+// Published NCCL memory per communicator, per GPU, on A100 (NVIDIA/nccl issue 964, cited in
+// shared/reference/anchors-2.md §5): 544 MB for a 2-GPU communicator, 688 MB for 3-4 GPUs. No
+// figure is published for larger communicators; 688 MB is used for them too (a lower bound: the
+// buffers grow with the peers, nccl issue 864).
+#define ZG_COMM_BYTES_2 544e6
+#define ZG_COMM_BYTES_3PLUS 688e6
+
+typedef struct zg_comm_count {
+    int64_t total;           // distinct communicators in the run, the world one included
+    int64_t by_size2;        // of which 2-rank communicators
+    int32_t per_rank_max;    // the most communicators any one rank is a member of
+    double bytes_per_rank_max; // the largest per-GPU memory of a rank's communicators at the
+                               // figures above (bytes)
+} zg_comm_count;
+
+// The communicators a run of `policy` on `world` ranks holds: the world communicator (every
+// data-parallel run holds one for its gradients; zellige, joint, dp and adaptive need nothing
+// else) plus what the policy creates:
+//   megatron    Megatron-Core 0.16.1 parallel_state.create_hybrid_dp_cp_groups: for every
+//               power of two 2^i, 1 <= i < int(log2(world)), the blocks ranks[j : j + 2^i]
+//               (j = 0, 2^i, ...); the size-world block is the DP x CP group itself (the world
+//               one). On 2^n ranks: 2^n - 1 in all, n per rank.
+//   knapformer  one dist.new_group per multi-GPU bag of every balance group (bags: the layout
+//               spec, required).
+//   static      one per tile: each distinct rank set of 2 or more ranks in plan (required).
+//   usp         its mesh: per distinct config (q, h, k) in plan (required), the Ulysses groups
+//               (h consecutive positions), the ring groups (k positions h apart) and the
+//               all-gather groups (q positions h*k apart) of more than one rank; a group equal
+//               to the world is the world one.
+// Errors (ZG_ERR_INVALID): world < 1, an unknown policy, a missing plan or bag spec, a plan of
+// another world size. world == 1: nothing (0 communicators).
+zg_status zg_comm_count_policy(const char *policy, int32_t world, const zg_plan *plan,
+                               const char *bags, zg_comm_count *out, zg_error *err);
+
 #endif

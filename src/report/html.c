@@ -48,71 +48,106 @@ static void seq_colour(int64_t id, char *buf, size_t n) {
 
 typedef struct {
     int64_t idx;
+    int32_t round;
     int32_t degree;
 } gantt_item;
 
+// Rounds one after another; inside a round the engine's order (wider placements first).
 static int cmp_engine_order(const void *a, const void *b) {
     const gantt_item *x = a, *y = b;
+    if (x->round != y->round) return x->round - y->round;
     if (x->degree != y->degree) return y->degree - x->degree;
     return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
+// Closes a round: every rank's clock moves to the round's end (its slowest rank); returns it.
+static double round_end(double *x_at, int32_t R) {
+    double end = 0;
+    for (int32_t r = 0; r < R; r++)
+        if (x_at[r] > end) end = x_at[r];
+    for (int32_t r = 0; r < R; r++) x_at[r] = end;
+    return end;
+}
+
+// Per rank, the boxes of its placements; a plan with rounds (megatron's microbatch groups) draws
+// them one after another on the time axis, each starting when the previous round's slowest rank
+// ends, with a thin separator and the round's number at each boundary.
 void zg_html_gantt(zg_html *h, const char *title, const zg_plan *p, const zg_batch *b) {
     zg_sbuf *s = &h->body;
     int32_t R = p->world_size;
-    double makespan = 0;
-    for (int32_t r = 0; r < R && p->ranks; r++)
-        if (p->ranks[r].time > makespan) makespan = p->ranks[r].time;
-    if (makespan <= 0) makespan = 1;
     const double W = 900, left = 60, row_h = R > 64 ? 6 : (R > 16 ? 12 : 22), top = 28;
     double height = top + R * row_h + 30;
+    gantt_item *items = malloc(sizeof *items * (size_t)(p->n ? p->n : 1));
+    double *x_at = calloc((size_t)(R > 0 ? R : 1), sizeof *x_at);
     zg_sbuf_puts(s, "<figure><figcaption>");
     zg_sbuf_escape_html(s, title);
-    zg_sbuf_printf(s, " — makespan %.3g s</figcaption>\n", makespan);
-    zg_sbuf_printf(s,
-                   "<svg xmlns='http://www.w3.org/2000/svg' width='%.0f' height='%.0f' "
-                   "font-family='sans-serif' font-size='10'>\n",
-                   left + W + 20, height);
-    gantt_item *items = malloc(sizeof *items * (size_t)(p->n ? p->n : 1));
-    double *x_at = calloc((size_t)R, sizeof *x_at);
     if (!items || !x_at) {
         free(items);
         free(x_at);
-        zg_sbuf_puts(s, "</svg></figure>\n");
+        zg_sbuf_puts(s, "</figcaption></figure>\n");
         return;
     }
-    for (int64_t i = 0; i < p->n; i++) items[i] = (gantt_item){i, p->p[i].n_ranks};
+    for (int64_t i = 0; i < p->n; i++)
+        items[i] = (gantt_item){i, p->p[i].round, p->p[i].n_ranks};
     qsort(items, (size_t)p->n, sizeof *items, cmp_engine_order);
-    for (int32_t r = 0; r < R; r++) {
-        double y = top + r * row_h;
-        if (R <= 64 || r % 8 == 0)
-            zg_sbuf_printf(s, "<text x='%.0f' y='%.1f' text-anchor='end'>r%d</text>\n", left - 4,
-                           y + row_h * 0.7, r);
-    }
-    for (int64_t t = 0; t < p->n; t++) {
-        const zg_placement *pl = &p->p[items[t].idx];
-        char col[48], cfg[32];
-        seq_colour(pl->id, col, sizeof col);
-        zg_config_name(pl->config, cfg, sizeof cfg);
-        int split = pl->n_ranks > 1;
-        for (int32_t j = 0; j < pl->n_ranks; j++) {
-            int32_t r = pl->ranks[j];
-            if (r < 0 || r >= R) continue;
-            double x = left + W * x_at[r] / makespan, w = W * pl->time / makespan;
-            double y = top + r * row_h + 1;
-            x_at[r] += pl->time;
+    // pass 0: the time axis (sum over rounds of the slowest rank); pass 1: draw
+    double makespan = 1;
+    int32_t n_rounds = p->n ? items[p->n - 1].round + 1 : 1;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int32_t r = 0; r < R; r++) x_at[r] = 0;
+        if (pass == 1) {
+            zg_sbuf_printf(s, " — makespan %.3g s", makespan);
+            if (n_rounds > 1) zg_sbuf_printf(s, ", %d rounds run one after another", n_rounds);
             zg_sbuf_printf(s,
-                           "<rect x='%.2f' y='%.1f' width='%.2f' height='%.1f' fill='%s' "
-                           "stroke='%s' stroke-width='%s'><title>seq %lld (%lld tokens) %s "
-                           "shard %d/%d [%lld,%lld) %.3g s</title></rect>\n",
-                           x, y, w > 0.3 ? w : 0.3, row_h - 2, col, split ? "#222" : "#fff",
-                           split ? "1.2" : "0.4", (long long)pl->id, (long long)pl->tokens, cfg,
-                           j, pl->n_ranks, (long long)pl->shards[j].start,
-                           (long long)pl->shards[j].end, pl->time);
-            if (split && w > 40 && row_h >= 12)
-                zg_sbuf_printf(s, "<text x='%.1f' y='%.1f'>s%lld %s</text>\n", x + 2,
-                               y + row_h * 0.6, (long long)pl->id, cfg);
+                           "</figcaption>\n<svg xmlns='http://www.w3.org/2000/svg' width='%.0f' "
+                           "height='%.0f' font-family='sans-serif' font-size='10'>\n",
+                           left + W + 20, height);
+            for (int32_t r = 0; r < R; r++) {
+                double y = top + r * row_h;
+                if (R <= 64 || r % 8 == 0)
+                    zg_sbuf_printf(s, "<text x='%.0f' y='%.1f' text-anchor='end'>r%d</text>\n",
+                                   left - 4, y + row_h * 0.7, r);
+            }
         }
+        for (int64_t t = 0; t < p->n; t++) {
+            const zg_placement *pl = &p->p[items[t].idx];
+            if (t > 0 && pl->round != items[t - 1].round) {
+                double end = round_end(x_at, R);
+                if (pass == 1) {
+                    double x = left + W * end / makespan;
+                    zg_sbuf_printf(s,
+                                   "<line x1='%.2f' y1='%.0f' x2='%.2f' y2='%.0f' stroke='#555' "
+                                   "stroke-width='0.8'/><text x='%.2f' y='%.0f'>round %d</text>\n",
+                                   x, top - 12, x, top + R * row_h, x + 2, top - 4, pl->round);
+                }
+            }
+            char col[48], cfg[32], rnd[24] = "";
+            if (n_rounds > 1) snprintf(rnd, sizeof rnd, ", round %d", pl->round);
+            seq_colour(pl->id, col, sizeof col);
+            zg_config_name(pl->config, cfg, sizeof cfg);
+            int split = pl->n_ranks > 1;
+            for (int32_t j = 0; j < pl->n_ranks; j++) {
+                int32_t r = pl->ranks[j];
+                if (r < 0 || r >= R) continue;
+                double x = left + W * x_at[r] / makespan, w = W * pl->time / makespan;
+                double y = top + r * row_h + 1;
+                x_at[r] += pl->time;
+                if (pass == 0) continue;
+                zg_sbuf_printf(s,
+                               "<rect x='%.2f' y='%.1f' width='%.2f' height='%.1f' fill='%s' "
+                               "stroke='%s' stroke-width='%s'><title>seq %lld (%lld tokens) %s "
+                               "shard %d/%d [%lld,%lld) %.3g s%s</title></rect>\n",
+                               x, y, w > 0.3 ? w : 0.3, row_h - 2, col, split ? "#222" : "#fff",
+                               split ? "1.2" : "0.4", (long long)pl->id, (long long)pl->tokens,
+                               cfg, j, pl->n_ranks, (long long)pl->shards[j].start,
+                               (long long)pl->shards[j].end, pl->time, rnd);
+                if (split && w > 40 && row_h >= 12)
+                    zg_sbuf_printf(s, "<text x='%.1f' y='%.1f'>s%lld %s</text>\n", x + 2,
+                                   y + row_h * 0.6, (long long)pl->id, cfg);
+            }
+        }
+        double end = round_end(x_at, R);
+        if (pass == 0) makespan = end > 0 ? end : 1;
     }
     // makespan line and axis
     zg_sbuf_printf(s,
@@ -126,7 +161,11 @@ void zg_html_gantt(zg_html *h, const char *title, const zg_plan *p, const zg_bat
     (void)b;
     zg_sbuf_puts(s, "<p class='note'>Boxes with dark outlines are shards of split sequences "
                     "(same colour on every rank that runs them); white-edged boxes run "
-                    "whole.</p></figure>\n");
+                    "whole.");
+    if (n_rounds > 1)
+        zg_sbuf_puts(s, " Thin grey lines separate the rounds (microbatch groups): a round "
+                        "starts when the previous round's slowest rank ends.");
+    zg_sbuf_puts(s, "</p></figure>\n");
     free(items);
     free(x_at);
 }

@@ -12,9 +12,9 @@
 
 void zg_sim_opts_default(zg_sim_opts *o) {
     *o = (zg_sim_opts){.model = "wan2.1-1.3b", .cluster = "16xA800", .mixes = "all",
-              .policies = "zellige,knapformer,usp,adaptive,dp,static", .tokens_per_rank = 350000,
-              .video_seconds = 15, .steps = 3, .seed = 1, .gamma = 1.0, .time_limit_s = 10,
-              .family = "node"};
+              .policies = "zellige,knapformer,megatron,usp,adaptive,dp,static",
+              .tokens_per_rank = 350000, .video_seconds = 15, .steps = 3, .seed = 1, .gamma = 1.0,
+              .time_limit_s = 10, .family = "node"};
 }
 
 double zg_sim_cell_makespan(const zg_sim_cell *c) {
@@ -81,8 +81,8 @@ static zg_status check_opts(const zg_sim_opts *o, zg_sim_result *r, zg_error *er
             if (!strcmp((*vt)->name, r->policies[p])) known = 1;
         if (!known)
             return zg_error_set(err, ZG_ERR_INVALID,
-                                "unknown policy '%s' (zellige, joint, knapformer, usp, adaptive, "
-                                "dp, static)",
+                                "unknown policy '%s' (zellige, joint, knapformer, megatron, usp, "
+                                "adaptive, dp, static)",
                                 r->policies[p]);
         if (!strcmp(r->policies[p], "knapformer")) r->knap_index = p;
     }
@@ -115,6 +115,15 @@ static void plan_policy(sim_env *e, int32_t m, int32_t p, int32_t t, zg_batch *b
     zg_planner pl;
     zg_error perr;
     memset(c, 0, sizeof *c);
+    c->communicators = -1;
+    // communicators: from the policy and world alone, or (static, usp) from each step's plan
+    int comm_from_plan = !strcmp(r->policies[p], "static") || !strcmp(r->policies[p], "usp");
+    zg_comm_count cc;
+    if (!comm_from_plan &&
+        !zg_comm_count_policy(r->policies[p], r->cluster.world_size, NULL,
+                              knap ? e->layouts[t] : NULL, &cc, &perr))
+        c->communicators = cc.total, c->comm_per_rank = cc.per_rank_max,
+        c->comm_bytes_per_rank = cc.bytes_per_rank_max;
     if (zg_planner_init(&pl, r->policies[p], &ctx, &perr)) {
         c->failed = r->steps;
         snprintf(c->first_err, sizeof c->first_err, "%.255s", perr.msg);
@@ -130,6 +139,11 @@ static void plan_policy(sim_env *e, int32_t m, int32_t p, int32_t t, zg_batch *b
                 c->failed++;
             } else {
                 c->ok++;
+                if (comm_from_plan && !zg_comm_count_policy(r->policies[p], r->cluster.world_size,
+                                                            &plan, NULL, &cc, &perr) &&
+                    cc.total > c->communicators)
+                    c->communicators = cc.total, c->comm_per_rank = cc.per_rank_max,
+                    c->comm_bytes_per_rank = cc.bytes_per_rank_max;
                 c->makespan_sum += st.makespan;
                 c->balance_sum += st.balance;
                 c->comm_sum += st.comm.allgather + st.comm.alltoall + st.comm.ring;
@@ -230,6 +244,7 @@ zg_status zg_sim_run(const zg_sim_opts *o, zg_sim_result *r, zg_error *err) {
     e.base.gamma = o->gamma;
     e.base.time_limit_s = o->time_limit_s;
     e.base.seed = o->seed;
+    e.base.max_seqlen_per_rank = o->max_seqlen_per_rank;
     if (!st && !(o->time_limit_s > 0 && o->time_limit_s < 1e9))
         st = zg_error_set(err, ZG_ERR_INVALID,
                           "--time-limit %g: give a positive number of seconds (default 10)",
@@ -342,6 +357,12 @@ cJSON *zg_sim_to_json(const zg_sim_result *r) {
             cJSON_AddNumberToObject(jp, "over_cap", (double)c->over_cap);
             if (c->ok) cJSON_AddNumberToObject(jp, "peak_mem_bytes", c->peak_mem_max);
             if (c->bags[0]) cJSON_AddStringToObject(jp, "bags", c->bags);
+            if (c->communicators >= 0) {
+                cJSON_AddNumberToObject(jp, "communicators", (double)c->communicators);
+                cJSON_AddNumberToObject(jp, "communicators_per_rank", c->comm_per_rank);
+                cJSON_AddNumberToObject(jp, "communicator_bytes_per_rank",
+                                        c->comm_bytes_per_rank);
+            }
             if (c->failed && c->first_err[0])
                 cJSON_AddStringToObject(jp, "first_error", c->first_err);
         }

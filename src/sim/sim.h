@@ -18,7 +18,8 @@ typedef struct zg_sim_opts {
     const char *model;          // preset or JSON file (default "wan2.1-1.3b")
     const char *cluster;        // preset or JSON file (default "16xA800")
     const char *mixes;          // comma list of V35..V60, or "all" (default "all")
-    const char *policies;       // comma list (default "zellige,knapformer,usp,adaptive,dp,static")
+    const char *policies;       // comma list (default "zellige,knapformer,megatron,usp,
+                                // adaptive,dp,static")
     int64_t tokens_per_rank;    // per step (default 350000)
     int32_t video_seconds;      // 10 or 15 (default 15)
     int64_t steps;              // batches per mix (default 3)
@@ -30,6 +31,8 @@ typedef struct zg_sim_opts {
     double gamma;               // KnapFormer attention weight (default 1.0)
     double time_limit_s;        // per joint solve (default 10)
     const char *family;         // rank sets: node | aligned | sliding (default "node")
+    zg_opt_tokens max_seqlen_per_rank; // megatron's knob; absent (default): per batch the
+                                       // largest that fits memory (policy_megatron.c)
     // Called after every (mix, policy, layout) is planned (may be NULL).
     void (*progress)(void *ctx, int64_t done, int64_t total);
     void *progress_ctx;
@@ -42,6 +45,10 @@ typedef struct zg_sim_cell {
     int64_t ok, failed;
     int64_t over_cap;    // feasible plans whose peak memory exceeds the cap (knapformer only)
     double peak_mem_max; // bytes
+    int64_t communicators; // NCCL communicators the policy needs on this world (zg_comm_count
+                           // _policy; static, usp: the most of any step's plan); -1: unknown
+    int32_t comm_per_rank; // the most any rank is a member of
+    double comm_bytes_per_rank; // their per-GPU memory at the cited figures (plan.h)
     char bags[128];      // knapformer: the layout used
     char first_err[256]; // the first failure's message
 } zg_sim_cell;
@@ -75,7 +82,8 @@ void zg_sim_result_free(zg_sim_result *r);
 zg_status zg_sim_print(const zg_sim_result *r, FILE *f, zg_error *err);
 // {"model", "cluster", "tokens_per_rank", "video_seconds", "steps", "mixes": {mix: {policy:
 // {makespan_s, balance, comm_bytes, plan_ms, speedup_vs_knapformer, failed, over_cap,
-// peak_mem_bytes, bags, first_error}}}} (fields of cells without a plan are left out). NULL on OOM.
+// peak_mem_bytes, bags, first_error, communicators, communicators_per_rank,
+// communicator_bytes_per_rank}}}} (fields of cells without a plan are left out). NULL on OOM.
 cJSON *zg_sim_to_json(const zg_sim_result *r);
 // A self-contained HTML page (tables, bars per mix, one Gantt per policy), written atomically.
 zg_status zg_sim_write_report(const zg_sim_result *r, const char *path, zg_error *err);

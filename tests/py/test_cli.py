@@ -163,6 +163,8 @@ def test_simulate_writes_report_and_json(tmp_path):
     line = [l for l in r.stdout.splitlines() if l.startswith("{")][-1]
     j = json.loads(line)
     assert set(j["mixes"]["V50"]) == {"zellige", "usp", "dp"}
+    assert j["mixes"]["V50"]["zellige"]["communicators"] == 1
+    assert j["mixes"]["V50"]["usp"]["communicators"] >= 1
     html = rep.read_text()
     assert html.startswith("<!DOCTYPE html>") and "<svg" in html and "zellige" in html
 
@@ -305,3 +307,58 @@ def test_help_lists_cluster_forms_gpus_and_presets(cmd):
     for s in ("NxGPU", "NODESxGPUSxGPU", "2x8xH100", "cpu:N", "16xA800", "32xA6000",
               "A100", "A800", "A6000", "L40S", "H100", "H200", "B200"):
         assert s in r.stdout, (cmd, s)
+
+
+MEGA_BATCH = {"sequences": [{"tokens": 200000}, {"tokens": 120000}, {"tokens": 60000},
+                            {"tokens": 32760}, {"tokens": 32760}, {"tokens": 1560},
+                            {"tokens": 1560}]}
+
+
+@pytest.mark.parametrize("cmd", ["plan", "simulate"])
+@pytest.mark.parametrize("value,needle", [
+    ("0", "--max-seqlen-per-rank: '0' is out of range (>= 1)"),
+    ("-5", "--max-seqlen-per-rank: '-5' is out of range (>= 1)"),
+    ("1.5", "--max-seqlen-per-rank: '1.5' is not an integer"),
+    ("abc", "--max-seqlen-per-rank: 'abc' is not an integer"),
+    ("99999999999999999999", "--max-seqlen-per-rank: '99999999999999999999' does not fit"),
+])
+def test_max_seqlen_per_rank_bad_values(tmp_path, cmd, value, needle):
+    out = tmp_path / ("plan.json" if cmd == "plan" else "r.html")
+    if cmd == "plan":
+        batch = write(tmp_path, "b.json", json.dumps(MEGA_BATCH))
+        args = ["plan", "--batch", batch, "--policy", "megatron", "--json", str(out)]
+    else:
+        args = ["simulate", "--steps", "1", "--report", str(out)]
+    r = run(*args, "--max-seqlen-per-rank", value)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1 and needle in lines[0], r.stderr
+    assert not out.exists()
+
+
+def test_plan_megatron_writes_rounds(tmp_path):
+    batch = write(tmp_path, "b.json", json.dumps(MEGA_BATCH))
+    out = tmp_path / "plan.json"
+    r = run("plan", "--batch", batch, "--cluster", "8xA800", "--policy", "megatron",
+            "--max-seqlen-per-rank", "32K", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "max_seqlen_per_rank 32000 (given)" in r.stdout
+    p = json.loads(out.read_text())
+    assert p["policy"] == "megatron"
+    rounds = sorted({s.get("round", 0) for s in p["sequences"]})
+    assert len(rounds) > 1 and rounds == list(range(len(rounds))), rounds
+    for s in p["sequences"]:  # power-of-two CP sizes, every token once
+        n = len(s["ranks"])
+        assert n & (n - 1) == 0
+        assert sum(sh["end"] - sh["start"] for sh in s["shards"]) == s["tokens"]
+    for cmd in ("plan", "simulate"):
+        assert "megatron" in run(cmd, "--help").stdout
+
+
+def test_check_engine_runs_rounds_one_after_another():
+    r = run("check-engine", "--rounds", "3", "--random-plans", "4", "--json")
+    assert r.returncode == 0, r.stderr
+    j = json.loads(r.stdout.strip().splitlines()[-1])
+    assert j["plans"] == 4 and j["passed"] == 4
+    bad = run("check-engine", "--rounds", "0")
+    assert bad.returncode == 2 and "--rounds: '0' is out of range (1..8)" in bad.stderr

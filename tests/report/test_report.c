@@ -64,4 +64,40 @@ ZG_TEST(html_page_with_bars_is_written_atomically) {
     zg_html_free(&h);
 }
 
+// Two rounds on 2 ranks: round 0 = seq 0 on both ranks (2 s) and seq 1 whole on rank 0 (1 s);
+// round 1 = seq 2 whole on rank 1 (3 s). Round 1 starts when round 0's slowest rank ends (3 s),
+// so the axis is 6 s, with one separator at x = 60 + 900 * 3/6 = 510.
+ZG_TEST(gantt_draws_rounds_one_after_another) {
+    zg_error e;
+    zg_plan p;
+    zg_plan_init(&p);
+    CHECK_OK(zg_plan_alloc(&p, 3, 2, &e), &e);
+    zg_seq s[3] = {{.id = 0, .tokens = 10}, {.id = 1, .tokens = 4}, {.id = 2, .tokens = 6}};
+    int32_t both[2] = {0, 1}, r0[1] = {0}, r1[1] = {1};
+    int64_t halves[2] = {5, 5}, all1[1] = {4}, all2[1] = {6};
+    zg_config ring2 = {1, 1, 2}, whole = {1, 1, 1};
+    CHECK_OK(zg_plan_set_ranks(&p, 0, &s[0], 0, ring2, both, halves, 2, &e), &e);
+    CHECK_OK(zg_plan_set_ranks(&p, 1, &s[1], 1, whole, r0, all1, 1, &e), &e);
+    CHECK_OK(zg_plan_set_ranks(&p, 2, &s[2], 2, whole, r1, all2, 1, &e), &e);
+    p.p[0].time = 2, p.p[1].time = 1, p.p[2].time = 3, p.p[2].round = 1;
+    zg_html h;
+    zg_html_init(&h);
+    zg_html_gantt(&h, "two rounds", &p, NULL);
+    const char *d = h.body.data;
+    CHECK(strstr(d, "makespan 6 s, 2 rounds run one after another") != NULL);
+    CHECK(strstr(d, "<line x1='510.00' y1='16' x2='510.00'") != NULL);
+    CHECK(strstr(d, ">round 1</text>") != NULL);
+    CHECK(strstr(d, "<rect x='510.00' y='51.0' width='450.00'") != NULL);  // seq 2 on rank 1
+    CHECK(strstr(d, "[0,6) 3 s, round 1</title>") != NULL);
+    zg_html_free(&h);
+    // one round: no separator, the axis is the slowest rank (rank 1: 2 + 3 s)
+    p.p[2].round = 0;
+    zg_html_init(&h);
+    zg_html_gantt(&h, "one round", &p, NULL);
+    CHECK(strstr(h.body.data, "makespan 5 s</figcaption>") != NULL);
+    CHECK(strstr(h.body.data, ">round ") == NULL && strstr(h.body.data, ", round") == NULL);
+    zg_html_free(&h);
+    zg_plan_free(&p);
+}
+
 ZG_TEST_MAIN()

@@ -31,7 +31,8 @@ ZG_TEST(sim_run_fills_cells_and_zellige_is_best) {
     zg_error e;
     CHECK_OK(zg_sim_run(&o, &r, &e), &e);
     CHECK_EQ_INT(r.n_mix, 1);
-    CHECK_EQ_INT(r.n_pol, 6);
+    CHECK_EQ_INT(r.n_pol, 7);
+    CHECK_STR(r.policies[2], "megatron"); // beside the other baselines by default
     CHECK_STR(r.mixes[0], "V50");
     CHECK_STR(r.cluster.name, "8xA800");
     CHECK_EQ_INT(r.cluster.world_size, 8);
@@ -66,6 +67,14 @@ ZG_TEST(sim_run_fills_cells_and_zellige_is_best) {
         cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "mixes"), "V50"), "zellige");
     CHECK(cJSON_IsNumber(cJSON_GetObjectItem(jz, "makespan_s")));
     CHECK(cJSON_GetObjectItem(jz, "makespan_s")->valuedouble == zm);
+    // communicators: zellige one world communicator; megatron every aligned power-of-two block
+    // of 8 ranks (4 + 2 + the world)
+    CHECK(cJSON_GetObjectItem(jz, "communicators")->valuedouble == 1);
+    const cJSON *jmg =
+        cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "mixes"), "V50"), "megatron");
+    CHECK(cJSON_GetObjectItem(jmg, "communicators")->valuedouble == 7);
+    CHECK(cJSON_GetObjectItem(jmg, "communicators_per_rank")->valuedouble == 3);
+    CHECK(r.cells[r.knap_index].communicators >= 1);
     cJSON_Delete(j);
 
     // the text table and the report

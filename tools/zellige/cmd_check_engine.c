@@ -24,6 +24,8 @@ static const char *usage_text =
     "  --max-seqs N       sequences per plan, at most (default 8)\n"
     "  --max-tokens N     tokens per sequence, at most (default 64)\n"
     "  --tol X            relative error above which a plan fails (default 1e-4)\n"
+    "  --rounds R         microbatch rounds (1..8, default 1): from 2 on, each plan gets 2..R\n"
+    "                     rounds (drawn; every round holds a sequence), run one after another\n"
     "  --ref              use the reference kernels in the distributed run too\n"
     "  --no-coalesce      one kernel call per sequence shard (default: one per ring step)\n"
     "  --threads N        OpenMP threads per rank (default: 1 when P > 1, else the OpenMP "
@@ -31,7 +33,8 @@ static const char *usage_text =
     "  --json             print one JSON line: plans, passed, max_rel_err_fwd, max_rel_err_bwd\n";
 
 static int run_check_engine(int argc, char **argv) {
-    int64_t n_plans = 20, seed = 1, heads = 12, hd = 16, max_seqs = 8, max_tok = 64, threads = 0;
+    int64_t n_plans = 20, seed = 1, heads = 12, hd = 16, max_seqs = 8, max_tok = 64, threads = 0,
+            rounds = 1;
     double tol = 1e-4;
     int json = 0, bad = 0;
     zg_engine_opts eo;
@@ -49,6 +52,7 @@ static int run_check_engine(int argc, char **argv) {
         if (cli_opt_int(argc, argv, &i, "--max-seqs", &max_seqs, &err, &bad)) continue;
         if (cli_opt_int(argc, argv, &i, "--max-tokens", &max_tok, &err, &bad)) continue;
         if (cli_opt_int(argc, argv, &i, "--threads", &threads, &err, &bad)) continue;
+        if (cli_opt_int(argc, argv, &i, "--rounds", &rounds, &err, &bad)) continue;
         if (cli_opt_num(argc, argv, &i, "--tol", &tol, &err, &bad)) continue;
         if (!strcmp(argv[i], "--json"))
             json = 1;
@@ -66,6 +70,11 @@ static int run_check_engine(int argc, char **argv) {
         zg_error_set(&err, ZG_ERR_INVALID,
                      "--random-plans, --heads, --max-seqs, --max-tokens must be >= 1, "
                      "--head-dim in 1..256, --tol > 0");
+        bad = 1;
+    }
+    if (!bad && (rounds < 1 || rounds > 8)) {
+        zg_error_set(&err, ZG_ERR_INVALID, "--rounds: '%lld' is out of range (1..8)",
+                     (long long)rounds);
         bad = 1;
     }
     if (bad) return cli_fail("check-engine", &err);
@@ -94,6 +103,15 @@ static int run_check_engine(int argc, char **argv) {
         zg_plan_init(&plan);
         st = zg_engine_random_plan(comm.size, (int32_t)heads, (int32_t)max_seqs, max_tok,
                                    (int32_t)(i % nc), idle, ps, &plan, &err);
+        int32_t nr = 1; // rounds: the first nr sequences open them, the rest are drawn
+        if (!st && rounds > 1) {
+            zg_rng rs;
+            zg_rng_init(&rs, zg_rng_derive(ps, 0x726f756e64));
+            nr = (int32_t)zg_rng_int(&rs, 2, rounds);
+            if (nr > plan.n) nr = (int32_t)plan.n;
+            for (int64_t j = 0; j < plan.n; j++)
+                plan.p[j].round = j < nr ? (int32_t)j : (int32_t)zg_rng_int(&rs, 0, nr - 1);
+        }
         zg_engine_check r;
         if (!st) st = zg_engine_check_plan(&comm, &plan, shape, &eo, ps ^ 0x5eed, tol, &r, &err);
         if (!st) {
@@ -104,9 +122,9 @@ static int run_check_engine(int argc, char **argv) {
             if (r.max_rel_err_bwd > tot.max_rel_err_bwd) tot.max_rel_err_bwd = r.max_rel_err_bwd;
             if (root && !json) {
                 char cb[32];
-                printf("  plan %3lld: %2lld seqs %5lld tokens, first %-8s idle rank %2d  fwd %.2e  "
-                       "bwd %.2e  %s%s\n",
-                       (long long)i, (long long)plan.n, (long long)r.tokens,
+                printf("  plan %3lld: %2lld seqs %5lld tokens, %d round%s, first %-8s idle rank %2d  "
+                       "fwd %.2e  bwd %.2e  %s%s\n",
+                       (long long)i, (long long)plan.n, (long long)r.tokens, nr, nr > 1 ? "s" : "",
                        zg_config_name(plan.p[0].config, cb, sizeof cb), idle, r.max_rel_err_fwd,
                        r.max_rel_err_bwd, r.bit_identical ? "bit-identical " : "NOT-IDENTICAL ",
                        r.passed ? "ok" : "FAIL");

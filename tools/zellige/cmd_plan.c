@@ -19,8 +19,8 @@ static const char *usage_text =
     "  --model M             model preset or JSON file (default wan2.1-1.3b)\n"
     "  --cluster C           NxGPU, NODESxGPUSxGPU, preset or JSON file (default 8xA800;\n"
     "                        with --world-size N and no --cluster: NxA800)\n"
-    "  --policy P            zellige | joint | knapformer | usp | adaptive | dp | static\n"
-    "                        (default zellige)\n"
+    "  --policy P            zellige | joint | knapformer | usp | adaptive | dp | static |\n"
+    "                        megatron (default zellige)\n"
     "  --json OUT            write the plan here (atomic)\n"
     "  --export-problem F    write every legal option of every sequence with its per-rank\n"
     "                        time and memory, and the cap, for external solvers\n"
@@ -53,6 +53,9 @@ static const char *usage_text =
     "  --seed N              seed for randomised tie-breaks (default 0)\n"
     "  --exact-rank-prices   price every rank set (default: blocks shifted by whole nodes\n"
     "                        reuse one price)\n"
+    "  --max-seqlen-per-rank N\n"
+    "                        megatron: tokens of a sample one rank holds (>= 1; default: the\n"
+    "                        largest value at which every sequence fits memory)\n"
     "  knapformer: --bags SPEC (e.g. g1n2+g2n1+g4n1), --gamma X (default 1.0),\n"
     "              --d-model D (default the model's dim), --world-size N (default the\n"
     "              cluster's; without --cluster it also sets the cluster, NxA800)\n"
@@ -118,8 +121,9 @@ static int run_plan(int argc, char **argv) {
     const char *fallback = NULL, *bags = NULL, *catalog_opt = NULL, *first_opt = NULL;
     int64_t max_degree = 0, d_model = 0, world = 0, seed = 0, anchor_nodes = INT64_MIN,
             lns_nodes = INT64_MIN, first_nodes = INT64_MIN;  // INT64_MIN: not given
+    int64_t max_seqlen = 0;  // read when max_seqlen_given
     double eps = 1e-3, time_limit = 60, gamma = 1.0, anchor_cut = 0;
-    int bad = 0, quiet = 0, all_ranks = 0, exact_prices = 0;
+    int bad = 0, quiet = 0, all_ranks = 0, exact_prices = 0, max_seqlen_given = 0;
     zg_error err;
     zg_error_clear(&err);
     for (int i = 1; i < argc; i++) {
@@ -154,6 +158,9 @@ static int run_plan(int argc, char **argv) {
                    cli_opt_num(argc, argv, &i, "--time-limit", &time_limit, &err, &bad) ||
                    cli_opt_num(argc, argv, &i, "--gamma", &gamma, &err, &bad) ||
                    cli_opt_num(argc, argv, &i, "--anchor-cut", &anchor_cut, &err, &bad)) {
+        } else if (cli_opt_int(argc, argv, &i, "--max-seqlen-per-rank", &max_seqlen, &err,
+                               &bad)) {
+            max_seqlen_given = 1;
         } else {
             zg_error_set(&err, ZG_ERR_INVALID, "unknown option '%s' (see --help)", argv[i]);
             bad = 1;
@@ -198,6 +205,13 @@ static int run_plan(int argc, char **argv) {
         zg_error_set(&err, ZG_ERR_INVALID,
                      "--lns-nodes %lld: a node budget is >= 0 (0 turns the neighbourhood search "
                      "off; leave it out for the built-in rule)", (long long)lns_nodes);
+        bad = 1;
+    }
+    if (!bad && max_seqlen_given && max_seqlen < 1) {
+        zg_error_set(&err, ZG_ERR_INVALID,
+                     "--max-seqlen-per-rank: '%lld' is out of range (>= 1); give N: tokens of a "
+                     "sample one rank holds (leave it out for the largest that fits memory)",
+                     (long long)max_seqlen);
         bad = 1;
     }
     if (!bad && catalog_opt && strcmp(catalog_opt, "default") && strcmp(catalog_opt, "none")) {
@@ -273,6 +287,7 @@ static int run_plan(int argc, char **argv) {
     if (lns_nodes >= 0) ctx.opts.anchor_lns_nodes = zg_budget_nodes(lns_nodes);
     if (first_nodes >= 1) ctx.opts.anchor_first_nodes = zg_budget_nodes(first_nodes);
     if (first_opt && !strcmp(first_opt, "ordinary")) ctx.opts.deeper_first_visit = 0;
+    if (max_seqlen_given) ctx.opts.max_seqlen_per_rank = zg_opt_tokens_of(max_seqlen);
     if ((fallback && !copy_opt(ctx.opts.fallback, sizeof ctx.opts.fallback, fallback,
                                "--fallback", &err)) ||
         (bags && !copy_opt(ctx.opts.bags, sizeof ctx.opts.bags, bags, "--bags", &err)))

@@ -16,6 +16,7 @@ static int run_simulate(int argc, char **argv) {
     zg_sim_opts_default(&o);
     const char *report = NULL;
     int32_t json = 0;
+    int64_t max_seqlen = 0;  // 0: not given
     zg_error err = {0};
     const cli_opt opts[] = {
         CLI_OPT_MODEL(&o.model, "model preset or JSON file (default wan2.1-1.3b)"),
@@ -26,8 +27,9 @@ static int run_simulate(int argc, char **argv) {
         CLI_INT_OPT("--video-seconds", "S", &o.video_seconds, 10, 15, "10 or 15 (default 15)"),
         CLI_INT_OPT("--steps", "N", &o.steps, 1, 100000, "batches per mix (default 3)"),
         CLI_OPT_POLICY("--policies", &o.policies,
-                       "comma list (default zellige,knapformer,usp,adaptive,dp,static;\n"
-                       "'joint' adds the exact reference, with --time-limit)"),
+                       "comma list of zellige, joint, knapformer, megatron, usp, adaptive,\n"
+                       "dp, static (default zellige,knapformer,megatron,usp,adaptive,dp,\n"
+                       "static; 'joint' adds the exact reference, with --time-limit)"),
         CLI_STR_OPT("--bags", "SPEC", &o.bags,
                     "KnapFormer bag layout (default: the best of every layout with at\n"
                     "most 3 distinct bag sizes, up to 256, chosen per mix:\n"
@@ -37,6 +39,9 @@ static int run_simulate(int argc, char **argv) {
                      "exceed the memory cap; the 'over cap' column counts them)"),
         CLI_NUM_OPT("--gamma", "X", &o.gamma, CLI_NUM_ANY,
                     "KnapFormer attention weight (default 1.0)"),
+        CLI_INT_OPT("--max-seqlen-per-rank", "N", &max_seqlen, 1, INT64_MAX,
+                    "megatron: tokens of a sample one rank holds (default: per batch\n"
+                    "the largest at which every sequence fits memory)"),
         CLI_STR_OPT("--family", "F", &o.family,
                     "rank sets: node | aligned | sliding (default node)"),
         CLI_NUM_OPT("--time-limit", "S", &o.time_limit_s, 1e-6, 1e9,
@@ -51,6 +56,7 @@ static int run_simulate(int argc, char **argv) {
     const cli_spec spec = {"simulate", header, opts, cli_cluster_footer()};
     cli_result pr = cli_parse(&spec, argc, argv, &err);
     if (pr != CLI_PARSED) return cli_parse_exit(&spec, pr, &err);
+    if (max_seqlen >= 1) o.max_seqlen_per_rank = zg_opt_tokens_of(max_seqlen);
 
     zg_progress prog;
     zg_progress_init(&prog, "simulate", 1);
