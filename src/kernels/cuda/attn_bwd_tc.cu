@@ -46,6 +46,50 @@ __device__ __forceinline__ float lse2_of(const float *lse, int64_t row, int H, i
     return l == -INFINITY ? INFINITY : l * LOG2E;
 }
 
+// x = A1 B1^T and y = A2 B2^T, N columns each, for this warp's 16 rows of the swizzled (., D)
+// tiles sA1, sA2 (A-fragment row arow, column offset acol) against the N rows of sB1, sB2:
+// S = Q K^T with dP = dO V^T (dQ kernel), S^T = K Q^T with dP^T = V dO^T (dK/dV kernel).
+template <typename T, int D, int N>
+__device__ __forceinline__ void mma_abt2(float (*x)[4], float (*y)[4], const T *sA1, const T *sA2,
+                                         const T *sB1, const T *sB2, int arow, int acol, int lane) {
+    for (int i = 0; i < N / 8; i++)
+        for (int c = 0; c < 4; c++)
+            x[i][c] = y[i][c] = 0.0f;
+    for (int kk = 0; kk < D / 16; kk++) {
+        uint32_t a1[4], a2[4];
+        ldmatrix_x4(a1, sA1 + swz<D>(arow, kk * 16 + acol));
+        ldmatrix_x4(a2, sA2 + swz<D>(arow, kk * 16 + acol));
+        for (int np = 0; np < N / 16; np++) {
+            uint32_t b[4];
+            const int br = np * 16 + (lane & 7) + (lane >> 4) * 8;
+            const int col = kk * 16 + ((lane >> 3) & 1) * 8;
+            ldmatrix_x4(b, sB1 + swz<D>(br, col));
+            mma16816x2<T>(x + 2 * np, a1, b);
+            ldmatrix_x4(b, sB2 + swz<D>(br, col));
+            mma16816x2<T>(y + 2 * np, a2, b);
+        }
+    }
+}
+
+// dst[row, :] += scale * acc for this warp's rows g and g + 8 below `rows` (rows the block owns;
+// dst has stride ld).
+template <int D>
+__device__ __forceinline__ void add_rows(float *dst, int64_t ld, const float (*acc)[4], float scale,
+                                         int rows, int warp, int lane) {
+    const int g = lane >> 2, t = lane & 3;
+    for (int hr = 0; hr < 2; hr++) {
+        const int row = warp * 16 + g + hr * 8;
+        if (row >= rows) continue;
+        for (int dn = 0; dn < D / 8; dn++) {
+            float2 *d2 = reinterpret_cast<float2 *>(dst + (int64_t)row * ld + dn * 8 + 2 * t);
+            float2 v = *d2;
+            v.x += scale * acc[dn][2 * hr];
+            v.y += scale * acc[dn][2 * hr + 1];
+            *d2 = v;
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // dQ: block = (64 query rows of a slice, head); K/V blocks of 64 keys double-buffered.
 constexpr int DQ_BM = ZG_CU_TC_BM, DQ_BN = 64;
@@ -121,25 +165,7 @@ __global__ void __launch_bounds__(BW_NT) attn_bwd_dq_kernel(zg_cu_args p) {
 
         // S = Q K^T and dP = dO V^T: 16 rows x 64 keys each
         float sacc[DQ_BN / 8][4], pacc[DQ_BN / 8][4];
-        for (int i = 0; i < DQ_BN / 8; i++)
-            for (int c = 0; c < 4; c++)
-                sacc[i][c] = pacc[i][c] = 0.0f;
-        for (int kk = 0; kk < D / 16; kk++) {
-            uint32_t qa[4], da[4];
-            ldmatrix_x4(qa, sQ + swz<D>(arow, kk * 16 + acol));
-            ldmatrix_x4(da, sdO + swz<D>(arow, kk * 16 + acol));
-            for (int np = 0; np < DQ_BN / 16; np++) {
-                uint32_t b[4];
-                const int key = np * 16 + (lane & 7) + (lane >> 4) * 8;
-                const int col = kk * 16 + ((lane >> 3) & 1) * 8;
-                ldmatrix_x4(b, cK + swz<D>(key, col));
-                mma16816<T>(sacc[2 * np], qa, b[0], b[1]);
-                mma16816<T>(sacc[2 * np + 1], qa, b[2], b[3]);
-                ldmatrix_x4(b, cV + swz<D>(key, col));
-                mma16816<T>(pacc[2 * np], da, b[0], b[1]);
-                mma16816<T>(pacc[2 * np + 1], da, b[2], b[3]);
-            }
-        }
+        mma_abt2<T, D, DQ_BN>(sacc, pacc, sQ, sdO, cK, cV, arow, acol, lane);
         // P = exp2(S sl2 - lse2) (0 for keys past k_len), dS = P (dP - delta), kept in sacc
         const int64_t j0 = (int64_t)kb * DQ_BN;
         for (int nt = 0; nt < DQ_BN / 8; nt++)
@@ -150,35 +176,11 @@ __global__ void __launch_bounds__(BW_NT) attn_bwd_dq_kernel(zg_cu_args p) {
                 sacc[nt][c] = pr * (pacc[nt][c] - dlt[hr]);
             }
         // dQ += dS K: dS (16 x 64) from registers, K (64 x D) via ldmatrix.trans
-        for (int ks = 0; ks < DQ_BN / 16; ks++) {
-            uint32_t a[4];
-            a[0] = pack2<T>(sacc[2 * ks][0], sacc[2 * ks][1]);
-            a[1] = pack2<T>(sacc[2 * ks][2], sacc[2 * ks][3]);
-            a[2] = pack2<T>(sacc[2 * ks + 1][0], sacc[2 * ks + 1][1]);
-            a[3] = pack2<T>(sacc[2 * ks + 1][2], sacc[2 * ks + 1][3]);
-            for (int dp = 0; dp < D / 16; dp++) {
-                uint32_t b[4];
-                const int key = ks * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
-                ldmatrix_x4_trans(b, cK + swz<D>(key, dp * 16 + (lane >> 4) * 8));
-                mma16816<T>(dqacc[2 * dp], a, b[0], b[1]);
-                mma16816<T>(dqacc[2 * dp + 1], a, b[2], b[3]);
-            }
-        }
+        mma_acc_px<T, D, DQ_BN>(dqacc, sacc, cK, lane);
         __syncthreads();
     }
     // dQ += scale * acc (rows this block owns)
-    for (int hr = 0; hr < 2; hr++) {
-        const int row = warp * 16 + g + hr * 8;
-        if (row >= qrows) continue;
-        float *dst = gdQ + (int64_t)row * ld;
-        for (int dn = 0; dn < D / 8; dn++) {
-            float2 *d2 = reinterpret_cast<float2 *>(dst + dn * 8 + 2 * t);
-            float2 v = *d2;
-            v.x += p.scale * dqacc[dn][2 * hr];
-            v.y += p.scale * dqacc[dn][2 * hr + 1];
-            *d2 = v;
-        }
-    }
+    add_rows<D>(gdQ, ld, dqacc, p.scale, qrows, warp, lane);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -204,7 +206,7 @@ __global__ void __launch_bounds__(BW_NT) attn_bwd_dkdv_kernel(zg_cu_args p) {
     const zg_cu_slice s = p.slices[tile.slice];
     const int h = blockIdx.y;
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-    const int g = lane >> 2, t = lane & 3;
+    const int t = lane & 3; // thread in the fragment group
     const int64_t ld = (int64_t)p.H * D;
     const int krows = (int)min((int64_t)KV_BN, s.k_len - tile.r0);
     const int64_t k0 = s.k_start + tile.r0;
@@ -254,25 +256,7 @@ __global__ void __launch_bounds__(BW_NT) attn_bwd_dkdv_kernel(zg_cu_args p) {
 
         // S^T = K Q^T and dP^T = V dO^T: 16 keys x BQ queries
         float sacc[BQ / 8][4], pacc[BQ / 8][4];
-        for (int i = 0; i < BQ / 8; i++)
-            for (int c = 0; c < 4; c++)
-                sacc[i][c] = pacc[i][c] = 0.0f;
-        for (int kk = 0; kk < D / 16; kk++) {
-            uint32_t ka[4], va[4];
-            ldmatrix_x4(ka, sK + swz<D>(arow, kk * 16 + acol));
-            ldmatrix_x4(va, sV + swz<D>(arow, kk * 16 + acol));
-            for (int np = 0; np < BQ / 16; np++) {
-                uint32_t b[4];
-                const int qr = np * 16 + (lane & 7) + (lane >> 4) * 8;
-                const int col = kk * 16 + ((lane >> 3) & 1) * 8;
-                ldmatrix_x4(b, cQ + swz<D>(qr, col));
-                mma16816<T>(sacc[2 * np], ka, b[0], b[1]);
-                mma16816<T>(sacc[2 * np + 1], ka, b[2], b[3]);
-                ldmatrix_x4(b, cdO + swz<D>(qr, col));
-                mma16816<T>(pacc[2 * np], va, b[0], b[1]);
-                mma16816<T>(pacc[2 * np + 1], va, b[2], b[3]);
-            }
-        }
+        mma_abt2<T, D, BQ>(sacc, pacc, sK, sV, cQ, cdO, arow, acol, lane);
         // P^T = exp2(S^T sl2 - lse2[query]); dS^T = P^T (dP^T - delta[query]). Columns are
         // queries: column nt*8 + 2t + (c & 1). Queries past q_len have lse2 = +inf (P = 0).
         for (int nt = 0; nt < BQ / 8; nt++)
@@ -292,100 +276,52 @@ __global__ void __launch_bounds__(BW_NT) attn_bwd_dkdv_kernel(zg_cu_args p) {
         // via ldmatrix.trans
         for (int ks = 0; ks < BQ / 16; ks++) {
             uint32_t pa[4], sa[4];
-            pa[0] = pack2<T>(sacc[2 * ks][0], sacc[2 * ks][1]);
-            pa[1] = pack2<T>(sacc[2 * ks][2], sacc[2 * ks][3]);
-            pa[2] = pack2<T>(sacc[2 * ks + 1][0], sacc[2 * ks + 1][1]);
-            pa[3] = pack2<T>(sacc[2 * ks + 1][2], sacc[2 * ks + 1][3]);
-            sa[0] = pack2<T>(pacc[2 * ks][0], pacc[2 * ks][1]);
-            sa[1] = pack2<T>(pacc[2 * ks][2], pacc[2 * ks][3]);
-            sa[2] = pack2<T>(pacc[2 * ks + 1][0], pacc[2 * ks + 1][1]);
-            sa[3] = pack2<T>(pacc[2 * ks + 1][2], pacc[2 * ks + 1][3]);
+            acc_to_a<T>(pa, sacc, ks);
+            acc_to_a<T>(sa, pacc, ks);
             for (int dp = 0; dp < D / 16; dp++) {
                 uint32_t b[4];
                 const int qr = ks * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
                 const int col = dp * 16 + (lane >> 4) * 8;
                 ldmatrix_x4_trans(b, cdO + swz<D>(qr, col));
-                mma16816<T>(dvacc[2 * dp], pa, b[0], b[1]);
-                mma16816<T>(dvacc[2 * dp + 1], pa, b[2], b[3]);
+                mma16816x2<T>(dvacc + 2 * dp, pa, b);
                 ldmatrix_x4_trans(b, cQ + swz<D>(qr, col));
-                mma16816<T>(dkacc[2 * dp], sa, b[0], b[1]);
-                mma16816<T>(dkacc[2 * dp + 1], sa, b[2], b[3]);
+                mma16816x2<T>(dkacc + 2 * dp, sa, b);
             }
         }
         __syncthreads();
     }
     // dK += scale * dk_acc, dV += dv_acc (key rows this block owns)
-    for (int hr = 0; hr < 2; hr++) {
-        const int row = warp * 16 + g + hr * 8;
-        if (row >= krows) continue;
-        for (int dn = 0; dn < D / 8; dn++) {
-            float2 *k2 = reinterpret_cast<float2 *>(gdK + (int64_t)row * ld + dn * 8 + 2 * t);
-            float2 *v2 = reinterpret_cast<float2 *>(gdV + (int64_t)row * ld + dn * 8 + 2 * t);
-            float2 a = *k2, b = *v2;
-            a.x += p.scale * dkacc[dn][2 * hr];
-            a.y += p.scale * dkacc[dn][2 * hr + 1];
-            b.x += dvacc[dn][2 * hr];
-            b.y += dvacc[dn][2 * hr + 1];
-            *k2 = a;
-            *v2 = b;
-        }
+    add_rows<D>(gdK, ld, dkacc, p.scale, krows, warp, lane);
+    add_rows<D>(gdV, ld, dvacc, 1.0f, krows, warp, lane);
+}
+
+template <typename T, int D> struct launch_dq {
+    static int run(const zg_cu_args *a, cudaStream_t st) {
+        return launch_tiles(attn_bwd_dq_kernel<T, D>, BW_NT, dq_smem_bytes<D>(), a, st);
     }
-}
+};
 
-template <typename K> static int set_smem(K kernel, int bytes) {
-    return (int)cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-}
-
-template <typename T, int D> static int launch_dq(const zg_cu_args *a, cudaStream_t st) {
-    const int smem = dq_smem_bytes<D>();
-    int e = set_smem(attn_bwd_dq_kernel<T, D>, smem);
-    if (e) return e;
-    attn_bwd_dq_kernel<T, D><<<dim3((unsigned)a->n_tiles, (unsigned)a->H), BW_NT, smem, st>>>(*a);
-    return (int)cudaGetLastError();
-}
-
-template <typename T, int D> static int launch_dkdv(const zg_cu_args *a, cudaStream_t st) {
-    const int smem = kv_smem_bytes<D>();
-    int e = set_smem(attn_bwd_dkdv_kernel<T, D>, smem);
-    if (e) return e;
-    attn_bwd_dkdv_kernel<T, D><<<dim3((unsigned)a->n_tiles, (unsigned)a->H), BW_NT, smem, st>>>(*a);
-    return (int)cudaGetLastError();
-}
+template <typename T, int D> struct launch_dkdv {
+    static int run(const zg_cu_args *a, cudaStream_t st) {
+        return launch_tiles(attn_bwd_dkdv_kernel<T, D>, BW_NT, kv_smem_bytes<D>(), a, st);
+    }
+};
 
 } // namespace zgcu
 
 extern "C" int zg_cu_attn_bwd_delta(const zg_cu_args *a, void *stream) {
     using namespace zgcu;
-    cudaStream_t st = static_cast<cudaStream_t>(stream);
     if (a->n_tiles == 0) return 0;
-    dim3 grid((unsigned)a->n_tiles, (unsigned)a->H);
-    switch (a->dtype) {
-    case ZG_CU_F32: attn_bwd_delta_kernel<float><<<grid, BW_NT, 0, st>>>(*a); break;
-    case ZG_CU_BF16: attn_bwd_delta_kernel<__nv_bfloat16><<<grid, BW_NT, 0, st>>>(*a); break;
-    case ZG_CU_F16: attn_bwd_delta_kernel<__half><<<grid, BW_NT, 0, st>>>(*a); break;
-    default: return (int)cudaErrorInvalidValue;
-    }
-    return (int)cudaGetLastError();
+    return launch_by_dtype(attn_bwd_delta_kernel<float>, attn_bwd_delta_kernel<__nv_bfloat16>,
+                           attn_bwd_delta_kernel<__half>,
+                           dim3((unsigned)a->n_tiles, (unsigned)a->H), BW_NT, a,
+                           static_cast<cudaStream_t>(stream));
 }
 
 extern "C" int zg_cu_attn_bwd_dq_tc(const zg_cu_args *a, void *stream) {
-    using namespace zgcu;
-    cudaStream_t st = static_cast<cudaStream_t>(stream);
-    if (a->n_tiles == 0) return 0;
-    if (a->dtype == ZG_CU_BF16 && a->D == 64) return launch_dq<__nv_bfloat16, 64>(a, st);
-    if (a->dtype == ZG_CU_BF16 && a->D == 128) return launch_dq<__nv_bfloat16, 128>(a, st);
-    if (a->dtype == ZG_CU_F16 && a->D == 64) return launch_dq<__half, 64>(a, st);
-    if (a->dtype == ZG_CU_F16 && a->D == 128) return launch_dq<__half, 128>(a, st);
-    return (int)cudaErrorInvalidValue;
+    return zgcu::dispatch_tc<zgcu::launch_dq>(a, stream);
 }
 
 extern "C" int zg_cu_attn_bwd_dkdv_tc(const zg_cu_args *a, void *stream) {
-    using namespace zgcu;
-    cudaStream_t st = static_cast<cudaStream_t>(stream);
-    if (a->n_tiles == 0) return 0;
-    if (a->dtype == ZG_CU_BF16 && a->D == 64) return launch_dkdv<__nv_bfloat16, 64>(a, st);
-    if (a->dtype == ZG_CU_BF16 && a->D == 128) return launch_dkdv<__nv_bfloat16, 128>(a, st);
-    if (a->dtype == ZG_CU_F16 && a->D == 64) return launch_dkdv<__half, 64>(a, st);
-    if (a->dtype == ZG_CU_F16 && a->D == 128) return launch_dkdv<__half, 128>(a, st);
-    return (int)cudaErrorInvalidValue;
+    return zgcu::dispatch_tc<zgcu::launch_dkdv>(a, stream);
 }

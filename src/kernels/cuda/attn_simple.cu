@@ -235,43 +235,24 @@ static dim3 simple_grid(const zg_cu_args *a) {
 }
 
 extern "C" int zg_cu_attn_fwd_simple(const zg_cu_args *a, void *stream) {
-    cudaStream_t st = static_cast<cudaStream_t>(stream);
     if (a->n_rows == 0) return 0;
-    switch (a->dtype) {
-    case ZG_CU_F32: attn_fwd_simple<float><<<simple_grid(a), SIMPLE_NT, 0, st>>>(*a); break;
-    case ZG_CU_BF16:
-        attn_fwd_simple<__nv_bfloat16><<<simple_grid(a), SIMPLE_NT, 0, st>>>(*a);
-        break;
-    case ZG_CU_F16: attn_fwd_simple<__half><<<simple_grid(a), SIMPLE_NT, 0, st>>>(*a); break;
-    default: return (int)cudaErrorInvalidValue;
-    }
-    return (int)cudaGetLastError();
+    return launch_by_dtype(attn_fwd_simple<float>, attn_fwd_simple<__nv_bfloat16>,
+                           attn_fwd_simple<__half>, simple_grid(a), SIMPLE_NT, a,
+                           static_cast<cudaStream_t>(stream));
 }
 
 extern "C" int zg_cu_attn_bwd_dq_simple(const zg_cu_args *a, void *stream) {
-    cudaStream_t st = static_cast<cudaStream_t>(stream);
     if (a->n_rows == 0) return 0;
-    switch (a->dtype) {
-    case ZG_CU_F32: attn_dq_simple<float><<<simple_grid(a), SIMPLE_NT, 0, st>>>(*a); break;
-    case ZG_CU_BF16: attn_dq_simple<__nv_bfloat16><<<simple_grid(a), SIMPLE_NT, 0, st>>>(*a); break;
-    case ZG_CU_F16: attn_dq_simple<__half><<<simple_grid(a), SIMPLE_NT, 0, st>>>(*a); break;
-    default: return (int)cudaErrorInvalidValue;
-    }
-    return (int)cudaGetLastError();
+    return launch_by_dtype(attn_dq_simple<float>, attn_dq_simple<__nv_bfloat16>,
+                           attn_dq_simple<__half>, simple_grid(a), SIMPLE_NT, a,
+                           static_cast<cudaStream_t>(stream));
 }
 
 extern "C" int zg_cu_attn_bwd_dkdv_simple(const zg_cu_args *a, void *stream) {
-    cudaStream_t st = static_cast<cudaStream_t>(stream);
     if (a->n_rows == 0) return 0;
-    switch (a->dtype) {
-    case ZG_CU_F32: attn_dkdv_simple<float><<<simple_grid(a), SIMPLE_NT, 0, st>>>(*a); break;
-    case ZG_CU_BF16:
-        attn_dkdv_simple<__nv_bfloat16><<<simple_grid(a), SIMPLE_NT, 0, st>>>(*a);
-        break;
-    case ZG_CU_F16: attn_dkdv_simple<__half><<<simple_grid(a), SIMPLE_NT, 0, st>>>(*a); break;
-    default: return (int)cudaErrorInvalidValue;
-    }
-    return (int)cudaGetLastError();
+    return launch_by_dtype(attn_dkdv_simple<float>, attn_dkdv_simple<__nv_bfloat16>,
+                           attn_dkdv_simple<__half>, simple_grid(a), SIMPLE_NT, a,
+                           static_cast<cudaStream_t>(stream));
 }
 
 extern "C" int zg_cu_attn_merge(int64_t rows, int32_t H, int32_t D, float *o1, float *lse1,
