@@ -71,25 +71,6 @@ __device__ __forceinline__ void mma_abt2(float (*x)[4], float (*y)[4], const T *
     }
 }
 
-// dst[row, :] += scale * acc for this warp's rows g and g + 8 below `rows` (rows the block owns;
-// dst has stride ld).
-template <int D>
-__device__ __forceinline__ void add_rows(float *dst, int64_t ld, const float (*acc)[4], float scale,
-                                         int rows, int warp, int lane) {
-    const int g = lane >> 2, t = lane & 3;
-    for (int hr = 0; hr < 2; hr++) {
-        const int row = warp * 16 + g + hr * 8;
-        if (row >= rows) continue;
-        for (int dn = 0; dn < D / 8; dn++) {
-            float2 *d2 = reinterpret_cast<float2 *>(dst + (int64_t)row * ld + dn * 8 + 2 * t);
-            float2 v = *d2;
-            v.x += scale * acc[dn][2 * hr];
-            v.y += scale * acc[dn][2 * hr + 1];
-            *d2 = v;
-        }
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // dQ: block = (64 query rows of a slice, head); K/V blocks of 64 keys double-buffered.
 constexpr int DQ_BM = ZG_CU_TC_BM, DQ_BN = 64;
@@ -127,10 +108,7 @@ __global__ void __launch_bounds__(BW_NT) attn_bwd_dq_kernel(zg_cu_args p) {
     cp_async_commit();
     const int n_kb = (int)((s.k_len + DQ_BN - 1) / DQ_BN);
     auto load_kv = [&](int buf, int kb) {
-        int64_t j0 = (int64_t)kb * DQ_BN;
-        int valid = (int)min((int64_t)DQ_BN, s.k_len - j0);
-        load_tile_async<T, D, DQ_BN, BW_NT>(sK + buf * DQ_BN * D, gK + j0 * ld, ld, valid, tid);
-        load_tile_async<T, D, DQ_BN, BW_NT>(sV + buf * DQ_BN * D, gV + j0 * ld, ld, valid, tid);
+        load_pair_async<T, D, DQ_BN, BW_NT>(sK, sV, gK, gV, ld, s.k_len, buf, kb, tid);
     };
     load_kv(0, 0);
     cp_async_commit();
@@ -152,14 +130,7 @@ __global__ void __launch_bounds__(BW_NT) attn_bwd_dq_kernel(zg_cu_args p) {
 
     for (int kb = 0; kb < n_kb; kb++) {
         const int buf = kb & 1;
-        if (kb + 1 < n_kb) {
-            load_kv(buf ^ 1, kb + 1);
-            cp_async_commit();
-            cp_async_wait<1>();
-        } else {
-            cp_async_wait<0>();
-        }
-        __syncthreads();
+        prefetch_next_wait(load_kv, kb, n_kb);
         const T *cK = sK + buf * DQ_BN * D; // (BN, D)
         const T *cV = sV + buf * DQ_BN * D; // (BN, D)
 
@@ -180,7 +151,18 @@ __global__ void __launch_bounds__(BW_NT) attn_bwd_dq_kernel(zg_cu_args p) {
         __syncthreads();
     }
     // dQ += scale * acc (rows this block owns)
-    add_rows<D>(gdQ, ld, dqacc, p.scale, qrows, warp, lane);
+    for (int hr = 0; hr < 2; hr++) {
+        const int row = warp * 16 + g + hr * 8;
+        if (row >= qrows) continue;
+        float *dst = gdQ + (int64_t)row * ld;
+        for (int dn = 0; dn < D / 8; dn++) {
+            float2 *d2 = reinterpret_cast<float2 *>(dst + dn * 8 + 2 * t);
+            float2 v = *d2;
+            v.x += p.scale * dqacc[dn][2 * hr];
+            v.y += p.scale * dqacc[dn][2 * hr + 1];
+            *d2 = v;
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -206,7 +188,7 @@ __global__ void __launch_bounds__(BW_NT) attn_bwd_dkdv_kernel(zg_cu_args p) {
     const zg_cu_slice s = p.slices[tile.slice];
     const int h = blockIdx.y;
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-    const int t = lane & 3; // thread in the fragment group
+    const int g = lane >> 2, t = lane & 3;
     const int64_t ld = (int64_t)p.H * D;
     const int krows = (int)min((int64_t)KV_BN, s.k_len - tile.r0);
     const int64_t k0 = s.k_start + tile.r0;
@@ -224,10 +206,7 @@ __global__ void __launch_bounds__(BW_NT) attn_bwd_dkdv_kernel(zg_cu_args p) {
     cp_async_commit();
     const int n_qb = (int)((s.q_len + BQ - 1) / BQ);
     auto load_q = [&](int buf, int qb) {
-        int64_t i0 = (int64_t)qb * BQ;
-        int valid = (int)min((int64_t)BQ, s.q_len - i0);
-        load_tile_async<T, D, BQ, BW_NT>(sQ + buf * BQ * D, gQ + i0 * ld, ld, valid, tid);
-        load_tile_async<T, D, BQ, BW_NT>(sdO + buf * BQ * D, gdO + i0 * ld, ld, valid, tid);
+        load_pair_async<T, D, BQ, BW_NT>(sQ, sdO, gQ, gdO, ld, s.q_len, buf, qb, tid);
     };
     load_q(0, 0);
     cp_async_commit();
@@ -242,14 +221,7 @@ __global__ void __launch_bounds__(BW_NT) attn_bwd_dkdv_kernel(zg_cu_args p) {
 
     for (int qb = 0; qb < n_qb; qb++) {
         const int buf = qb & 1;
-        if (qb + 1 < n_qb) {
-            load_q(buf ^ 1, qb + 1);
-            cp_async_commit();
-            cp_async_wait<1>();
-        } else {
-            cp_async_wait<0>();
-        }
-        __syncthreads();
+        prefetch_next_wait(load_q, qb, n_qb);
         const T *cQ = sQ + buf * BQ * D;   // (BQ, D)
         const T *cdO = sdO + buf * BQ * D; // (BQ, D)
         const int64_t i0 = (int64_t)qb * BQ;
@@ -291,8 +263,21 @@ __global__ void __launch_bounds__(BW_NT) attn_bwd_dkdv_kernel(zg_cu_args p) {
         __syncthreads();
     }
     // dK += scale * dk_acc, dV += dv_acc (key rows this block owns)
-    add_rows<D>(gdK, ld, dkacc, p.scale, krows, warp, lane);
-    add_rows<D>(gdV, ld, dvacc, 1.0f, krows, warp, lane);
+    for (int hr = 0; hr < 2; hr++) {
+        const int row = warp * 16 + g + hr * 8;
+        if (row >= krows) continue;
+        for (int dn = 0; dn < D / 8; dn++) {
+            float2 *k2 = reinterpret_cast<float2 *>(gdK + (int64_t)row * ld + dn * 8 + 2 * t);
+            float2 *v2 = reinterpret_cast<float2 *>(gdV + (int64_t)row * ld + dn * 8 + 2 * t);
+            float2 a = *k2, b = *v2;
+            a.x += p.scale * dkacc[dn][2 * hr];
+            a.y += p.scale * dkacc[dn][2 * hr + 1];
+            b.x += dvacc[dn][2 * hr];
+            b.y += dvacc[dn][2 * hr + 1];
+            *k2 = a;
+            *v2 = b;
+        }
+    }
 }
 
 template <typename T, int D> struct launch_dq {

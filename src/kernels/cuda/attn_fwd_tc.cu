@@ -56,10 +56,7 @@ __global__ void __launch_bounds__(FWD_NT) attn_fwd_tc_kernel(zg_cu_args p) {
     load_tile_async<T, D, FWD_BM, FWD_NT>(sQ, gQ, ld, qrows, tid);
     cp_async_commit();
     auto load_kv = [&](int buf, int kb) {
-        int64_t j0 = (int64_t)kb * FWD_BN;
-        int valid = (int)min((int64_t)FWD_BN, s.k_len - j0);
-        load_tile_async<T, D, FWD_BN, FWD_NT>(sK + buf * FWD_BN * D, gK + j0 * ld, ld, valid, tid);
-        load_tile_async<T, D, FWD_BN, FWD_NT>(sV + buf * FWD_BN * D, gV + j0 * ld, ld, valid, tid);
+        load_pair_async<T, D, FWD_BN, FWD_NT>(sK, sV, gK, gV, ld, s.k_len, buf, kb, tid);
     };
     load_kv(0, 0);
     cp_async_commit();
@@ -74,15 +71,8 @@ __global__ void __launch_bounds__(FWD_NT) attn_fwd_tc_kernel(zg_cu_args p) {
 
     for (int kb = 0; kb < n_kb; kb++) {
         const int buf = kb & 1;
-        if (kb + 1 < n_kb) { // prefetch the next block into the other buffer
-            load_kv(buf ^ 1, kb + 1);
-            cp_async_commit();
-            cp_async_wait<1>();
-        } else {
-            cp_async_wait<0>();
-        }
-        __syncthreads();
-        if (kb == 0) { // Q fragments, once
+        prefetch_next_wait(load_kv, kb, n_kb); // the next block into the other buffer
+        if (kb == 0) {                         // Q fragments, once
             const int r = warp * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
             for (int kk = 0; kk < D / 16; kk++)
                 ldmatrix_x4(qf[kk], sQ + swz<D>(r, kk * 16 + (lane >> 4) * 8));

@@ -170,6 +170,32 @@ __device__ __forceinline__ void load_tile_async(T *s, const T *g, int64_t ld, in
     }
 }
 
+// Block blk of BN rows of two (len, D) global tensors gA, gB (row stride ld) into buffer `buf` of
+// the double-buffered shared tiles sA, sB (2 x (BN, D) each), rows past len zero-filled.
+template <typename T, int D, int BN, int NT>
+__device__ __forceinline__ void load_pair_async(T *sA, T *sB, const T *gA, const T *gB, int64_t ld,
+                                                int64_t len, int buf, int blk, int tid) {
+    const int64_t j0 = (int64_t)blk * BN;
+    const int valid = (int)min((int64_t)BN, len - j0);
+    load_tile_async<T, D, BN, NT>(sA + buf * BN * D, gA + j0 * ld, ld, valid, tid);
+    load_tile_async<T, D, BN, NT>(sB + buf * BN * D, gB + j0 * ld, ld, valid, tid);
+}
+
+// Double buffering, at the top of block blk of n_blk: starts loading block blk + 1 into the other
+// buffer (load(buf, blk) issues the copies), then waits until block blk's copies have landed
+// and every thread is past the previous block.
+template <typename F>
+__device__ __forceinline__ void prefetch_next_wait(const F &load, int blk, int n_blk) {
+    if (blk + 1 < n_blk) {
+        load((blk & 1) ^ 1, blk + 1);
+        cp_async_commit();
+        cp_async_wait<1>();
+    } else {
+        cp_async_wait<0>();
+    }
+    __syncthreads();
+}
+
 // acc (this warp's 16 rows x D, n-tiles of 8) += P X: P (16 x N) from the accumulator
 // fragments p, X (N x D) a swizzled shared tile read with ldmatrix.trans (O += P V, dQ += dS K).
 template <typename T, int D, int N>
