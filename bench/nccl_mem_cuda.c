@@ -22,22 +22,18 @@
 #ifdef ZG_HAVE_NCCL
 #include <nccl.h>
 
-#define CU(x)                                                                                      \
+// Returns 1 from the calling function, saying which call failed and why, when x (of type T)
+// is not `ok`.
+#define CHECK_RC(T, ok, why, x)                                                                    \
     do {                                                                                           \
-        cudaError_t e_ = (x);                                                                      \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "bench_nccl_mem: %s: %s\n", #x, cudaGetErrorString(e_));              \
+        T r_ = (x);                                                                                \
+        if (r_ != (ok)) {                                                                          \
+            fprintf(stderr, "bench_nccl_mem: %s: %s\n", #x, why(r_));                              \
             return 1;                                                                              \
         }                                                                                          \
     } while (0)
-#define NC(x)                                                                                      \
-    do {                                                                                           \
-        ncclResult_t r_ = (x);                                                                     \
-        if (r_ != ncclSuccess) {                                                                   \
-            fprintf(stderr, "bench_nccl_mem: %s: %s\n", #x, ncclGetErrorString(r_));              \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
+#define CU(x) CHECK_RC(cudaError_t, cudaSuccess, cudaGetErrorString, x)
+#define NC(x) CHECK_RC(ncclResult_t, ncclSuccess, ncclGetErrorString, x)
 
 static double used_mib(void) {
     size_t fr = 0, tot = 0;

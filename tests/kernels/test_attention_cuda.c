@@ -632,14 +632,7 @@ int main(int argc, char **argv) {
         printf("FAIL attention_cuda_init\n  %s\n", err.msg);
         return 1;
     }
-    int failed = 0;
-    for (int i = 0; i < zgtest_ncases; i++) {
-        int f = zgtest_run(i, argc, argv);
-        if (f < 0) continue;
-        printf("%s %s\n", f ? "FAIL" : "PASS", zgtest_cases[i].name);
-        fflush(stdout);
-        failed += f;
-    }
+    int failed = zgtest_run_all(argc, argv);
     zg_attn_cuda_free(g_ctx);
     return failed ? 1 : 0;
 }

@@ -46,6 +46,31 @@ __device__ __forceinline__ float lse2_of(const float *lse, int64_t row, int H, i
     return l == -INFINITY ? INFINITY : l * LOG2E;
 }
 
+// x = A1 B1^T and y = A2 B2^T, N columns each, for this warp's 16 rows of the swizzled (., D)
+// tiles sA1, sA2 (A-fragment row arow, column offset acol) against the N rows of sB1, sB2:
+// S = Q K^T with dP = dO V^T (dQ kernel), S^T = K Q^T with dP^T = V dO^T (dK/dV kernel).
+template <typename T, int D, int N>
+__device__ __forceinline__ void mma_abt2(float (*x)[4], float (*y)[4], const T *sA1, const T *sA2,
+                                         const T *sB1, const T *sB2, int arow, int acol, int lane) {
+    for (int i = 0; i < N / 8; i++)
+        for (int c = 0; c < 4; c++)
+            x[i][c] = y[i][c] = 0.0f;
+    for (int kk = 0; kk < D / 16; kk++) {
+        uint32_t a1[4], a2[4];
+        ldmatrix_x4(a1, sA1 + swz<D>(arow, kk * 16 + acol));
+        ldmatrix_x4(a2, sA2 + swz<D>(arow, kk * 16 + acol));
+        for (int np = 0; np < N / 16; np++) {
+            uint32_t b[4];
+            const int br = np * 16 + (lane & 7) + (lane >> 4) * 8;
+            const int col = kk * 16 + ((lane >> 3) & 1) * 8;
+            ldmatrix_x4(b, sB1 + swz<D>(br, col));
+            mma16816x2<T>(x + 2 * np, a1, b);
+            ldmatrix_x4(b, sB2 + swz<D>(br, col));
+            mma16816x2<T>(y + 2 * np, a2, b);
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // dQ: block = (64 query rows of a slice, head); K/V blocks of 64 keys double-buffered.
 constexpr int DQ_BM = ZG_CU_TC_BM, DQ_BN = 64;
@@ -83,10 +108,7 @@ __global__ void __launch_bounds__(BW_NT) attn_bwd_dq_kernel(zg_cu_args p) {
     cp_async_commit();
     const int n_kb = (int)((s.k_len + DQ_BN - 1) / DQ_BN);
     auto load_kv = [&](int buf, int kb) {
-        int64_t j0 = (int64_t)kb * DQ_BN;
-        int valid = (int)min((int64_t)DQ_BN, s.k_len - j0);
-        load_tile_async<T, D, DQ_BN, BW_NT>(sK + buf * DQ_BN * D, gK + j0 * ld, ld, valid, tid);
-        load_tile_async<T, D, DQ_BN, BW_NT>(sV + buf * DQ_BN * D, gV + j0 * ld, ld, valid, tid);
+        load_pair_async<T, D, DQ_BN, BW_NT>(sK, sV, gK, gV, ld, s.k_len, buf, kb, tid);
     };
     load_kv(0, 0);
     cp_async_commit();
@@ -108,38 +130,13 @@ __global__ void __launch_bounds__(BW_NT) attn_bwd_dq_kernel(zg_cu_args p) {
 
     for (int kb = 0; kb < n_kb; kb++) {
         const int buf = kb & 1;
-        if (kb + 1 < n_kb) {
-            load_kv(buf ^ 1, kb + 1);
-            cp_async_commit();
-            cp_async_wait<1>();
-        } else {
-            cp_async_wait<0>();
-        }
-        __syncthreads();
+        prefetch_next_wait(load_kv, kb, n_kb);
         const T *cK = sK + buf * DQ_BN * D; // (BN, D)
         const T *cV = sV + buf * DQ_BN * D; // (BN, D)
 
         // S = Q K^T and dP = dO V^T: 16 rows x 64 keys each
         float sacc[DQ_BN / 8][4], pacc[DQ_BN / 8][4];
-        for (int i = 0; i < DQ_BN / 8; i++)
-            for (int c = 0; c < 4; c++)
-                sacc[i][c] = pacc[i][c] = 0.0f;
-        for (int kk = 0; kk < D / 16; kk++) {
-            uint32_t qa[4], da[4];
-            ldmatrix_x4(qa, sQ + swz<D>(arow, kk * 16 + acol));
-            ldmatrix_x4(da, sdO + swz<D>(arow, kk * 16 + acol));
-            for (int np = 0; np < DQ_BN / 16; np++) {
-                uint32_t b[4];
-                const int key = np * 16 + (lane & 7) + (lane >> 4) * 8;
-                const int col = kk * 16 + ((lane >> 3) & 1) * 8;
-                ldmatrix_x4(b, cK + swz<D>(key, col));
-                mma16816<T>(sacc[2 * np], qa, b[0], b[1]);
-                mma16816<T>(sacc[2 * np + 1], qa, b[2], b[3]);
-                ldmatrix_x4(b, cV + swz<D>(key, col));
-                mma16816<T>(pacc[2 * np], da, b[0], b[1]);
-                mma16816<T>(pacc[2 * np + 1], da, b[2], b[3]);
-            }
-        }
+        mma_abt2<T, D, DQ_BN>(sacc, pacc, sQ, sdO, cK, cV, arow, acol, lane);
         // P = exp2(S sl2 - lse2) (0 for keys past k_len), dS = P (dP - delta), kept in sacc
         const int64_t j0 = (int64_t)kb * DQ_BN;
         for (int nt = 0; nt < DQ_BN / 8; nt++)
@@ -150,20 +147,7 @@ __global__ void __launch_bounds__(BW_NT) attn_bwd_dq_kernel(zg_cu_args p) {
                 sacc[nt][c] = pr * (pacc[nt][c] - dlt[hr]);
             }
         // dQ += dS K: dS (16 x 64) from registers, K (64 x D) via ldmatrix.trans
-        for (int ks = 0; ks < DQ_BN / 16; ks++) {
-            uint32_t a[4];
-            a[0] = pack2<T>(sacc[2 * ks][0], sacc[2 * ks][1]);
-            a[1] = pack2<T>(sacc[2 * ks][2], sacc[2 * ks][3]);
-            a[2] = pack2<T>(sacc[2 * ks + 1][0], sacc[2 * ks + 1][1]);
-            a[3] = pack2<T>(sacc[2 * ks + 1][2], sacc[2 * ks + 1][3]);
-            for (int dp = 0; dp < D / 16; dp++) {
-                uint32_t b[4];
-                const int key = ks * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
-                ldmatrix_x4_trans(b, cK + swz<D>(key, dp * 16 + (lane >> 4) * 8));
-                mma16816<T>(dqacc[2 * dp], a, b[0], b[1]);
-                mma16816<T>(dqacc[2 * dp + 1], a, b[2], b[3]);
-            }
-        }
+        mma_acc_px<T, D, DQ_BN>(dqacc, sacc, cK, lane);
         __syncthreads();
     }
     // dQ += scale * acc (rows this block owns)
@@ -222,10 +206,7 @@ __global__ void __launch_bounds__(BW_NT) attn_bwd_dkdv_kernel(zg_cu_args p) {
     cp_async_commit();
     const int n_qb = (int)((s.q_len + BQ - 1) / BQ);
     auto load_q = [&](int buf, int qb) {
-        int64_t i0 = (int64_t)qb * BQ;
-        int valid = (int)min((int64_t)BQ, s.q_len - i0);
-        load_tile_async<T, D, BQ, BW_NT>(sQ + buf * BQ * D, gQ + i0 * ld, ld, valid, tid);
-        load_tile_async<T, D, BQ, BW_NT>(sdO + buf * BQ * D, gdO + i0 * ld, ld, valid, tid);
+        load_pair_async<T, D, BQ, BW_NT>(sQ, sdO, gQ, gdO, ld, s.q_len, buf, qb, tid);
     };
     load_q(0, 0);
     cp_async_commit();
@@ -240,39 +221,14 @@ __global__ void __launch_bounds__(BW_NT) attn_bwd_dkdv_kernel(zg_cu_args p) {
 
     for (int qb = 0; qb < n_qb; qb++) {
         const int buf = qb & 1;
-        if (qb + 1 < n_qb) {
-            load_q(buf ^ 1, qb + 1);
-            cp_async_commit();
-            cp_async_wait<1>();
-        } else {
-            cp_async_wait<0>();
-        }
-        __syncthreads();
+        prefetch_next_wait(load_q, qb, n_qb);
         const T *cQ = sQ + buf * BQ * D;   // (BQ, D)
         const T *cdO = sdO + buf * BQ * D; // (BQ, D)
         const int64_t i0 = (int64_t)qb * BQ;
 
         // S^T = K Q^T and dP^T = V dO^T: 16 keys x BQ queries
         float sacc[BQ / 8][4], pacc[BQ / 8][4];
-        for (int i = 0; i < BQ / 8; i++)
-            for (int c = 0; c < 4; c++)
-                sacc[i][c] = pacc[i][c] = 0.0f;
-        for (int kk = 0; kk < D / 16; kk++) {
-            uint32_t ka[4], va[4];
-            ldmatrix_x4(ka, sK + swz<D>(arow, kk * 16 + acol));
-            ldmatrix_x4(va, sV + swz<D>(arow, kk * 16 + acol));
-            for (int np = 0; np < BQ / 16; np++) {
-                uint32_t b[4];
-                const int qr = np * 16 + (lane & 7) + (lane >> 4) * 8;
-                const int col = kk * 16 + ((lane >> 3) & 1) * 8;
-                ldmatrix_x4(b, cQ + swz<D>(qr, col));
-                mma16816<T>(sacc[2 * np], ka, b[0], b[1]);
-                mma16816<T>(sacc[2 * np + 1], ka, b[2], b[3]);
-                ldmatrix_x4(b, cdO + swz<D>(qr, col));
-                mma16816<T>(pacc[2 * np], va, b[0], b[1]);
-                mma16816<T>(pacc[2 * np + 1], va, b[2], b[3]);
-            }
-        }
+        mma_abt2<T, D, BQ>(sacc, pacc, sK, sV, cQ, cdO, arow, acol, lane);
         // P^T = exp2(S^T sl2 - lse2[query]); dS^T = P^T (dP^T - delta[query]). Columns are
         // queries: column nt*8 + 2t + (c & 1). Queries past q_len have lse2 = +inf (P = 0).
         for (int nt = 0; nt < BQ / 8; nt++)
@@ -292,24 +248,16 @@ __global__ void __launch_bounds__(BW_NT) attn_bwd_dkdv_kernel(zg_cu_args p) {
         // via ldmatrix.trans
         for (int ks = 0; ks < BQ / 16; ks++) {
             uint32_t pa[4], sa[4];
-            pa[0] = pack2<T>(sacc[2 * ks][0], sacc[2 * ks][1]);
-            pa[1] = pack2<T>(sacc[2 * ks][2], sacc[2 * ks][3]);
-            pa[2] = pack2<T>(sacc[2 * ks + 1][0], sacc[2 * ks + 1][1]);
-            pa[3] = pack2<T>(sacc[2 * ks + 1][2], sacc[2 * ks + 1][3]);
-            sa[0] = pack2<T>(pacc[2 * ks][0], pacc[2 * ks][1]);
-            sa[1] = pack2<T>(pacc[2 * ks][2], pacc[2 * ks][3]);
-            sa[2] = pack2<T>(pacc[2 * ks + 1][0], pacc[2 * ks + 1][1]);
-            sa[3] = pack2<T>(pacc[2 * ks + 1][2], pacc[2 * ks + 1][3]);
+            acc_to_a<T>(pa, sacc, ks);
+            acc_to_a<T>(sa, pacc, ks);
             for (int dp = 0; dp < D / 16; dp++) {
                 uint32_t b[4];
                 const int qr = ks * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
                 const int col = dp * 16 + (lane >> 4) * 8;
                 ldmatrix_x4_trans(b, cdO + swz<D>(qr, col));
-                mma16816<T>(dvacc[2 * dp], pa, b[0], b[1]);
-                mma16816<T>(dvacc[2 * dp + 1], pa, b[2], b[3]);
+                mma16816x2<T>(dvacc + 2 * dp, pa, b);
                 ldmatrix_x4_trans(b, cQ + swz<D>(qr, col));
-                mma16816<T>(dkacc[2 * dp], sa, b[0], b[1]);
-                mma16816<T>(dkacc[2 * dp + 1], sa, b[2], b[3]);
+                mma16816x2<T>(dkacc + 2 * dp, sa, b);
             }
         }
         __syncthreads();
@@ -332,60 +280,33 @@ __global__ void __launch_bounds__(BW_NT) attn_bwd_dkdv_kernel(zg_cu_args p) {
     }
 }
 
-template <typename K> static int set_smem(K kernel, int bytes) {
-    return (int)cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-}
+template <typename T, int D> struct launch_dq {
+    static int run(const zg_cu_args *a, cudaStream_t st) {
+        return launch_tiles(attn_bwd_dq_kernel<T, D>, BW_NT, dq_smem_bytes<D>(), a, st);
+    }
+};
 
-template <typename T, int D> static int launch_dq(const zg_cu_args *a, cudaStream_t st) {
-    const int smem = dq_smem_bytes<D>();
-    int e = set_smem(attn_bwd_dq_kernel<T, D>, smem);
-    if (e) return e;
-    attn_bwd_dq_kernel<T, D><<<dim3((unsigned)a->n_tiles, (unsigned)a->H), BW_NT, smem, st>>>(*a);
-    return (int)cudaGetLastError();
-}
-
-template <typename T, int D> static int launch_dkdv(const zg_cu_args *a, cudaStream_t st) {
-    const int smem = kv_smem_bytes<D>();
-    int e = set_smem(attn_bwd_dkdv_kernel<T, D>, smem);
-    if (e) return e;
-    attn_bwd_dkdv_kernel<T, D><<<dim3((unsigned)a->n_tiles, (unsigned)a->H), BW_NT, smem, st>>>(*a);
-    return (int)cudaGetLastError();
-}
+template <typename T, int D> struct launch_dkdv {
+    static int run(const zg_cu_args *a, cudaStream_t st) {
+        return launch_tiles(attn_bwd_dkdv_kernel<T, D>, BW_NT, kv_smem_bytes<D>(), a, st);
+    }
+};
 
 } // namespace zgcu
 
 extern "C" int zg_cu_attn_bwd_delta(const zg_cu_args *a, void *stream) {
     using namespace zgcu;
-    cudaStream_t st = static_cast<cudaStream_t>(stream);
     if (a->n_tiles == 0) return 0;
-    dim3 grid((unsigned)a->n_tiles, (unsigned)a->H);
-    switch (a->dtype) {
-    case ZG_CU_F32: attn_bwd_delta_kernel<float><<<grid, BW_NT, 0, st>>>(*a); break;
-    case ZG_CU_BF16: attn_bwd_delta_kernel<__nv_bfloat16><<<grid, BW_NT, 0, st>>>(*a); break;
-    case ZG_CU_F16: attn_bwd_delta_kernel<__half><<<grid, BW_NT, 0, st>>>(*a); break;
-    default: return (int)cudaErrorInvalidValue;
-    }
-    return (int)cudaGetLastError();
+    return launch_by_dtype(attn_bwd_delta_kernel<float>, attn_bwd_delta_kernel<__nv_bfloat16>,
+                           attn_bwd_delta_kernel<__half>,
+                           dim3((unsigned)a->n_tiles, (unsigned)a->H), BW_NT, a,
+                           static_cast<cudaStream_t>(stream));
 }
 
 extern "C" int zg_cu_attn_bwd_dq_tc(const zg_cu_args *a, void *stream) {
-    using namespace zgcu;
-    cudaStream_t st = static_cast<cudaStream_t>(stream);
-    if (a->n_tiles == 0) return 0;
-    if (a->dtype == ZG_CU_BF16 && a->D == 64) return launch_dq<__nv_bfloat16, 64>(a, st);
-    if (a->dtype == ZG_CU_BF16 && a->D == 128) return launch_dq<__nv_bfloat16, 128>(a, st);
-    if (a->dtype == ZG_CU_F16 && a->D == 64) return launch_dq<__half, 64>(a, st);
-    if (a->dtype == ZG_CU_F16 && a->D == 128) return launch_dq<__half, 128>(a, st);
-    return (int)cudaErrorInvalidValue;
+    return zgcu::dispatch_tc<zgcu::launch_dq>(a, stream);
 }
 
 extern "C" int zg_cu_attn_bwd_dkdv_tc(const zg_cu_args *a, void *stream) {
-    using namespace zgcu;
-    cudaStream_t st = static_cast<cudaStream_t>(stream);
-    if (a->n_tiles == 0) return 0;
-    if (a->dtype == ZG_CU_BF16 && a->D == 64) return launch_dkdv<__nv_bfloat16, 64>(a, st);
-    if (a->dtype == ZG_CU_BF16 && a->D == 128) return launch_dkdv<__nv_bfloat16, 128>(a, st);
-    if (a->dtype == ZG_CU_F16 && a->D == 64) return launch_dkdv<__half, 64>(a, st);
-    if (a->dtype == ZG_CU_F16 && a->D == 128) return launch_dkdv<__half, 128>(a, st);
-    return (int)cudaErrorInvalidValue;
+    return zgcu::dispatch_tc<zgcu::launch_dkdv>(a, stream);
 }

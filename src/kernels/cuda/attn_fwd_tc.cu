@@ -56,10 +56,7 @@ __global__ void __launch_bounds__(FWD_NT) attn_fwd_tc_kernel(zg_cu_args p) {
     load_tile_async<T, D, FWD_BM, FWD_NT>(sQ, gQ, ld, qrows, tid);
     cp_async_commit();
     auto load_kv = [&](int buf, int kb) {
-        int64_t j0 = (int64_t)kb * FWD_BN;
-        int valid = (int)min((int64_t)FWD_BN, s.k_len - j0);
-        load_tile_async<T, D, FWD_BN, FWD_NT>(sK + buf * FWD_BN * D, gK + j0 * ld, ld, valid, tid);
-        load_tile_async<T, D, FWD_BN, FWD_NT>(sV + buf * FWD_BN * D, gV + j0 * ld, ld, valid, tid);
+        load_pair_async<T, D, FWD_BN, FWD_NT>(sK, sV, gK, gV, ld, s.k_len, buf, kb, tid);
     };
     load_kv(0, 0);
     cp_async_commit();
@@ -74,15 +71,8 @@ __global__ void __launch_bounds__(FWD_NT) attn_fwd_tc_kernel(zg_cu_args p) {
 
     for (int kb = 0; kb < n_kb; kb++) {
         const int buf = kb & 1;
-        if (kb + 1 < n_kb) { // prefetch the next block into the other buffer
-            load_kv(buf ^ 1, kb + 1);
-            cp_async_commit();
-            cp_async_wait<1>();
-        } else {
-            cp_async_wait<0>();
-        }
-        __syncthreads();
-        if (kb == 0) { // Q fragments, once
+        prefetch_next_wait(load_kv, kb, n_kb); // the next block into the other buffer
+        if (kb == 0) {                         // Q fragments, once
             const int r = warp * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
             for (int kk = 0; kk < D / 16; kk++)
                 ldmatrix_x4(qf[kk], sQ + swz<D>(r, kk * 16 + (lane >> 4) * 8));
@@ -99,8 +89,7 @@ __global__ void __launch_bounds__(FWD_NT) attn_fwd_tc_kernel(zg_cu_args p) {
                 uint32_t b[4];
                 const int key = np * 16 + (lane & 7) + (lane >> 4) * 8;
                 ldmatrix_x4(b, cK + swz<D>(key, kk * 16 + ((lane >> 3) & 1) * 8));
-                mma16816<T>(sacc[2 * np], qf[kk], b[0], b[1]);
-                mma16816<T>(sacc[2 * np + 1], qf[kk], b[2], b[3]);
+                mma16816x2<T>(sacc + 2 * np, qf[kk], b);
             }
         }
         // scale to base 2, mask keys past k_len
@@ -136,20 +125,7 @@ __global__ void __launch_bounds__(FWD_NT) attn_fwd_tc_kernel(zg_cu_args p) {
             }
         }
         // O_acc += P V: P (16 x 64) from registers, V (64 x D) via ldmatrix.trans
-        for (int ks = 0; ks < FWD_BN / 16; ks++) {
-            uint32_t a[4];
-            a[0] = pack2<T>(sacc[2 * ks][0], sacc[2 * ks][1]);
-            a[1] = pack2<T>(sacc[2 * ks][2], sacc[2 * ks][3]);
-            a[2] = pack2<T>(sacc[2 * ks + 1][0], sacc[2 * ks + 1][1]);
-            a[3] = pack2<T>(sacc[2 * ks + 1][2], sacc[2 * ks + 1][3]);
-            for (int dp = 0; dp < D / 16; dp++) {
-                uint32_t b[4];
-                const int key = ks * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
-                ldmatrix_x4_trans(b, cV + swz<D>(key, dp * 16 + (lane >> 4) * 8));
-                mma16816<T>(oacc[2 * dp], a, b[0], b[1]);
-                mma16816<T>(oacc[2 * dp + 1], a, b[2], b[3]);
-            }
-        }
+        mma_acc_px<T, D, FWD_BN>(oacc, sacc, cV, lane);
         __syncthreads(); // everyone is done with `buf` before it is refilled
     }
 
@@ -170,25 +146,14 @@ __global__ void __launch_bounds__(FWD_NT) attn_fwd_tc_kernel(zg_cu_args p) {
     }
 }
 
-template <typename T, int D> static int launch_fwd(const zg_cu_args *a, cudaStream_t st) {
-    const int smem = fwd_smem_bytes<D>();
-    cudaError_t e = cudaFuncSetAttribute(attn_fwd_tc_kernel<T, D>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-    if (e != cudaSuccess) return (int)e;
-    dim3 grid((unsigned)a->n_tiles, (unsigned)a->H);
-    attn_fwd_tc_kernel<T, D><<<grid, FWD_NT, smem, st>>>(*a);
-    return (int)cudaGetLastError();
-}
+template <typename T, int D> struct launch_fwd {
+    static int run(const zg_cu_args *a, cudaStream_t st) {
+        return launch_tiles(attn_fwd_tc_kernel<T, D>, FWD_NT, fwd_smem_bytes<D>(), a, st);
+    }
+};
 
 } // namespace zgcu
 
 extern "C" int zg_cu_attn_fwd_tc(const zg_cu_args *a, void *stream) {
-    using namespace zgcu;
-    cudaStream_t st = static_cast<cudaStream_t>(stream);
-    if (a->n_tiles == 0) return 0;
-    if (a->dtype == ZG_CU_BF16 && a->D == 64) return launch_fwd<__nv_bfloat16, 64>(a, st);
-    if (a->dtype == ZG_CU_BF16 && a->D == 128) return launch_fwd<__nv_bfloat16, 128>(a, st);
-    if (a->dtype == ZG_CU_F16 && a->D == 64) return launch_fwd<__half, 64>(a, st);
-    if (a->dtype == ZG_CU_F16 && a->D == 128) return launch_fwd<__half, 128>(a, st);
-    return (int)cudaErrorInvalidValue;
+    return zgcu::dispatch_tc<zgcu::launch_fwd>(a, stream);
 }

@@ -22,6 +22,18 @@ __device__ __forceinline__ int find_slice(const int64_t *row_off, int n, int64_t
     return lo;
 }
 
+// This warp's row of the numbered rows (ZG_CU_SIMPLE_ROWS a block): the slice holding it and
+// its offset in the slice (a query row of the forward and dQ kernels, a key row of dK/dV);
+// false past the last row.
+__device__ __forceinline__ bool warp_row(const zg_cu_args &p, zg_cu_slice *s, int64_t *off) {
+    const int64_t r = (int64_t)blockIdx.x * ZG_CU_SIMPLE_ROWS + (threadIdx.x >> 5);
+    if (r >= p.n_rows) return false;
+    const int si = find_slice(p.row_off, p.n_slices, r);
+    *s = p.slices[si];
+    *off = r - p.row_off[si];
+    return true;
+}
+
 // Loads this lane's elements of a D-vector (d = lane + 32 i) as fp32, zero past D.
 template <typename T>
 __device__ __forceinline__ void load_lane(float x[SIMPLE_PER_LANE], const T *v, int D, int lane) {
@@ -46,12 +58,11 @@ __device__ __forceinline__ float dot_lane(const float x[SIMPLE_PER_LANE], const 
 
 // Forward: one warp per query row (of one head), online softmax over the slice's keys.
 template <typename T> __global__ void __launch_bounds__(SIMPLE_NT) attn_fwd_simple(zg_cu_args p) {
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, h = blockIdx.y, D = p.D;
-    const int64_t r = (int64_t)blockIdx.x * ZG_CU_SIMPLE_ROWS + warp;
-    if (r >= p.n_rows) return;
-    const int si = find_slice(p.row_off, p.n_slices, r);
-    const zg_cu_slice s = p.slices[si];
-    const int64_t row = s.q_start + (r - p.row_off[si]);
+    const int lane = threadIdx.x & 31, h = blockIdx.y, D = p.D;
+    zg_cu_slice s;
+    int64_t off;
+    if (!warp_row(p, &s, &off)) return;
+    const int64_t row = s.q_start + off;
     const int64_t ld = (int64_t)p.H * D;
     const T *K = static_cast<const T *>(p.k) + s.k_start * ld + (int64_t)h * D; // (k_len, D)
     const T *V = static_cast<const T *>(p.v) + s.k_start * ld + (int64_t)h * D; // (k_len, D)
@@ -85,12 +96,11 @@ template <typename T> __global__ void __launch_bounds__(SIMPLE_NT) attn_fwd_simp
 
 // dQ: one warp per query row; dQ += scale * sum_j P_ij (dP_ij - delta_i) K_j.
 template <typename T> __global__ void __launch_bounds__(SIMPLE_NT) attn_dq_simple(zg_cu_args p) {
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, h = blockIdx.y, D = p.D;
-    const int64_t r = (int64_t)blockIdx.x * ZG_CU_SIMPLE_ROWS + warp;
-    if (r >= p.n_rows) return;
-    const int si = find_slice(p.row_off, p.n_slices, r);
-    const zg_cu_slice s = p.slices[si];
-    const int64_t row = s.q_start + (r - p.row_off[si]);
+    const int lane = threadIdx.x & 31, h = blockIdx.y, D = p.D;
+    zg_cu_slice s;
+    int64_t off;
+    if (!warp_row(p, &s, &off)) return;
+    const int64_t row = s.q_start + off;
     const int64_t ld = (int64_t)p.H * D, base = row * ld + (int64_t)h * D;
     const float lse = p.lse[row * p.H + h];
     if (lse == -INFINITY) return; // the row saw no keys: no gradient
@@ -122,12 +132,11 @@ template <typename T> __global__ void __launch_bounds__(SIMPLE_NT) attn_dq_simpl
 
 // dK/dV: one warp per key row of a slice; loops over the slice's queries (recomputing delta).
 template <typename T> __global__ void __launch_bounds__(SIMPLE_NT) attn_dkdv_simple(zg_cu_args p) {
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, h = blockIdx.y, D = p.D;
-    const int64_t r = (int64_t)blockIdx.x * ZG_CU_SIMPLE_ROWS + warp;
-    if (r >= p.n_rows) return;
-    const int si = find_slice(p.row_off, p.n_slices, r);
-    const zg_cu_slice s = p.slices[si];
-    const int64_t key = s.k_start + (r - p.row_off[si]);
+    const int lane = threadIdx.x & 31, h = blockIdx.y, D = p.D;
+    zg_cu_slice s;
+    int64_t off;
+    if (!warp_row(p, &s, &off)) return;
+    const int64_t key = s.k_start + off;
     const int64_t ld = (int64_t)p.H * D, kbase = key * ld + (int64_t)h * D;
     float kv[SIMPLE_PER_LANE], vv[SIMPLE_PER_LANE], dk[SIMPLE_PER_LANE], dv[SIMPLE_PER_LANE];
     load_lane(kv, static_cast<const T *>(p.k) + kbase, D, lane);
@@ -235,43 +244,24 @@ static dim3 simple_grid(const zg_cu_args *a) {
 }
 
 extern "C" int zg_cu_attn_fwd_simple(const zg_cu_args *a, void *stream) {
-    cudaStream_t st = static_cast<cudaStream_t>(stream);
     if (a->n_rows == 0) return 0;
-    switch (a->dtype) {
-    case ZG_CU_F32: attn_fwd_simple<float><<<simple_grid(a), SIMPLE_NT, 0, st>>>(*a); break;
-    case ZG_CU_BF16:
-        attn_fwd_simple<__nv_bfloat16><<<simple_grid(a), SIMPLE_NT, 0, st>>>(*a);
-        break;
-    case ZG_CU_F16: attn_fwd_simple<__half><<<simple_grid(a), SIMPLE_NT, 0, st>>>(*a); break;
-    default: return (int)cudaErrorInvalidValue;
-    }
-    return (int)cudaGetLastError();
+    return launch_by_dtype(attn_fwd_simple<float>, attn_fwd_simple<__nv_bfloat16>,
+                           attn_fwd_simple<__half>, simple_grid(a), SIMPLE_NT, a,
+                           static_cast<cudaStream_t>(stream));
 }
 
 extern "C" int zg_cu_attn_bwd_dq_simple(const zg_cu_args *a, void *stream) {
-    cudaStream_t st = static_cast<cudaStream_t>(stream);
     if (a->n_rows == 0) return 0;
-    switch (a->dtype) {
-    case ZG_CU_F32: attn_dq_simple<float><<<simple_grid(a), SIMPLE_NT, 0, st>>>(*a); break;
-    case ZG_CU_BF16: attn_dq_simple<__nv_bfloat16><<<simple_grid(a), SIMPLE_NT, 0, st>>>(*a); break;
-    case ZG_CU_F16: attn_dq_simple<__half><<<simple_grid(a), SIMPLE_NT, 0, st>>>(*a); break;
-    default: return (int)cudaErrorInvalidValue;
-    }
-    return (int)cudaGetLastError();
+    return launch_by_dtype(attn_dq_simple<float>, attn_dq_simple<__nv_bfloat16>,
+                           attn_dq_simple<__half>, simple_grid(a), SIMPLE_NT, a,
+                           static_cast<cudaStream_t>(stream));
 }
 
 extern "C" int zg_cu_attn_bwd_dkdv_simple(const zg_cu_args *a, void *stream) {
-    cudaStream_t st = static_cast<cudaStream_t>(stream);
     if (a->n_rows == 0) return 0;
-    switch (a->dtype) {
-    case ZG_CU_F32: attn_dkdv_simple<float><<<simple_grid(a), SIMPLE_NT, 0, st>>>(*a); break;
-    case ZG_CU_BF16:
-        attn_dkdv_simple<__nv_bfloat16><<<simple_grid(a), SIMPLE_NT, 0, st>>>(*a);
-        break;
-    case ZG_CU_F16: attn_dkdv_simple<__half><<<simple_grid(a), SIMPLE_NT, 0, st>>>(*a); break;
-    default: return (int)cudaErrorInvalidValue;
-    }
-    return (int)cudaGetLastError();
+    return launch_by_dtype(attn_dkdv_simple<float>, attn_dkdv_simple<__nv_bfloat16>,
+                           attn_dkdv_simple<__half>, simple_grid(a), SIMPLE_NT, a,
+                           static_cast<cudaStream_t>(stream));
 }
 
 extern "C" int zg_cu_attn_merge(int64_t rows, int32_t H, int32_t D, float *o1, float *lse1,

@@ -93,6 +93,25 @@ __device__ __forceinline__ void mma16816<__half>(float d[4], const uint32_t a[4]
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// d[0] += A B0 and d[1] += A B1 for the two 8-column n-tiles of one ldmatrix_x4 B load
+// (b[0..1] and b[2..3]): the accumulators of 16 columns.
+template <typename T>
+__device__ __forceinline__ void mma16816x2(float (*d)[4], const uint32_t a[4],
+                                           const uint32_t b[4]) {
+    mma16816<T>(d[0], a, b[0], b[1]);
+    mma16816<T>(d[1], a, b[2], b[3]);
+}
+
+// The A fragment of a 16 x 16 operand from the fp32 accumulators of 8-column tiles 2 ks and
+// 2 ks + 1 (the layouts above): P or dS fed from registers straight into the next GEMM.
+template <typename T>
+__device__ __forceinline__ void acc_to_a(uint32_t a[4], const float (*c)[4], int ks) {
+    a[0] = pack2<T>(c[2 * ks][0], c[2 * ks][1]);
+    a[1] = pack2<T>(c[2 * ks][2], c[2 * ks][3]);
+    a[2] = pack2<T>(c[2 * ks + 1][0], c[2 * ks + 1][1]);
+    a[3] = pack2<T>(c[2 * ks + 1][2], c[2 * ks + 1][3]);
+}
+
 __device__ __forceinline__ void ldmatrix_x4(uint32_t r[4], const void *smem) {
     uint32_t a = (uint32_t)__cvta_generic_to_shared(smem);
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -151,6 +170,49 @@ __device__ __forceinline__ void load_tile_async(T *s, const T *g, int64_t ld, in
     }
 }
 
+// Block blk of BN rows of two (len, D) global tensors gA, gB (row stride ld) into buffer `buf` of
+// the double-buffered shared tiles sA, sB (2 x (BN, D) each), rows past len zero-filled.
+template <typename T, int D, int BN, int NT>
+__device__ __forceinline__ void load_pair_async(T *sA, T *sB, const T *gA, const T *gB, int64_t ld,
+                                                int64_t len, int buf, int blk, int tid) {
+    const int64_t j0 = (int64_t)blk * BN;
+    const int valid = (int)min((int64_t)BN, len - j0);
+    load_tile_async<T, D, BN, NT>(sA + buf * BN * D, gA + j0 * ld, ld, valid, tid);
+    load_tile_async<T, D, BN, NT>(sB + buf * BN * D, gB + j0 * ld, ld, valid, tid);
+}
+
+// Double buffering, at the top of block blk of n_blk: starts loading block blk + 1 into the other
+// buffer (load(buf, blk) issues the copies), then waits until block blk's copies have landed
+// and every thread is past the previous block.
+template <typename F>
+__device__ __forceinline__ void prefetch_next_wait(const F &load, int blk, int n_blk) {
+    if (blk + 1 < n_blk) {
+        load((blk & 1) ^ 1, blk + 1);
+        cp_async_commit();
+        cp_async_wait<1>();
+    } else {
+        cp_async_wait<0>();
+    }
+    __syncthreads();
+}
+
+// acc (this warp's 16 rows x D, n-tiles of 8) += P X: P (16 x N) from the accumulator
+// fragments p, X (N x D) a swizzled shared tile read with ldmatrix.trans (O += P V, dQ += dS K).
+template <typename T, int D, int N>
+__device__ __forceinline__ void mma_acc_px(float (*acc)[4], const float (*p)[4], const T *sX,
+                                           int lane) {
+    for (int ks = 0; ks < N / 16; ks++) {
+        uint32_t a[4];
+        acc_to_a<T>(a, p, ks);
+        for (int dp = 0; dp < D / 16; dp++) {
+            uint32_t b[4];
+            const int key = ks * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+            ldmatrix_x4_trans(b, sX + swz<D>(key, dp * 16 + (lane >> 4) * 8));
+            mma16816x2<T>(acc + 2 * dp, a, b);
+        }
+    }
+}
+
 __device__ __forceinline__ float warp_sum(float x) {
     for (int o = 16; o > 0; o >>= 1)
         x += __shfl_xor_sync(0xffffffffu, x, o);
@@ -160,5 +222,46 @@ __device__ __forceinline__ float warp_sum(float x) {
 // log2(e) and ln(2): softmax runs in base 2 (exp2f is one instruction).
 constexpr float LOG2E = 1.4426950408889634f;
 constexpr float LN2 = 0.6931471805599453f;
+
+// ---------------------------------------------------------------------------------------------
+// Host side: launches.
+
+typedef void (*zg_cu_kernel)(zg_cu_args);
+
+// Launches the kernel of a->dtype (f32, bf16 or f16) on `grid` x nt threads, no dynamic shared
+// memory; cudaErrorInvalidValue for any other dtype.
+static inline int launch_by_dtype(zg_cu_kernel f32, zg_cu_kernel bf16, zg_cu_kernel f16, dim3 grid,
+                                  int nt, const zg_cu_args *a, cudaStream_t st) {
+    zg_cu_kernel k = a->dtype == ZG_CU_F32    ? f32
+                     : a->dtype == ZG_CU_BF16 ? bf16
+                     : a->dtype == ZG_CU_F16  ? f16
+                                              : nullptr;
+    if (!k) return (int)cudaErrorInvalidValue;
+    k<<<grid, nt, 0, st>>>(*a);
+    return (int)cudaGetLastError();
+}
+
+// Launches a tensor-core kernel on grid (tiles, heads) x nt threads with `smem` bytes of dynamic
+// shared memory (raising the kernel's limit to that first).
+static inline int launch_tiles(zg_cu_kernel k, int nt, int smem, const zg_cu_args *a,
+                               cudaStream_t st) {
+    cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    if (e != cudaSuccess) return (int)e;
+    k<<<dim3((unsigned)a->n_tiles, (unsigned)a->H), nt, smem, st>>>(*a);
+    return (int)cudaGetLastError();
+}
+
+// The tensor-core kernels take bf16 or f16 at D = 64 or 128: runs L<T, D>::run(a, st) for
+// a's dtype and head dim (nothing for no tiles), cudaErrorInvalidValue for any other.
+template <template <typename, int> class L>
+static int dispatch_tc(const zg_cu_args *a, void *stream) {
+    cudaStream_t st = static_cast<cudaStream_t>(stream);
+    if (a->n_tiles == 0) return 0;
+    if (a->dtype == ZG_CU_BF16 && a->D == 64) return L<__nv_bfloat16, 64>::run(a, st);
+    if (a->dtype == ZG_CU_BF16 && a->D == 128) return L<__nv_bfloat16, 128>::run(a, st);
+    if (a->dtype == ZG_CU_F16 && a->D == 64) return L<__half, 64>::run(a, st);
+    if (a->dtype == ZG_CU_F16 && a->D == 128) return L<__half, 128>::run(a, st);
+    return (int)cudaErrorInvalidValue;
+}
 
 } // namespace zgcu
