@@ -143,6 +143,16 @@ def random_lens(rng, world, M, n, ties):
     return out
 
 
+def mostly_short(rng, M, n_lo, n_hi):
+    """n_lo..n_hi lengths: 70 % short (256..2048), 25 % up to the cap M, 5 % up to 4 M."""
+    lens = []
+    for _ in range(rng.randint(n_lo, n_hi)):
+        u = rng.random()
+        lens.append(rng.randint(256, 2048) if u < 0.7 else
+                    rng.randint(M // 8, M) if u < 0.95 else rng.randint(M, 4 * M))
+    return lens
+
+
 def all_cases(with_fp):
     cases = []
     for seed in range(120):
@@ -165,24 +175,14 @@ def all_cases(with_fp):
         rng = random.Random(3000 + seed)
         world = [4, 8, 16][seed % 3]
         M = rng.choice([4096, 8192])
-        lens = []
-        for _ in range(rng.randint(80, 300)):
-            u = rng.random()
-            lens.append(rng.randint(256, 2048) if u < 0.7 else
-                        rng.randint(M // 8, M) if u < 0.95 else rng.randint(M, 4 * M))
-        cases.append(("dense-%d" % seed, world, M, lens))
+        cases.append(("dense-%d" % seed, world, M, mostly_short(rng, M, 80, 300)))
     # batches where delta 0.055 instead of 0.05 changes the groups (found by searching seeds
     # 4000.. with next_hdp_group's default delta patched): the 5 % balance check, exactly
     for seed in (4088, 4129, 4164):
         rng = random.Random(seed)
         world = rng.choice([4, 8, 16])
         M = rng.choice([4096, 8192])
-        lens = []
-        for _ in range(rng.randint(20, 120)):
-            u = rng.random()
-            lens.append(rng.randint(256, 2048) if u < 0.7 else
-                        rng.randint(M // 8, M) if u < 0.95 else rng.randint(M, 4 * M))
-        cases.append(("delta-edge-%d" % seed, world, M, lens))
+        cases.append(("delta-edge-%d" % seed, world, M, mostly_short(rng, M, 20, 120)))
     M = 8192
     cases += [
         # make_buckets_equal meets projected == target * 1.1 exactly (found by search)
