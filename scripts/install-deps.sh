@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # install-deps.sh — installs what zellige needs on Debian 12 (idempotent; quiet when present).
 set -e
-PKGS="build-essential pkg-config clang libcjson-dev libopenblas-dev openmpi-bin libopenmpi-dev coinor-libcbc-dev python3-pytest"
+PKGS="build-essential pkg-config clang libcjson-dev libopenblas-dev openmpi-bin libopenmpi-dev coinor-libcbc-dev python3-pytest chromium"
 missing=""
 for p in $PKGS; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
@@ -15,7 +15,9 @@ if [ -n "$missing" ]; then
 fi
 # Python test tools: pytest, and OR-Tools (CP-SAT, the paper's solver) for the planner
 # cross-check. Best effort: without them the Python tests are skipped, the C suite still runs.
-for mod in pytest ortools; do
+# torch (zellige.torch, examples/train_dit.py; PyPI's wheel is the CUDA build, it runs on CPU) and
+# JAX (aoizora.jax: XLA partitions and compiles the candidates on fake CPU devices).
+for mod in pytest ortools torch jax; do
     if ! python3 -c "import $mod" 2>/dev/null; then
         python3 -m pip install -q "$mod" 2>/dev/null || echo "note: $mod not installed; its tests are skipped"
     fi
