@@ -2,8 +2,8 @@
 """zellige.torch executor benchmark (prints tables and one JSON line per part).
 
 Part 1, overhead (one process, world size 1, gloo): one attention layer forward + backward over
-a batch of whole sequences, plan-driven (``Executor.attention``: the C engine's schedule, one
-batched kernel call per slice shape and step) vs the same work as one
+a batch of whole sequences, plan-driven (``Executor.attention``: the C engine's schedule; mode
+"shape": one batched kernel call per slice shape and step, "step": one padded call per step) vs the same work as one
 ``scaled_dot_product_attention`` call per sequence (autograd backward), best of --reps, on the
 same data, the two run alternately. Batches (--seqs sequences): uniform lengths (one slice
 shape: one kernel call per direction), mixed lengths, and mixed with one long sequence.
@@ -62,15 +62,16 @@ def overhead(args: argparse.Namespace) -> None:
                ("mixed+long", [1024] + [rng.randint(64, 320) for _ in range(n - 1)])]
     print(f"zellige.torch overhead: world size 1, H={H} D={D}, fp32, forward+backward, "
           f"{torch.get_num_threads()} thread(s), best of {args.reps}")
-    print(f"{'batch':<12}{'seqs':>6}{'tokens':>8}{'shapes':>8}{'kernel':>8}{'calls':>7}"
+    print(f"{'batch':<12}{'seqs':>6}{'tokens':>8}{'shapes':>8}{'kernel':>8}{'mode':>7}{'calls':>7}"
           f"{'plan_ms':>10}{'sdpa_ms':>10}{'ratio':>8}")
     out = []
     for name, lens in batches:
         T = sum(lens)
         g = torch.Generator().manual_seed(0)
         q, k, v, do = (torch.randn(T, H, D, generator=g) for _ in range(4))
-        for kernel in ("auto", "math"):
-            ex = zt.Executor(whole_plan(lens), n_heads=H, head_dim=D, kernel=kernel)
+        for kernel, calls in (("auto", "shape"), ("auto", "step"), ("math", "shape")):
+            ex = zt.Executor(whole_plan(lens), n_heads=H, head_dim=D, kernel=kernel,
+                             calls=calls)
 
             def plan_step() -> None:
                 qq, kk, vv = (t.clone().requires_grad_() for t in (q, k, v))
@@ -90,13 +91,13 @@ def overhead(args: argparse.Namespace) -> None:
 
             ex.reset_stats()
             plan_step()
-            calls = ex.stats["kernel_calls"]
+            n_calls = ex.stats["kernel_calls"]
             tp, ts = best2(plan_step, sdpa_step, args.reps)
             shapes = len(set(lens))
-            print(f"{name:<12}{len(lens):>6}{T:>8}{shapes:>8}{kernel:>8}{calls:>7}"
+            print(f"{name:<12}{len(lens):>6}{T:>8}{shapes:>8}{kernel:>8}{calls:>7}{n_calls:>7}"
                   f"{tp * 1e3:>10.1f}{ts * 1e3:>10.1f}{tp / ts:>8.2f}")
             out.append(dict(batch=name, seqs=len(lens), tokens=T, shapes=shapes, kernel=kernel,
-                            kernel_calls=calls, plan_ms=tp * 1e3, sdpa_ms=ts * 1e3,
+                            mode=calls, kernel_calls=n_calls, plan_ms=tp * 1e3, sdpa_ms=ts * 1e3,
                             ratio=tp / ts))
     print(json.dumps({"bench": "torch_executor_overhead", "H": H, "D": D,
                       "threads": torch.get_num_threads(), "rows": out}))
