@@ -1,6 +1,7 @@
 """Builds the zellige Python package: the planner's C library from this repository's sources
-(../src) plus the ctypes shim (zellige/_capi.c), compiled into one shared library that ships
-inside the package as ``zellige/_libzellige*.so`` and is loaded with ctypes.
+(../src; with the engine's schedule builder that zellige.torch runs, see zellige/_sources.py)
+plus the ctypes shim (zellige/_capi.c), compiled into one shared library that ships inside the
+package as ``zellige/_libzellige*.so`` and is loaded with ctypes.
 
     python -m pip install ./python        # from the repository root
 

@@ -628,11 +628,10 @@ ZGPY_API void zgpy_sched_free(zgpy_sched *s) {
 }
 
 ZGPY_API int zgpy_sched_new(int32_t world, int64_t n, const int64_t *ids, const int64_t *tokens,
-                            const int32_t *config, const int64_t *offset,
-                            const int32_t *shard_rank, const int64_t *shard_start,
-                            const int64_t *shard_end, const int32_t *origin, int32_t rank,
-                            int32_t n_heads, int32_t head_dim, zgpy_sched **out, char *err,
-                            size_t errsz) {
+                            const int32_t *config, const int64_t *offset, const int32_t *shard_rank,
+                            const int64_t *shard_start, const int64_t *shard_end,
+                            const int32_t *origin, int32_t rank, int32_t n_heads, int32_t head_dim,
+                            zgpy_sched **out, char *err, size_t errsz) {
     zg_error e;
     zg_error_clear(&e);
     *out = NULL;
@@ -641,16 +640,16 @@ ZGPY_API int zgpy_sched_new(int32_t world, int64_t n, const int64_t *ids, const 
     zg_plan_init(&h->plan);
     zg_status st = ZG_OK;
     if (world < 1 || rank < 0 || rank >= world)
-        st = zg_error_set(&e, ZG_ERR_INVALID, "schedule: rank %d outside a world of %d ranks",
-                          rank, world);
+        st = zg_error_set(&e, ZG_ERR_INVALID, "schedule: rank %d outside a world of %d ranks", rank,
+                          world);
     if (!st) st = zg_plan_alloc(&h->plan, n, world, &e);
     int64_t *lens = NULL;
     for (int64_t i = 0; i < n && !st; i++) {
         int64_t a = offset[i], b = offset[i + 1];
         zg_config c = {config[3 * i], config[3 * i + 1], config[3 * i + 2]};
         if (b - a < 1 || b - a > 1 << 20) {
-            st = zg_error_set(&e, ZG_ERR_INVALID, "sequence %lld: %lld shards",
-                              (long long)ids[i], (long long)(b - a));
+            st = zg_error_set(&e, ZG_ERR_INVALID, "sequence %lld: %lld shards", (long long)ids[i],
+                              (long long)(b - a));
             break;
         }
         free(lens);
@@ -673,15 +672,13 @@ ZGPY_API int zgpy_sched_new(int32_t world, int64_t n, const int64_t *ids, const 
             at = shard_end[k];
         }
         if (!st && at != tokens[i])
-            st = zg_error_set(&e, ZG_ERR_INVALID,
-                              "sequence %lld: shards cover %lld of %lld tokens", (long long)ids[i],
-                              (long long)at, (long long)tokens[i]);
+            st = zg_error_set(&e, ZG_ERR_INVALID, "sequence %lld: shards cover %lld of %lld tokens",
+                              (long long)ids[i], (long long)at, (long long)tokens[i]);
         zg_seq s;
         zg_seq_init(&s);
         s.id = ids[i];
         s.tokens = tokens[i];
-        if (!st)
-            st = zg_plan_set_ranks(&h->plan, i, &s, i, c, ranks, lens, (int32_t)(b - a), &e);
+        if (!st) st = zg_plan_set_ranks(&h->plan, i, &s, i, c, ranks, lens, (int32_t)(b - a), &e);
         free(ranks);
         if (st) zg_error_prefix(&e, "plan: ");
     }

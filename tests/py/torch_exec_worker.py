@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import sys
 from typing import Any, Dict, List, Tuple
 
 import torch

@@ -12,7 +12,7 @@ ring steps. The backward is written out (it mirrors ``zg_engine_attn_backward_sa
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
