@@ -141,6 +141,17 @@ def test_planner_plans_run(run):
                    for c in r["configs"])
 
 
+def test_subgroup(run):
+    """On a subgroup (global ranks 1..3 of 4) the plan's ranks are group ranks."""
+    n, lines = run
+    sub = [r for r in lines if r["kind"] == "subgroup"]
+    assert len(sub) == (2 if n == 4 else 0)
+    for r in sub:
+        assert len(r["stats"]) == 3 and r["err_fwd"] <= 1e-5 and r["err_bwd"] <= 1e-5
+        assert r["dispatch_exact"] and r["identity"]
+        assert any(s["bytes_dispatch"] > 0 for s in r["stats"])
+
+
 def test_errors_are_clear(run):
     n, lines = run
     err = [r for r in lines if r["kind"] == "errors"]

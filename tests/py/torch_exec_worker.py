@@ -108,10 +108,9 @@ def rel(a: torch.Tensor, b: torch.Tensor, den: float) -> float:
 
 
 def run_plan(plan: Any, seed: int, origin: Any = None, kernel: str = "auto",
-             calls: str = "shape") -> Dict[str, Any]:
-    rank = dist.get_rank()
+             calls: str = "shape", group: Any = None) -> Dict[str, Any]:
     ex = zt.Executor(plan, n_heads=H, head_dim=D, origin_ranks=origin, kernel=kernel,
-                     calls=calls)
+                     calls=calls, group=group)
     cols = zt.plan_columns(plan)
     lens = cols.tokens.tolist()
     full = {i: data(seed, i, L) for i, L in enumerate(lens)}
@@ -157,7 +156,7 @@ def run_plan(plan: Any, seed: int, origin: Any = None, kernel: str = "auto",
             eb = max(eb, rel(g[sl], r, den))
     red = torch.tensor([ef, eb, 0.0 if res["dispatch_exact"] else 1.0,
                         0.0 if res["identity"] else 1.0], dtype=torch.float64)
-    dist.all_reduce(red, op=dist.ReduceOp.MAX)
+    dist.all_reduce(red, op=dist.ReduceOp.MAX, group=group)
     res.update(err_fwd=float(red[0]), err_bwd=float(red[1]), dispatch_exact=bool(red[2] == 0),
                identity=bool(red[3] == 0))
     res["configs"] = sorted({tuple(int(x) for x in c) for c in cols.config.tolist()})
@@ -170,9 +169,9 @@ def run_plan(plan: Any, seed: int, origin: Any = None, kernel: str = "auto",
     res["idle_ranks"] = int(sum(1 for r in range(cols.world_size)
                                 if r not in set(cols.shard_rank.tolist())))
     # per-rank stats gathered for the byte checks
-    all_stats: List[Any] = [None] * dist.get_world_size()
+    all_stats: List[Any] = [None] * dist.get_world_size(group)
     dist.all_gather_object(all_stats, dict(res["stats"], k_max=ex._sched.k_max,
-                                           plan_tokens=ex.plan_tokens))
+                                           plan_tokens=ex.plan_tokens), group=group)
     res["stats"] = all_stats
     res["rank_tokens"] = [int(sum(int(cols.shard_end[j] - cols.shard_start[j])
                                   for j in range(len(cols.shard_rank)) if cols.shard_rank[j] == r))
@@ -244,6 +243,20 @@ def main() -> None:
         r = run_plan(p, a.seed + 7, origin=org)
         r.update(kind=kind)
         lines.append(r)
+    if P == 4:
+        # a subgroup (global ranks 1, 2, 3 = group ranks 0, 1, 2): peers are group ranks, the
+        # dispatch all-to-all runs on the group; rank 0 takes no part
+        g = dist.new_group([1, 2, 3])
+        subs = []
+        if rank != 0:
+            for i in range(2):
+                plan = random_plan(rng, 3, legal_configs(3, H)[4 + i], -1)
+                r = run_plan(plan, a.seed + 50 + i, calls="step" if i else "shape", group=g)
+                r.update(kind="subgroup", index=i)
+                subs.append(r)
+        obj: List[Any] = [subs]
+        dist.broadcast_object_list(obj, src=1)
+        lines.extend(obj[0])
     lines.append(bad_input(P))
     if rank == 0:
         with open(a.out, "w") as f:
