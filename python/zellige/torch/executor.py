@@ -12,7 +12,7 @@ ring steps. The backward is written out (it mirrors ``zg_engine_attn_backward_sa
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -33,6 +33,45 @@ _TAG_DISPATCH, _TAG_RING = 8, 100
 # backward (from the given output and LSE, so ring steps take the final O/LSE).
 _flash_fwd = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
 _flash_bwd = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward
+
+
+class _Block(NamedTuple):
+    """Rows start .. start + n*L of a work tensor as n blocks of L (a view, no gather)."""
+
+    start: int
+    n: int
+    L: int
+
+
+def _rows(starts: np.ndarray, L: int, t: Any) -> Any:
+    """Row indices of n blocks of L rows starting at `starts`: a _Block when the blocks are
+    back to back (the heads of one sequence, equal-length sequences side by side), else an
+    (n, L) index tensor."""
+    starts = np.asarray(starts, np.int64)
+    if len(starts) == 1 or bool(np.all(np.diff(starts) == L)):
+        return _Block(int(starts[0]), len(starts), int(L))
+    return t(starts[:, None] + np.arange(L))
+
+
+def _take(W: torch.Tensor, ix: Any) -> torch.Tensor:
+    """W[ix] as (n, L, *W.shape[1:]) (a view for a _Block)."""
+    if isinstance(ix, _Block):
+        return W[ix.start:ix.start + ix.n * ix.L].reshape((ix.n, ix.L) + tuple(W.shape[1:]))
+    return W[ix]
+
+
+def _flat(ix: Any) -> Any:
+    """ix as a flat row selector (a slice for a _Block)."""
+    return slice(ix.start, ix.start + ix.n * ix.L) if isinstance(ix, _Block) else ix.reshape(-1)
+
+
+def _add(W: torch.Tensor, ix: Any, x: torch.Tensor) -> None:
+    """W[rows of ix] += x (x: (n, L, *W.shape[1:]))."""
+    x = x.reshape((-1,) + tuple(W.shape[1:]))
+    if isinstance(ix, _Block):
+        W[_flat(ix)] += x
+    else:
+        W.index_add_(0, ix.reshape(-1), x)
 
 
 def _ring_tag(phase: int, kind: int) -> int:
@@ -74,30 +113,33 @@ class _Ix:
                     shapes.setdefault((ql, kl), []).append(i)
                 for (ql, kl), rows in shapes.items():
                     r = sl[rows]
-                    g.append((t(r[:, :1] + np.arange(ql)), t(r[:, 2:3] + np.arange(kl)), None,
-                              None))
+                    g.append((_rows(r[:, 0], ql, t), _rows(r[:, 2], kl, t), None, None))
             self.groups.append(g)
         # ring postings per phase: (kind, peer) -> (buf, rows in posting order); homes
-        self.ring: Dict[int, Dict[int, List[Tuple[int, int, torch.Tensor]]]] = {}
-        self.homes: Dict[int, List[Tuple[int, torch.Tensor, torch.Tensor]]] = {}
-        acc: Dict[Tuple[int, int, int], Tuple[int, List[np.ndarray]]] = {}
+        # ring[phase][kind]: (peer, buffer, rows (a slice or an index tensor), row count)
+        self.ring: Dict[int, Dict[int, List[Tuple[int, int, Any, int]]]] = {}
+        self.homes: Dict[int, List[Tuple[int, slice, slice]]] = {}
+        acc: Dict[Tuple[int, int, int], Tuple[int, List[Tuple[int, int]]]] = {}
         order: List[Tuple[int, int, int]] = []
         for ph, kind, peer, buf, row, rows, dst in sc.ring.tolist():
-            rng = np.arange(row, row + rows)
             if kind == S.ACC_HOME:
                 self.homes.setdefault(ph, []).append(
-                    (buf, t(rng), t(np.arange(dst, dst + rows))))
+                    (buf, slice(row, row + rows), slice(dst, dst + rows)))
                 continue
             key = (ph, kind, peer)
             if key not in acc:
                 acc[key] = (buf, [])
                 order.append(key)
-            acc[key][1].append(rng)
+            acc[key][1].append((row, rows))
         for key in order:
             ph, kind, peer = key
             buf, parts = acc[key]
-            self.ring.setdefault(ph, {}).setdefault(kind, []).append(
-                (peer, buf, t(np.concatenate(parts))))
+            n = sum(c for _, c in parts)
+            if all(parts[i][0] + parts[i][1] == parts[i + 1][0] for i in range(len(parts) - 1)):
+                idx: Any = slice(parts[0][0], parts[0][0] + n)  # one range: a view
+            else:
+                idx = t(np.concatenate([np.arange(a, a + c) for a, c in parts]))
+            self.ring.setdefault(ph, {}).setdefault(kind, []).append((peer, buf, idx, n))
 
 
 class Executor:
@@ -383,12 +425,12 @@ class Executor:
         recvs, sends, unpack = [], [], []
         ops = ix.ring.get(phase, {})
         for kind in kinds:
-            for peer, b, rows in ops.get(kind, []):
+            for peer, b, rows, count in ops.get(kind, []):
                 cls = 0 if kind in (S.KV_RECV, S.KV_SEND) else 1
                 t = bufs[(cls, b)]
                 tag = _ring_tag(phase, cls)
                 if kind in (S.KV_RECV, S.ACC_RECV):
-                    buf = t.new_empty(2, len(rows), self.head_dim)
+                    buf = t.new_empty(2, count, self.head_dim)
                     recvs.append((peer, buf, tag))
                     unpack.append((t, rows, buf))
                 else:
@@ -412,7 +454,7 @@ class Executor:
         Padded groups (calls="step") zero their padded queries and mask their padded keys."""
         flash = self._use_flash(Qw)
         for qi, ki, qv, km in ix.groups[step]:
-            Q, K, V = Qw[qi], KV[0][ki], KV[1][ki]
+            Q, K, V = _take(Qw, qi), _take(KV[0], ki), _take(KV[1], ki)
             if qv is not None:
                 Q = Q * qv[..., None]
             if flash:  # slices as a batch of one-head sequences: (n, 1, L, D)
@@ -428,7 +470,7 @@ class Executor:
             if qv is not None:
                 rows, o, lse = qi[qv], o[qv], lse[qv]
             else:
-                rows, o, lse = qi.reshape(-1), o.reshape(-1, self.head_dim), lse.reshape(-1)
+                rows, o, lse = _flat(qi), o.reshape(-1, self.head_dim), lse.reshape(-1)
             if step == 0:
                 Ow[rows] = o
                 Lw[rows] = lse
@@ -446,14 +488,13 @@ class Executor:
         """Backward of step `step` from the final O and LSE (so ring steps need no rescaling):
         adds dQ into dQw and dK/dV into dKV (same rows as KV). Padded queries get Q = dO = O =
         LSE = 0 (they then add nothing) and padded keys are masked."""
-        D = self.head_dim
         flash = self._use_flash(Qw)
         for qi, ki, qv, km in ix.groups[step]:
-            Q, dO, O, L, Dd = Qw[qi], dOw[qi], Ow[qi], Lw[qi], Dw[qi]
+            Q, dO, O, L, Dd = (_take(W, qi) for W in (Qw, dOw, Ow, Lw, Dw))
             if qv is not None:
                 z = qv[..., None]
                 Q, dO, O, L, Dd = Q * z, dO * z, O * z, L * qv, Dd * qv
-            K, V = KV[0][ki], KV[1][ki]
+            K, V = _take(KV[0], ki), _take(KV[1], ki)
             if flash:
                 dt = Qw.dtype
                 dq, dk, dv = (g[:, 0] for g in _flash_bwd(
@@ -476,9 +517,9 @@ class Executor:
                 dKV[0].index_add_(0, ki[kv], dk[kv].float())
                 dKV[1].index_add_(0, ki[kv], dv[kv].float())
             else:
-                dQw.index_add_(0, qi.reshape(-1), dq.reshape(-1, D).float())
-                dKV[0].index_add_(0, ki.reshape(-1), dk.reshape(-1, D).float())
-                dKV[1].index_add_(0, ki.reshape(-1), dv.reshape(-1, D).float())
+                _add(dQw, qi, dq.float())
+                _add(dKV[0], ki, dk.float())
+                _add(dKV[1], ki, dv.float())
             self.stats["kernel_calls"] += 1
 
     def _fwd(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor
