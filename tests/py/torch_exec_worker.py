@@ -179,6 +179,32 @@ def run_plan(plan: Any, seed: int, origin: Any = None, kernel: str = "auto",
     return res
 
 
+def bf16_check(P: int) -> Dict[str, Any]:
+    """bf16 q/k/v on a random plan: outputs and gradients keep the dtype and stay within bf16
+    rounding of the fp32 run (max relative error per tensor, reduced over ranks)."""
+    rng = random.Random(99 + P)
+    plan = random_plan(rng, P, legal_configs(P, H)[-1], -1)
+    errs: Dict[str, float] = {}
+    for kernel, calls in (("auto", "shape"), ("math", "step")):
+        ex = zt.Executor(plan, n_heads=H, head_dim=D, kernel=kernel, calls=calls)
+        g = torch.Generator().manual_seed(5 + dist.get_rank())
+        q, k, v, do = (torch.rand(ex.plan_tokens, H, D, generator=g) * 2 - 1 for _ in range(4))
+        out = {}
+        for dt in (torch.float32, torch.bfloat16):
+            qq, kk, vv = (t.to(dt).clone().requires_grad_() for t in (q, k, v))
+            o = ex.attention(qq, kk, vv)
+            (o.float() * do).sum().backward()
+            assert o.dtype == dt and qq.grad.dtype == dt and kk.grad.dtype == dt
+            out[dt] = [o.detach().float(), qq.grad.float(), kk.grad.float(), vv.grad.float()]
+        e = torch.tensor([float((a - b).abs().max() / b.abs().max().clamp_min(1e-30))
+                          if b.numel() else 0.0
+                          for a, b in zip(out[torch.bfloat16], out[torch.float32])],
+                         dtype=torch.float64)
+        dist.all_reduce(e, op=dist.ReduceOp.MAX)
+        errs[f"{kernel}/{calls}"] = float(e.max())
+    return {"kind": "bf16", "errs": errs, "configs": [list(plan["sequences"][0]["config"].values())]}
+
+
 def bad_input(P: int) -> Dict[str, Any]:
     """Errors raised before any message (every rank raises the same one)."""
     good = even_plan(P, (1, 1, 1), 8)
@@ -257,6 +283,7 @@ def main() -> None:
         obj: List[Any] = [subs]
         dist.broadcast_object_list(obj, src=1)
         lines.extend(obj[0])
+    lines.append(bf16_check(P))
     lines.append(bad_input(P))
     if rank == 0:
         with open(a.out, "w") as f:
