@@ -2,7 +2,8 @@
 ``python3 -m torch.distributed.run --nproc-per-node N`` for N = 1..4 (tests/py/torch_exec_worker.py
 runs on every rank). Checks, over >= 30 random legal plans built as plan dicts (every
 configuration of N ranks, overlapping rank sets, idle ranks, whole sequences next to shards),
-one even single-sequence plan per configuration of degree N, and the C planner's plans for a
+microbatch rounds (run round after round), one even single-sequence plan per configuration of
+degree N, and the C planner's plans for a
 seeded batch (as a dict and as a zellige.Plan):
 
 * forward output and q/k/v gradients (through dispatch -> attention -> undispatch) equal a
@@ -93,7 +94,7 @@ def test_matches_reference_and_dispatch_is_exact(run):
 def test_one_padded_call_per_step(run):
     """calls="step": one kernel call per step and direction, as the C engine."""
     n, lines = run
-    step = [r for r in lines if r.get("calls") == "step"]
+    step = [r for r in lines if r.get("calls") == "step" and r["rounds"] == 1]
     assert step
     for r in step:
         for s in r["stats"]:
@@ -107,6 +108,7 @@ def test_random_plans_cover_every_configuration(run):
     assert len(rnd) == PLANS[n]
     seen = {tuple(c) for r in rnd for c in r["configs"]}
     assert seen == _legal(n), f"N={n}: configs run {sorted(seen)}"
+    assert any(r["rounds"] > 1 for r in rnd), "no plan with microbatch rounds"
     if n >= 2:
         assert any(r["idle_ranks"] > 0 for r in rnd), "no plan with an idle rank"
         assert any(r["overlap"] for r in rnd), "no plan where rank sets overlap"

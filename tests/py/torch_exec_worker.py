@@ -5,7 +5,7 @@
 * random legal plans built directly as plan dicts: plan i forces configuration i mod (number of
   legal configs of N ranks), plus 1-4 more sequences of random configs (whole ones included) on
   random distinct rank lists (so rank sets overlap), ragged chunks, random origin ranks, and
-  every third plan leaves one rank idle;
+  every third plan leaves one rank idle, and every third (another) has 2-3 microbatch rounds;
 * one single-sequence plan per configuration of degree N with even chunks (bytes checked
   against the cost model);
 * plans of the C planner (zellige.Planner) for a seeded batch.
@@ -159,6 +159,7 @@ def run_plan(plan: Any, seed: int, origin: Any = None, kernel: str = "auto",
     dist.all_reduce(red, op=dist.ReduceOp.MAX, group=group)
     res.update(err_fwd=float(red[0]), err_bwd=float(red[1]), dispatch_exact=bool(red[2] == 0),
                identity=bool(red[3] == 0))
+    res["rounds"] = int(cols.rounds.max()) + 1 if cols.rounds is not None else 1
     res["configs"] = sorted({tuple(int(x) for x in c) for c in cols.config.tolist()})
     seqs_of: Dict[int, List[int]] = {}
     for i in range(cols.n):
@@ -222,8 +223,8 @@ def bad_input(P: int) -> Dict[str, Any]:
            f"but the process group has {P}")
     expect(lambda: zt.Executor(good, n_heads=H, head_dim=D, origin_ranks=[P]), "outside")
     rounds = json.loads(json.dumps(good))
-    rounds["sequences"][0]["round"] = 1
-    expect(lambda: zt.Executor(rounds, n_heads=H, head_dim=D), "microbatch round")
+    rounds["sequences"][0]["round"] = -1
+    expect(lambda: zt.Executor(rounds, n_heads=H, head_dim=D), "has round -1")
     expect(lambda: zt.Executor(even_plan(P, (1, P, 1), 8 * P), n_heads=5, head_dim=D) if P > 1 else
            zt.Executor(even_plan(P, (1, 1, 1), 8), n_heads=H, head_dim=D).dispatch(
                torch.zeros(3, 2)), "divide" if P > 1 else "expected (")
@@ -250,6 +251,10 @@ def main() -> None:
         force = cfgs[i % len(cfgs)]
         idle = rng.randrange(P) if i % 3 == 2 and force[0] * force[1] * force[2] < P else -1
         plan = random_plan(rng, P, force, idle)
+        if i % 3 == 1:  # microbatch rounds: 2-3 rounds, rank sets overlapping across rounds
+            nr = rng.randint(2, 3)
+            for j, sq in enumerate(plan["sequences"]):
+                sq["round"] = j % nr if j < nr else rng.randrange(nr)
         kernel = "math" if i % 2 else "auto"  # both kernel paths,
         calls = "step" if i % 4 >= 2 else "shape"  # each with and without padded steps
         r = run_plan(plan, a.seed + i, kernel=kernel, calls=calls)

@@ -35,6 +35,21 @@ class PlanColumns:
     shard_start: np.ndarray  # (n_shards,) int64
     shard_end: np.ndarray    # (n_shards,) int64
     origin: Optional[np.ndarray] = None  # (n,) int32 from the plan dict's origin_rank, if any
+    rounds: Optional[np.ndarray] = None  # (n,) int64 microbatch rounds (plan dict), if any
+
+    def select(self, keep: np.ndarray) -> "PlanColumns":
+        """The plan of the placements where keep (a bool mask) holds, in plan order."""
+        sub_off = [0]
+        rk, st, en = [], [], []
+        for i in np.flatnonzero(keep):
+            a, b = int(self.offset[i]), int(self.offset[i + 1])
+            rk.append(self.shard_rank[a:b]), st.append(self.shard_start[a:b])
+            en.append(self.shard_end[a:b])
+            sub_off.append(sub_off[-1] + b - a)
+        cat = (lambda xs, dt: np.concatenate(xs).astype(dt) if xs else np.zeros(0, dt))
+        return PlanColumns(self.world_size, self.ids[keep], self.tokens[keep],
+                           self.config[keep], np.array(sub_off, np.int64),
+                           cat(rk, np.int32), cat(st, np.int64), cat(en, np.int64))
 
     @property
     def n(self) -> int:
@@ -44,7 +59,8 @@ class PlanColumns:
 def plan_columns(plan: Any) -> PlanColumns:
     """A :class:`zellige.Plan`, a plan dict (docs/formats.md §2) or plan JSON text as columns.
 
-    Raises :class:`zellige.PlanError` for a malformed dict or a plan with microbatch rounds.
+    Raises :class:`zellige.PlanError` for a malformed dict. A dict's ``round`` fields
+    (microbatch rounds) are kept in ``rounds``.
     """
     if isinstance(plan, Plan):
         a = plan.arrays
@@ -62,11 +78,11 @@ def plan_columns(plan: Any) -> PlanColumns:
         world = int(plan["world_size"])
         seqs: Sequence[Mapping[str, Any]] = plan["sequences"]
         ids, tokens, config, offset, rk, st, en, origin = [], [], [], [0], [], [], [], []
+        rounds = []
         for i, s in enumerate(seqs):
-            if int(s.get("round", 0)) != 0:
-                raise PlanError(f"plan: sequence {s.get('id', i)} is in microbatch round "
-                                f"{s['round']}; zellige.torch runs single-round plans (make one "
-                                "Executor per round)")
+            rounds.append(int(s.get("round", 0)))
+            if rounds[-1] < 0:
+                raise PlanError(f"plan: sequence {s.get('id', i)} has round {rounds[-1]}")
             ids.append(int(s.get("id", i)))
             tokens.append(int(s["tokens"]))
             c = s["config"]
@@ -90,7 +106,8 @@ def plan_columns(plan: Any) -> PlanColumns:
     return PlanColumns(world, np.array(ids, np.int64), np.array(tokens, np.int64),
                        np.array(config, np.int32).reshape(-1, 3), np.array(offset, np.int64),
                        np.array(rk, np.int32), np.array(st, np.int64), np.array(en, np.int64),
-                       org if len(org) and (org >= 0).all() else None)
+                       org if len(org) and (org >= 0).all() else None,
+                       np.array(rounds, np.int64) if any(rounds) else None)
 
 
 def _arr(addr: Optional[int], n: int) -> np.ndarray:

@@ -148,7 +148,8 @@ class Executor:
     Args:
         plan: a :class:`zellige.Plan`, a plan dict (docs/formats.md §2) or plan JSON text. Its
             ``world_size`` must be the group's size; rank ``r`` of the plan is rank ``r`` of the
-            group. Plans with microbatch rounds are not supported (one Executor per round).
+            group. A plan dict's microbatch rounds (``round``) run one after another, as in the
+            C engine (a ``zellige.Plan`` carries no rounds: its placements run together).
         n_heads, head_dim: the attention shape (H, D); every Ulysses degree must divide H.
         group: the process group (None: the default group). Collectives over a plan's rank
             sets are point-to-point ops on this group; no process group is created.
@@ -223,6 +224,23 @@ class Executor:
         self._ix_cache: Dict[torch.device, _Ix] = {}
         self.stats: Dict[str, int] = {}
         self.reset_stats()
+        # microbatch rounds (plan dicts with "round"): attention runs round after round, each
+        # round's placements on their own schedule over its rows of the plan layout (a rank's
+        # shards of one round are a subsequence of its shards); dispatch stays the whole plan's
+        self._rounds: List[Tuple["Executor", torch.Tensor]] = []
+        if cols.rounds is not None:
+            shard_round = np.repeat(cols.rounds, np.diff(cols.offset))
+            mine = np.flatnonzero(cols.shard_rank == self.rank)
+            lens = cols.shard_end[mine] - cols.shard_start[mine]
+            at = np.concatenate([[0], np.cumsum(lens)])
+            for r in np.unique(cols.rounds).tolist():
+                sub = self._sub(S.Schedule.build(cols.select(cols.rounds == r), self.rank,
+                                                 self.n_heads, self.head_dim,
+                                                 self.origin[cols.rounds == r]))
+                rows = [np.arange(at[j], at[j + 1]) for j in range(len(mine))
+                        if shard_round[mine[j]] == r]
+                self._rounds.append((sub, torch.as_tensor(
+                    np.concatenate(rows) if rows else np.zeros(0, np.int64))))
 
     # ---- bookkeeping ------------------------------------------------------------------------
 
@@ -232,8 +250,18 @@ class Executor:
         (all-gather and reduce-scatter), ``bytes_ring``), ``collectives`` (collectives and ring
         phases this rank waited on; dispatch counts one) and ``kernel_calls``, summed since the
         last reset."""
-        self.stats = dict(bytes_dispatch=0, bytes_alltoall=0, bytes_lse=0, bytes_allgather=0,
+        self.stats.update(bytes_dispatch=0, bytes_alltoall=0, bytes_lse=0, bytes_allgather=0,
                           bytes_ring=0, collectives=0, kernel_calls=0)
+
+    def _sub(self, sched: S.Schedule) -> "Executor":
+        """An executor of one round's schedule sharing this one's group, options and stats."""
+        sub = object.__new__(Executor)
+        sub.__dict__.update({k: v for k, v in self.__dict__.items()
+                             if k in ("group", "rank", "world_size", "n_heads", "head_dim",
+                                      "scale", "kernel", "calls", "stats", "origin")})
+        sub.__dict__.update(_sched=sched, plan_tokens=int(sched.t_local), loader_tokens=0,
+                            _ix_cache={}, _rounds=[], local_shards=[], loader_sequences=[])
+        return sub
 
     def _ix(self, dev: torch.device) -> _Ix:
         ix = self._ix_cache.get(dev)
@@ -525,6 +553,15 @@ class Executor:
     def _fwd(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor
              ) -> Tuple[torch.Tensor, torch.Tensor, Tuple[torch.Tensor, ...]]:
         self._check_qkv(q, k, v)
+        if self._rounds:  # round after round, in ascending order on every rank
+            O, L = q.new_empty(q.shape), q.new_empty(q.shape[:2], dtype=torch.float32)
+            saved: List[torch.Tensor] = []
+            for sub, rows in self._rounds:
+                rows = rows.to(q.device)
+                o, lse, sv = sub._fwd(q[rows], k[rows], v[rows])
+                O[rows], L[rows] = o, lse
+                saved += sv
+            return O, L, tuple(saved)
         sc, D, T, H = self._sched, self.head_dim, self.plan_tokens, self.n_heads
         ix = self._ix(q.device)
         X = torch.stack([q.detach().reshape(T * H, D), k.detach().reshape(T * H, D),
@@ -552,6 +589,13 @@ class Executor:
 
     def _bwd(self, saved: Sequence[torch.Tensor], dout: torch.Tensor
              ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        if self._rounds:
+            grads = [dout.new_empty(dout.shape) for _ in range(3)]
+            for x, (sub, rows) in enumerate(self._rounds):
+                rows = rows.to(dout.device)
+                for g, d in zip(grads, sub._bwd(saved[4 * x:4 * x + 4], dout[rows])):
+                    g[rows] = d
+            return grads[0], grads[1], grads[2]
         Qw, KV, Ow, Lw = saved
         sc, D, T, H = self._sched, self.head_dim, self.plan_tokens, self.n_heads
         ix = self._ix(dout.device)
