@@ -12,7 +12,8 @@ it plans) and wraps its plans::
     print(plan.makespan, plan.plan_time_ms)
 
 See :class:`Planner`, :class:`Plan`, :class:`Batch`, :func:`read_batch`,
-:func:`workload_mix` and docs/pytorch.md in the repository.
+:func:`workload_mix` and docs/pytorch.md in the repository. ``import zellige.torch`` (needs
+torch) executes plans with torch.distributed; ``import zellige`` itself does not need torch.
 """
 from .planner import (Batch, Config, Plan, PlanArrays, PlanError, Planner, RankLoad,
                       SequencePlacement, Shard, policies, read_batch, workload_mix)
