@@ -91,6 +91,11 @@ double zg_time_now(void);  // monotonic seconds
 
 zg_status zg_file_read(const char *path, char **data, size_t *len, zg_error *err);
 zg_status zg_file_write_atomic(const char *path, const void *data, size_t len, zg_error *err);
+// Checks, before any work, that zg_file_write_atomic(path) can succeed: path is not empty, does
+// not end in '/', is not an existing directory or other non-regular file, and its directory
+// exists, is a directory and is writable (the temp file goes there). One line naming the path,
+// what is wrong and what to do.
+zg_status zg_file_check_writable(const char *path, zg_error *err);
 
 // ---------------------------------------------------------------------------------------------
 // JSON (cJSON underneath). Readers report the file, the key and the bad value.

@@ -84,3 +84,49 @@ zg_status zg_file_write_atomic(const char *path, const void *data, size_t len, z
     free(tmp);
     return ZG_OK;
 }
+
+zg_status zg_file_check_writable(const char *path, zg_error *err) {
+    if (!path || !*path)
+        return zg_error_set(err, ZG_ERR_INVALID, "the output path is empty (give a file name)");
+    size_t n = strlen(path);
+    if (path[n - 1] == '/')
+        return zg_error_set(err, ZG_ERR_INVALID,
+                            "'%s' names a directory, not a file (give a file name in it)", path);
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return zg_error_set(err, ZG_ERR_INVALID,
+                                "'%s' is a directory, not a file (give a file name in it)", path);
+        if (!S_ISREG(st.st_mode))
+            return zg_error_set(err, ZG_ERR_INVALID,
+                                "'%s' exists and is not a regular file; outputs are written to a "
+                                "temp file renamed over it (give a regular file path)",
+                                path);
+    }
+    const char *slash = strrchr(path, '/');
+    char *dir = NULL;
+    if (!slash)
+        dir = strdup(".");
+    else if (slash == path)
+        dir = strdup("/");
+    else
+        dir = strndup(path, (size_t)(slash - path));
+    if (!dir) return zg_error_set(err, ZG_ERR_NOMEM, "out of memory");
+    zg_status rc = ZG_OK;
+    if (stat(dir, &st) != 0)
+        rc = zg_error_set(err, ZG_ERR_IO,
+                          "cannot write '%s': directory '%s' %s (create it first, or give a path "
+                          "in an existing directory)",
+                          path, dir, errno == ENOENT ? "does not exist" : strerror(errno));
+    else if (!S_ISDIR(st.st_mode))
+        rc = zg_error_set(err, ZG_ERR_IO,
+                          "cannot write '%s': '%s' is not a directory (give a path in a directory)",
+                          path, dir);
+    else if (access(dir, W_OK | X_OK) != 0)
+        rc = zg_error_set(err, ZG_ERR_IO,
+                          "cannot write '%s': directory '%s' is not writable: %s (give a path in "
+                          "a writable directory)",
+                          path, dir, strerror(errno));
+    free(dir);
+    return rc;
+}

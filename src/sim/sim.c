@@ -235,10 +235,8 @@ zg_status zg_sim_run(const zg_sim_opts *o, zg_sim_result *r, zg_error *err) {
     e.pricer_nocap.mem_cap = INFINITY;
     double shares[ZG_SIM_MAX_MIX];
     for (int32_t m = 0; m < r->n_mix && !st; m++) {
-        shares[m] = zg_mix_share_from_name(r->mixes[m]);
-        if (shares[m] < 0)
-            st = zg_error_set(err, ZG_ERR_INVALID, "unknown mix '%s' (V35, V40, ..., V60)",
-                              r->mixes[m]);
+        st = zg_mix_paper_share(r->mixes[m], &shares[m], err);
+        if (st) zg_error_prefix(err, "--mix: ");
     }
     zg_planner_opts_default(&e.base);
     e.base.gamma = o->gamma;
@@ -252,6 +250,14 @@ zg_status zg_sim_run(const zg_sim_opts *o, zg_sim_result *r, zg_error *err) {
     if (!st) st = zg_rankset_family_parse(o->family ? o->family : "node", &e.base.family, err);
     if (!st && !(e.layouts = zg_calloc(ZG_SIM_MAX_LAYOUTS, sizeof *e.layouts, err)))
         st = ZG_ERR_NOMEM;
+    if (!st && o->bags) { // a bad spec fails here, before any planning
+        zg_knap_layout kl;
+        int32_t replicas = 0;
+        st = zg_knap_layout_parse(o->bags, &kl, err);
+        if (!st) st = zg_knap_layout_replicas(&kl, r->cluster.world_size, &replicas, err);
+        zg_knap_layout_free(&kl);
+        if (st) zg_error_prefix(err, "--bags: ");
+    }
     if (!st && o->bags)
         snprintf(e.layouts[e.n_layouts++], 128, "%s", o->bags);
     else if (!st) // KnapFormer's best layout per setting: every layout with <= 3 bag sizes

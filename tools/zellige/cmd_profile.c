@@ -84,7 +84,7 @@ static int run_profile(int argc, char **argv) {
                         "cluster name to record (default cpu:<ranks>); must have <ranks> ranks"),
         CLI_STR_OPT("--catalog", "K", &o.catalog,
                     "cpu (default) | default | FILE.json with {\"buckets\":[...]}"),
-        CLI_STR_REQUIRED("--out", "FILE", &o.out, "profile JSON to write (required)"),
+        CLI_OUT_REQUIRED("--out", "FILE", &o.out, "profile JSON to write (required)"),
         CLI_INT_OPT("--warmup", "N", &o.warmup, 0, 1000, "warm-up rounds (default 1)"),
         CLI_INT_OPT("--reps", "N", &o.reps, 1, 1000,
                     "measured rounds (default 6; fewer rounds fit noisier prices)"),

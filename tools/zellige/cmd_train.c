@@ -117,7 +117,7 @@ static int run_train(int argc, char **argv) {
         CLI_STR_OPT("--bags", "SPEC", &o.bags,
                     "KnapFormer bag layout (default: of the uniform layouts g{G}n{N/G},\n"
                     "the one with the lowest predicted makespan on the first batch)"),
-        CLI_STR_OPT("--save", "FILE", &o.save,
+        CLI_OUT_OPT("--save", "FILE", &o.save,
                     "checkpoint after the last step (first policy's trainer)"),
         CLI_STR_OPT("--resume", "FILE", &o.resume,
                     "start from a checkpoint (every policy's trainer)"),
