@@ -13,7 +13,14 @@ zg_status zg_file_read(const char *path, char **data, size_t *len, zg_error *err
     *data = NULL;
     if (len) *len = 0;
     FILE *f = fopen(path, "rb");
-    if (!f) return zg_error_set(err, ZG_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    if (!f)
+        return zg_error_set(err, ZG_ERR_IO, "cannot open '%s': %s (check the path)", path,
+                            strerror(errno));
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fclose(f);
+        return zg_error_set(err, ZG_ERR_IO, "'%s' is a directory, not a file (give a file)", path);
+    }
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap + 1);
     if (!buf) {
@@ -33,11 +40,11 @@ zg_status zg_file_read(const char *path, char **data, size_t *len, zg_error *err
         buf = nb;
         cap *= 2;
     }
-    int bad = ferror(f);
+    int bad = ferror(f), eno = errno;
     fclose(f);
     if (bad) {
         free(buf);
-        return zg_error_set(err, ZG_ERR_IO, "error reading '%s'", path);
+        return zg_error_set(err, ZG_ERR_IO, "cannot read '%s': %s", path, strerror(eno));
     }
     buf[n] = '\0';
     *data = buf;

@@ -127,6 +127,15 @@ const char *cli_cluster_footer(void);
 //   cli_result pr = cli_parse(&spec, argc, argv, &err);
 //   if (pr != CLI_PARSED) return cli_parse_exit(&spec, pr, &err);
 int cli_parse_exit(const cli_spec *spec, cli_result r, const zg_error *err);
+// The input files and names a command reads (NULL: not given). cli_check_inputs loads each
+// once before any work: model (or model_default when the option is absent and a batch or a
+// catalog needs one), cluster, profile table, batch (must hold a sequence) and catalog; the
+// first bad one fails with its message prefixed by the option ("--batch: cannot open 'x.json':
+// ..."). The work then loads them again (cheap next to it).
+typedef struct cli_inputs {
+    const char *model, *model_default, *cluster, *profile, *batch, *catalog;
+} cli_inputs;
+zg_status cli_check_inputs(const cli_inputs *in, zg_error *err);
 // Splits a comma list in place into at most max tokens; returns their count.
 int cli_split_list(char *s, char **out, int max);
 

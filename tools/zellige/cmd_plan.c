@@ -187,6 +187,10 @@ static int run_plan(int argc, char **argv) {
     if (!known_policy("--policy", policy, &err) ||
         (fallback && !known_policy("--fallback", fallback, &err)))
         return cli_fail("plan", &err);
+    if (cli_check_inputs(&(cli_inputs){.model = model_name, .cluster = cluster_name,
+                                        .batch = batch_path},
+                         &err))
+        return cli_fail("plan", &err);
     if (bags) { // the spec's syntax now; whether it divides the world size, once it is known
         zg_knap_layout kl;
         zg_status st = zg_knap_layout_parse(bags, &kl, &err);
@@ -233,13 +237,6 @@ static int run_plan(int argc, char **argv) {
         goto fail;
     }
     if (zg_batch_read_file(batch_path, &model, &batch, &err)) goto fail;
-    if (batch.n == 0) {
-        zg_error_set(&err, ZG_ERR_INVALID,
-                     "--batch: '%s' holds no sequences; give a batch with at least one "
-                     "(docs/formats.md)",
-                     batch_path);
-        goto fail;
-    }
     if (zg_batch_validate(&batch, world > 0 ? (int32_t)world : cluster.world_size, &err)) {
         zg_error_prefix(&err, "%s: ", batch_path);
         goto fail;

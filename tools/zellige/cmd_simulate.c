@@ -58,6 +58,8 @@ static int run_simulate(int argc, char **argv) {
     const cli_spec spec = {"simulate", header, opts, cli_cluster_footer()};
     cli_result pr = cli_parse(&spec, argc, argv, &err);
     if (pr != CLI_PARSED) return cli_parse_exit(&spec, pr, &err);
+    if (cli_check_inputs(&(cli_inputs){.model = o.model, .cluster = o.cluster}, &err))
+        return cli_fail("simulate", &err);
     if (max_seqlen >= 1) o.max_seqlen_per_rank = zg_opt_tokens_of(max_seqlen);
 
     zg_progress prog;

@@ -131,6 +131,10 @@ static int run_train(int argc, char **argv) {
     const cli_spec spec = {"train", header, opts, cli_cluster_footer()};
     cli_result pr = cli_parse(&spec, argc, argv, &err);
     if (pr != CLI_PARSED) return cli_parse_exit(&spec, pr, &err);
+    if (cli_check_inputs(&(cli_inputs){.model = o.model, .cluster = o.cluster,
+                                        .profile = o.profile, .batch = o.batch},
+                         &err))
+        return cli_fail("train", &err);
 
     zg_comm comm;
     if (o.plan_only ? zg_comm_self_init(&comm, &err) : zg_comm_init_auto(&comm, NULL, NULL, &err))

@@ -157,7 +157,10 @@ static int run_workload(int argc, char **argv) {
         return cli_fail(cmd, &err);
     }
     zg_model m;
-    if (zg_model_load(model_name, &m, &err)) return cli_fail(cmd, &err);
+    if (zg_model_load(model_name, &m, &err)) {
+        zg_error_prefix(&err, "--model: ");
+        return cli_fail(cmd, &err);
+    }
     zg_batch b;
     zg_batch_init(&b);
     int32_t show_world = 0;
@@ -200,7 +203,10 @@ static int run_workload(int argc, char **argv) {
         if (st) return cli_fail(cmd, &err);
         show_world = (int32_t)world;
     } else if (!strcmp(what, "read")) {
-        if (zg_batch_read_file(file, &m, &b, &err)) return cli_fail(cmd, &err);
+        if (zg_batch_read_file(file, &m, &b, &err)) {
+            zg_error_prefix(&err, "read FILE: ");
+            return cli_fail(cmd, &err);
+        }
         for (int64_t i = 0; i < b.n && i < 10; i++)
             printf("id %lld tokens %lld kind %s frames %d %dx%d text %d rank %d bucket \"%s\"\n",
                    (long long)b.seqs[i].id, (long long)b.seqs[i].tokens,
