@@ -58,12 +58,14 @@ static int32_t split_names(const char *list, const char *what, char *out, size_t
 
 // Checks the options and fills r's names (mixes, policies, knapformer column).
 static zg_status check_opts(const zg_sim_opts *o, zg_sim_result *r, zg_error *err) {
-    if (o->steps <= 0 || o->tokens_per_rank <= 0 ||
-        (o->video_seconds != 10 && o->video_seconds != 15))
-        return zg_error_set(err, ZG_ERR_INVALID,
-                            "--steps (%lld) and --load (%lld) must be positive and "
-                            "--video-seconds (%lld) 10 or 15",
-                            (long long)o->steps, (long long)o->tokens_per_rank,
+    if (o->steps <= 0)
+        return zg_error_set(err, ZG_ERR_INVALID, "--steps: '%lld' is out of range (>= 1)",
+                            (long long)o->steps);
+    if (o->tokens_per_rank <= 0)
+        return zg_error_set(err, ZG_ERR_INVALID, "--load: '%lld' is out of range (>= 1)",
+                            (long long)o->tokens_per_rank);
+    if (o->video_seconds != 10 && o->video_seconds != 15)
+        return zg_error_set(err, ZG_ERR_INVALID, "--video-seconds: '%lld' is not one of 10, 15",
                             (long long)o->video_seconds);
     const char *mixes =
         !o->mixes || !strcmp(o->mixes, "all") ? "V35,V40,V45,V50,V55,V60" : o->mixes;
@@ -81,8 +83,8 @@ static zg_status check_opts(const zg_sim_opts *o, zg_sim_result *r, zg_error *er
             if (!strcmp((*vt)->name, r->policies[p])) known = 1;
         if (!known)
             return zg_error_set(err, ZG_ERR_INVALID,
-                                "unknown policy '%s' (zellige, joint, knapformer, megatron, usp, "
-                                "adaptive, dp, static)",
+                                "--policies: unknown policy '%s' (zellige, joint, knapformer, "
+                                "megatron, usp, adaptive, dp, static)",
                                 r->policies[p]);
         if (!strcmp(r->policies[p], "knapformer")) r->knap_index = p;
     }

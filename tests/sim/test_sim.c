@@ -127,8 +127,11 @@ ZG_TEST(sim_run_rejects_bad_options) {
     } bad[] = {
         {"V50,V99x", "zellige", "node", 1, 15, "V99x"},
         {"V50", "zellige,magic", "node", 1, 15, "magic"},
-        {"V50", "zellige", "node", 0, 15, "--steps (0)"},
-        {"V50", "zellige", "node", 1, 12, "(12)"},
+        {"V50,V99", "zellige", "node", 1, 15, "--mix: mix 'V99' is not one of the paper's mixes"},
+        {"V5", "zellige", "node", 1, 15, "V35, V40, V45, V50, V55, V60"},
+        {"V50", "zellige,magic", "node", 1, 15, "--policies: unknown policy 'magic'"},
+        {"V50", "zellige", "node", 0, 15, "--steps: '0' is out of range (>= 1)"},
+        {"V50", "zellige", "node", 1, 12, "--video-seconds: '12' is not one of 10, 15"},
         {"V50", "zellige", "diagonal", 1, 15, "diagonal"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

@@ -118,7 +118,7 @@ static int run_plan(int argc, char **argv) {
                        "policy to use when --policy finds no plan (marked in the plan)"),
         CLI_NUM_OPT("--eps", "X", &eps, 0, 1, "zellige stage-1 slack, 0..1 (default 1e-3)"),
         CLI_NUM_OPT("--time-limit", "S", &time_limit, 1e-6, 1e9,
-                    "seconds for exact solvers (joint; default 60). joint spends\n"
+                    "seconds for the exact solver joint (default 60); joint spends\n"
                     "up to half of it on its relaxation lower bound and a\n"
                     "quarter on the pattern bound; problem setup and the\n"
                     "plan's decode come on top"),

@@ -145,10 +145,16 @@ static int run_workload(int argc, char **argv) {
         return cli_fail(cmd, &err);
     }
     if (act == 1 && load > W_MIX_TOTAL / world) {
+        const char *ls = NULL, *ws = NULL; // the values as given
+        for (int i = first + 1; i + 1 < argc; i++) {
+            if (!strcmp(argv[i], "--load")) ls = argv[i + 1];
+            if (!strcmp(argv[i], "--world-size")) ws = argv[i + 1];
+        }
         zg_error_set(&err, ZG_ERR_INVALID,
-                     "--load '%lld' x --world-size '%lld' is over %lld tokens per step; give a "
+                     "--load '%s' x --world-size '%s' is %.4g tokens per step, over %lld; give a "
                      "smaller --load or --world-size",
-                     (long long)load, (long long)world, W_MIX_TOTAL);
+                     ls ? ls : "350K", ws ? ws : "16", (double)load * (double)world,
+                     W_MIX_TOTAL);
         return cli_fail(cmd, &err);
     }
     if (act == 2 && !codes_s) {
