@@ -91,6 +91,13 @@ double zg_time_now(void);  // monotonic seconds
 
 zg_status zg_file_read(const char *path, char **data, size_t *len, zg_error *err);
 zg_status zg_file_write_atomic(const char *path, const void *data, size_t len, zg_error *err);
+// zg_file_write_atomic in two steps, for several outputs that are all-or-nothing: stage writes
+// the temp file beside path (*tmp: its name, to hand to commit or discard); commit renames it
+// into place (and frees *tmp); discard removes it (an existing file at path stays untouched).
+zg_status zg_file_stage(const char *path, const void *data, size_t len, char **tmp,
+                        zg_error *err);
+zg_status zg_file_commit(char *tmp, const char *path, zg_error *err);
+void zg_file_discard(char *tmp);
 // Checks, before any work, that zg_file_write_atomic(path) can succeed: path is not empty, does
 // not end in '/', is not an existing directory or other non-regular file, and its directory
 // exists, is a directory and is writable (the temp file goes there). One line naming the path,

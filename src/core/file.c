@@ -52,7 +52,9 @@ zg_status zg_file_read(const char *path, char **data, size_t *len, zg_error *err
     return ZG_OK;
 }
 
-zg_status zg_file_write_atomic(const char *path, const void *data, size_t len, zg_error *err) {
+zg_status zg_file_stage(const char *path, const void *data, size_t len, char **tmp_out,
+                        zg_error *err) {
+    *tmp_out = NULL;
     if (!path || !*path) return zg_error_set(err, ZG_ERR_INVALID, "empty output path");
     size_t plen = strlen(path);
     char *tmp = malloc(plen + 32);
@@ -82,14 +84,36 @@ zg_status zg_file_write_atomic(const char *path, const void *data, size_t len, z
     }
     if (fsync(fd) != 0 && errno != EINVAL) { /* not fatal on pipes/special files */
     }
-    if (close(fd) != 0 || rename(tmp, path) != 0) {
+    if (close(fd) != 0) {
         zg_status st = zg_error_set(err, ZG_ERR_IO, "cannot finish '%s': %s", path, strerror(errno));
         unlink(tmp);
         free(tmp);
         return st;
     }
+    *tmp_out = tmp;
+    return ZG_OK;
+}
+
+zg_status zg_file_commit(char *tmp, const char *path, zg_error *err) {
+    if (rename(tmp, path) != 0) {
+        zg_status st = zg_error_set(err, ZG_ERR_IO, "cannot finish '%s': %s", path, strerror(errno));
+        zg_file_discard(tmp);
+        return st;
+    }
     free(tmp);
     return ZG_OK;
+}
+
+void zg_file_discard(char *tmp) {
+    if (!tmp) return;
+    unlink(tmp);
+    free(tmp);
+}
+
+zg_status zg_file_write_atomic(const char *path, const void *data, size_t len, zg_error *err) {
+    char *tmp = NULL;
+    zg_status st = zg_file_stage(path, data, len, &tmp, err);
+    return st ? st : zg_file_commit(tmp, path, err);
 }
 
 zg_status zg_file_check_writable(const char *path, zg_error *err) {

@@ -280,5 +280,10 @@ def test_good_inputs_still_write_their_output(tmp_path):
     r = run_case(tmp_path, W + ["--load", "125K", "--world-size", "8"], out)
     assert r.returncode == 0, r.stderr
     assert len(json.loads(out.read_text())["sequences"]) > 0
+    # two outputs: the export is staged and renamed into place after the plan is written
+    exp = tmp_path / "problem.json"
+    r = run_case(tmp_path, P + ["--export-problem", str(exp), "--quiet"], out)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text())["world_size"] == 8 and json.loads(exp.read_text())
     leftovers = [p.name for p in tmp_path.iterdir() if ".tmp." in p.name]
     assert leftovers == []

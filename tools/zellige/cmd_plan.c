@@ -222,7 +222,8 @@ static int run_plan(int argc, char **argv) {
     zg_problem problem;
     memset(&problem, 0, sizeof problem);
     cJSON *problem_json = NULL;
-    int have_catalog = 0, wrote_export = 0, rc = 0;
+    int have_catalog = 0, rc = 0;
+    char *export_tmp = NULL;
     zg_cost_opts copts;
     zg_cost_opts_default(&copts);
     zg_plan_ctx ctx;
@@ -280,16 +281,26 @@ static int run_plan(int argc, char **argv) {
             goto fail;
         }
         problem_json = zg_problem_to_json(&problem);
-        if (!problem_json) {
+        char *text = problem_json ? cJSON_PrintUnformatted(problem_json) : NULL;
+        size_t n = text ? strlen(text) : 0;
+        char *buf = text ? malloc(n + 2) : NULL;
+        if (buf) memcpy(buf, text, n), buf[n] = '\n';
+        cJSON_free(text);
+        if (!buf) {
             zg_error_set(&err, ZG_ERR_NOMEM, "out of memory exporting the problem");
             goto fail;
         }
-        if (zg_json_write_file(export_path, problem_json, 0, &err)) goto fail;
-        wrote_export = 1;
+        // staged: renamed into place only once the plan is written (all or nothing; an
+        // existing file stays as it was when the plan cannot be written)
+        zg_status st = zg_file_stage(export_path, buf, n + 1, &export_tmp, &err);
+        free(buf);
+        if (st) goto fail;
     }
-    if (json_out && zg_plan_write_file(json_out, &plan, &err)) {
-        if (wrote_export) unlink(export_path);  // all or nothing
-        goto fail;
+    if (json_out && zg_plan_write_file(json_out, &plan, &err)) goto fail;
+    if (export_tmp) {
+        zg_status st = zg_file_commit(export_tmp, export_path, &err);
+        export_tmp = NULL;
+        if (st) goto fail;
     }
     if (!quiet && cluster_name == world_cluster)
         printf("zellige plan: --world-size %lld and no --cluster: planned on %s\n",
@@ -299,6 +310,7 @@ static int run_plan(int argc, char **argv) {
 fail:
     rc = cli_fail("plan", &err);
 done:
+    zg_file_discard(export_tmp);
     cJSON_Delete(problem_json);
     zg_problem_free(&problem);
     zg_planner_free(&planner);
