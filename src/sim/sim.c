@@ -231,6 +231,11 @@ zg_status zg_sim_run(const zg_sim_opts *o, zg_sim_result *r, zg_error *err) {
     r->video_seconds = o->video_seconds;
     if (!st) st = zg_model_load(o->model, &r->model, err);
     if (!st) st = zg_cluster_load(o->cluster, &r->cluster, err);
+    if (!st && o->tokens_per_rank > 4000000000LL / r->cluster.world_size) // the mixes' limit
+        st = zg_error_set(err, ZG_ERR_INVALID,
+                          "--load: '%lld' tokens per rank x %d ranks is over 4000000000 tokens "
+                          "per step; give a smaller --load or cluster",
+                          (long long)o->tokens_per_rank, r->cluster.world_size);
     if (!st) st = zg_catalog_default(&r->model, &e.catalog, err);
     if (!st) st = zg_cost_analytic_init(&e.pricer, &r->model, &r->cluster, &copts, err);
     e.pricer_nocap = e.pricer;

@@ -95,8 +95,16 @@ static int run_workload(int argc, char **argv) {
     if (argc >= 2 && cli_is_help(argv[1])) {
         const cli_spec spec = {"workload", usage_text, (cli_opt[]){CLI_OPT_END}, NULL};
         cli_help(&spec, stdout);
-        for (int k = 0; k < N_ALL; k++)
-            printf("  %-18s %s\n", all[k].name, all[k].help);
+        printf("options (the actions that take each; `zellige workload ACTION --help` lists one's):\n");
+        for (int k = 0; k < N_ALL; k++) {
+            char left[48], acts[48] = "";
+            snprintf(left, sizeof left, "%s %s", all[k].name, all[k].metavar);
+            for (int a = 0; a < 4; a++)
+                if (takes[k] & (1 << a))
+                    snprintf(acts + strlen(acts), sizeof acts - strlen(acts), "%s%s",
+                             acts[0] ? "," : "", actions[a]);
+            printf("  %-20s %-17s %s\n", left, acts, all[k].help);
+        }
         return 0;
     }
     if (argc < 2) {
