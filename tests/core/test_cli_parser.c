@@ -183,6 +183,15 @@ ZG_TEST(cli_choices_and_int_value) {
     CHECK_STR(v.kind, "bb");
     CHECK_EQ_INT(v.secs, 15);
     CHECK_EQ_INT(parse(&v, "--kind b", &e, 0), CLI_BAD); // a prefix is not a choice
+    // CLI_FLAG_VAL stores its value (it stored 1 whatever the value was: --no-act-ckpt was a
+    // no-op)
+    int32_t ckpt = 1;
+    cli_opt fo[] = {CLI_FLAG_VAL("--no-ckpt", &ckpt, 0, "off"), CLI_OPT_END};
+    cli_spec fs = {"cmd", "usage\n", fo, NULL};
+    char a0[] = "cmd", a1[] = "--no-ckpt";
+    char *fargv[] = {a0, a1};
+    CHECK_EQ_INT(cli_parse(&fs, 2, fargv, &e), CLI_PARSED);
+    CHECK_EQ_INT(ckpt, 0);
     int64_t n = 0;
     CHECK(cli_int_value("--n", "N", "nodes", "12K", 1, INT64_MAX, &n, &e) && n == 12000);
     CHECK(!cli_int_value("--n", "N", "nodes", "0", 1, INT64_MAX, &n, &e));
