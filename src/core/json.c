@@ -31,7 +31,7 @@ zg_status zg_json_parse(const char *text, const char *what, cJSON **out, zg_erro
                             line, col,
                             nonfinite ? " (NaN and Infinity are not JSON numbers; give a finite "
                                         "number)"
-                                      : "");
+                                      : " (fix the JSON there)");
     }
     *out = j;
     return ZG_OK;

@@ -190,6 +190,8 @@ CASES = [
     ("check-engine-heads-1e30", ["check-engine", "--heads", "1e30"], "--heads", "1e30"),
     ("check-engine-json-twice", ["check-engine", "--json", "--json"], "--json", "--json"),
     ("bench-heads-99", ["bench", "attention", "--heads", "99"], "--heads", "99"),
+    ("bench-unknown-kind", ["bench", "frobnicate"], "kind", "frobnicate"),
+    ("unknown-command", ["frobnicate", "--json", "OUT"], "command", "frobnicate"),
     ("bench-max-tokens-overflow", ["bench", "attention", "--max-tokens", "1e30"], "--max-tokens", "1e30"),
 ]
 
@@ -215,7 +217,7 @@ def check_one_line(r, option, value, tmp_path, out):
     lines = r.stderr.rstrip("\n").split("\n")
     assert len(lines) == 1, r.stderr
     line = lines[0]
-    assert line.startswith("zellige "), line
+    assert line.startswith(("zellige ", "zellige:")), line
     assert option in line, (option, line)
     shown = str(out) if value == "OUT" else value.replace("T/", str(tmp_path) + "/", 1)
     assert shown in line, (shown, line)
