@@ -124,6 +124,10 @@ zg_status zg_json_load_named(const char *name_or_path, const char *what, zg_name
 
 // Typed getters. `ctx` names the object in messages (e.g. "sequence 3"). When the key is
 // absent: required -> error; optional -> *out keeps its default and ZG_OK is returned.
+// Fails naming the first key of obj that is not in known (NULL-terminated) and listing them:
+// a misspelt key ("n_head") would otherwise be ignored silently.
+zg_status zg_json_check_keys(const cJSON *obj, const char *const *known, const char *ctx,
+                             zg_error *err);
 zg_status zg_json_get_int(const cJSON *obj, const char *key, int required, int64_t *out,
                           const char *ctx, zg_error *err);
 zg_status zg_json_get_num(const cJSON *obj, const char *key, int required, double *out,

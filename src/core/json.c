@@ -109,6 +109,23 @@ static const char *json_kind(const cJSON *v, char *buf, size_t sz) {
     return buf;
 }
 
+zg_status zg_json_check_keys(const cJSON *obj, const char *const *known, const char *ctx,
+                             zg_error *err) {
+    for (const cJSON *it = obj ? obj->child : NULL; it; it = it->next) {
+        int ok = 0;
+        for (const char *const *k = known; *k && !ok; k++)
+            ok = it->string && !strcmp(it->string, *k);
+        if (ok) continue;
+        char list[512] = "";
+        size_t n = 0;
+        for (const char *const *k = known; *k && n + 1 < sizeof list; k++, n = strlen(list))
+            snprintf(list + n, sizeof list - n, "%s%s", k == known ? "" : ", ", *k);
+        return zg_error_set(err, ZG_ERR_INVALID, "%s: unknown key \"%s\" (known keys: %s)", ctx,
+                            it->string ? it->string : "", list);
+    }
+    return ZG_OK;
+}
+
 zg_status zg_json_get_num(const cJSON *obj, const char *key, int required, double *out,
                           const char *ctx, zg_error *err) {
     const cJSON *v;

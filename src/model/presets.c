@@ -160,6 +160,12 @@ static zg_status get_triple(const cJSON *j, const char *key, int32_t out[3], zg_
 
 zg_status zg_model_from_json(const cJSON *j, zg_model *m, zg_error *err) {
     if (!cJSON_IsObject(j)) return zg_error_set(err, ZG_ERR_INVALID, "model: expected an object");
+    const char *known[N_INT_KEYS + 6] = {"preset", "name", "arch", "vae_stride", "patch"};
+    for (size_t i = 0; i < N_INT_KEYS; i++)
+        known[5 + i] = int_keys[i].key;
+    known[5 + N_INT_KEYS] = NULL;
+    zg_status kst = zg_json_check_keys(j, known, "model", err);
+    if (kst) return kst;
     char base[64] = "";
     zg_status st = zg_json_get_str(j, "preset", 0, base, sizeof base, "model", err);
     if (st) return st;

@@ -321,6 +321,11 @@ zg_status zg_cluster_validate(const zg_cluster *c, zg_error *err) {
 
 zg_status zg_cluster_from_json(const cJSON *j, zg_cluster *c, zg_error *err) {
     if (!cJSON_IsObject(j)) return zg_error_set(err, ZG_ERR_INVALID, "cluster: expected an object");
+    static const char *const known[] = {
+        "preset",    "name",       "device",   "world_size", "ranks_per_node", "mem_bytes",
+        "mem_usable_frac", "peak_flops", "intra_bw", "intra_lat", "inter_bw", "inter_lat", NULL};
+    zg_status kst = zg_json_check_keys(j, known, "cluster", err);
+    if (kst) return kst;
     char base[64] = "";
     zg_status st = zg_json_get_str(j, "preset", 0, base, sizeof base, "cluster", err);
     if (st) return st;

@@ -137,6 +137,12 @@ ZG_TEST(staged_writes_and_writable_checks) {
           strstr(e.msg, "out of range"));
     CHECK(zg_json_get_num(j, "c", 1, &dv, "t", &e) == ZG_ERR_INVALID &&
           strstr(e.msg, "not a finite number"));
+    static const char *const known[] = {"a", "b", "c", NULL};
+    CHECK_OK(zg_json_check_keys(j, known, "t", &e), &e);
+    cJSON_Delete(j);
+    CHECK_OK(zg_json_parse("{\"a\": 1, \"bb\": 2}", "t", &j, &e), &e);
+    CHECK(zg_json_check_keys(j, known, "thing", &e) == ZG_ERR_INVALID &&
+          strstr(e.msg, "thing: unknown key \"bb\" (known keys: a, b, c)"));
     cJSON_Delete(j);
     unlink(path);
     rmdir(dir);
