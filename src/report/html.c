@@ -445,7 +445,8 @@ zg_status zg_html_write(const zg_html *h, const char *title, const char *path, z
                  "style:none;padding:0;display:flex;flex-wrap:wrap;gap:4px 18px;font-size:0.9em}"
                  ".swatch{display:inline-block;width:16px;height:11px;margin-right:5px;vertical-"
                  "align:middle}.failed,.over-cap,.failure,.over-cap figcaption{color:#b00000}"
-                 "td.reason{text-align:left;max-width:640px}</style></head><body>\n");
+                 "table.problems td,table.problems th{text-align:left}td.reason{max-width:640px}"
+                 "</style></head><body>\n");
     zg_sbuf_puts(&page, h->body.data ? h->body.data : "");
     zg_sbuf_puts(&page, "</body></html>\n");
     zg_status st = page.oom || h->body.oom
