@@ -133,11 +133,12 @@ static void box_title(const gantt_draw *d, int32_t r, const gbox *b) {
 
 static void draw_rect(gantt_draw *d, int32_t r, const gbox *b, int kind, double t0, double t1,
                       int outline) {
-    double x = d->left + t0 * d->pps, w = (t1 - t0) * d->pps;
-    double y = d->top + r * d->row_h + 1;
+    // rows of 12 px and more: a 2 px gap and outlined shards; thinner rows: a 1 px gap, no outline
+    double x = d->left + t0 * d->pps, w = (t1 - t0) * d->pps, gap = d->row_h >= 12 ? 2 : 1;
+    double y = d->top + r * d->row_h + gap / 2;
     zg_sbuf_printf(d->s, "<rect x='%.2f' y='%.1f' width='%.2f' height='%.1f' fill='%s'%s>",
-                   x, y, w > 0.3 ? w : 0.3, d->row_h - 2, box_fill[kind],
-                   outline ? " stroke='#08306b' stroke-width='1'" : "");
+                   x, y, w > 0.3 ? w : 0.3, d->row_h - gap, box_fill[kind],
+                   outline && gap > 1 ? " stroke='#08306b' stroke-width='1'" : "");
     box_title(d, r, b);
     zg_sbuf_puts(d->s, "</rect>\n");
     d->shapes++;
@@ -283,7 +284,8 @@ void zg_html_gantt(zg_html *h, const char *title, const zg_plan *p, const zg_gan
         }
     }
     makespan = round_end(x_at, R);
-    double axis = o->axis_s > 0 ? o->axis_s : makespan;
+    // a shared axis shorter than this plan (beyond rounding) would cut its bars: use the plan's
+    double axis = o->axis_s > 0 && makespan <= o->axis_s * (1 + 1e-9) ? o->axis_s : makespan;
     if (!(axis > 0)) axis = 1;
     gantt_draw d = {s, p, left, top, row_h, W / axis, n_rounds, acc, 0};
     double total = makespan * (R > 0 ? R : 1);

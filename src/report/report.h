@@ -53,7 +53,8 @@ void zg_html_table(zg_html *h, const zg_table *t);
 // pixels per second, same ticks), so their bars are comparable.
 #define ZG_GANTT_MIN_PX 3.0
 typedef struct zg_gantt_opts {
-    double axis_s;         // right end of the time axis (s); 0 or less: this plan's makespan
+    double axis_s;         // right end of the time axis (s); 0 or less, or shorter than this
+                           // plan's makespan: the makespan
     const double *comm_s;  // p->n entries: seconds of each placement's per-rank price that are
                            // exposed communication (0 .. time); NULL: all compute
     const char *note;      // appended to the caption (escaped); NULL: none
