@@ -37,8 +37,8 @@ static int cell_runs(const zg_sim_cell *c) {
 }
 
 // Why the cell's plans could not all run ("" when they could).
-static void cell_problem(const zg_sim_result *r, const zg_sim_cell *c, const cap_facts *cf,
-                         char *buf, size_t n) {
+static void cell_problem(const zg_sim_result *r, int32_t p, const zg_sim_cell *c,
+                         const cap_facts *cf, char *buf, size_t n) {
     char peak[32], cap[32];
     buf[0] = 0;
     if (c->failed)
@@ -46,11 +46,12 @@ static void cell_problem(const zg_sim_result *r, const zg_sim_cell *c, const cap
                  (long long)r->steps, c->first_err[0] ? c->first_err : "(no message)");
     else if (c->over_cap)
         snprintf(buf, n,
-                 "%lld of %lld plans exceed the memory cap: peak %s per rank > cap %s (it "
-                 "plans without looking at memory; such a step would run out of memory)",
+                 "%lld of %lld plans exceed the memory cap: peak %s per rank > cap %s (%ssuch a "
+                 "step would run out of memory)",
                  (long long)c->over_cap, (long long)r->steps,
                  zg_fmt_bytes(c->peak_mem_max, peak, sizeof peak),
-                 zg_fmt_bytes(cf->cap, cap, sizeof cap));
+                 zg_fmt_bytes(cf->cap, cap, sizeof cap),
+                 p == r->knap_index ? "KnapFormer plans without looking at memory; " : "");
     else if (!c->ok)
         snprintf(buf, n, "no step planned");
 }
@@ -102,7 +103,7 @@ static void headline(zg_html *h, const zg_sim_result *r, const cap_facts *cf) {
         const zg_sim_cell *c = &row[p];
         char why[400];
         policy_label(r, m, p, lab, sizeof lab);
-        cell_problem(r, c, cf, why, sizeof why);
+        cell_problem(r, p, c, cf, why, sizeof why);
         zg_sbuf_printf(s, "<li class='%s'>",
                        c->failed     ? "failed"
                        : c->over_cap ? "over-cap"
@@ -124,13 +125,16 @@ static void headline(zg_html *h, const zg_sim_result *r, const cap_facts *cf) {
                    "%d s videos, mean of %lld seeded steps; memory cap <b>%s per rank</b> (%s for "
                    "sequences after %s of weights, gradients, optimizer state and framework). All "
                    "times are modelled: per-rank prices from the analytic cost model "
-                   "(docs/cost-model.md), the same for every policy.</p>\n",
+                   "(docs/cost-model.md), the same for every policy.%s</p>\n",
                    r->cluster.name, r->cluster.world_size, r->cluster.device, r->model.name,
                    r->mixes[m], 100 * zg_mix_share_from_name(r->mixes[m]),
                    (long long)r->tokens_per_rank, r->video_seconds, (long long)r->steps,
                    zg_fmt_bytes(cf->cap, cap, sizeof cap),
                    zg_fmt_bytes(cf->cap - cf->base, avail, sizeof avail),
-                   zg_fmt_bytes(cf->base, base, sizeof base));
+                   zg_fmt_bytes(cf->base, base, sizeof base),
+                   r->knap_index < 0 ? ""
+                                     : " KnapFormer plans without looking at memory (as in its "
+                                       "paper); a policy with plans over the cap does not win.");
     if (r->n_mix > 1) {
         zg_sbuf_puts(s, "<p class='per-mix'>Fastest runnable policy per mix (speed-up over the "
                         "fastest other runnable one): ");
@@ -178,7 +182,7 @@ static zg_status gantts(zg_html *h, const zg_sim_result *r, const zg_pricer *pr,
         char lab[192], why[400], note[160], peak[32], cap[32];
         policy_label(r, m, p, lab, sizeof lab);
         if (!pl->n) {
-            cell_problem(r, c, cf, why, sizeof why);
+            cell_problem(r, p, c, cf, why, sizeof why);
             zg_sbuf_puts(s, "<figure class='gantt-missing'><figcaption>");
             zg_sbuf_escape_html(s, lab);
             zg_sbuf_puts(s, " — no plan for this step</figcaption><p class='failure'>");
@@ -223,7 +227,7 @@ static void problems(zg_html *h, const zg_sim_result *r, const cap_facts *cf) {
         for (int32_t p = 0; p < r->n_pol; p++) {
             const zg_sim_cell *c = &r->cells[(size_t)m * r->n_pol + p];
             char why[400], lab[192];
-            cell_problem(r, c, cf, why, sizeof why);
+            cell_problem(r, p, c, cf, why, sizeof why);
             if (!why[0]) continue;
             if (!any++)
                 zg_sbuf_puts(s, "<table class='problems'><tr><th>mix</th><th>policy</th><th>"

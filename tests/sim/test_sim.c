@@ -155,6 +155,8 @@ ZG_TEST(sim_report_has_headline_shared_axis_and_reasons) {
              r.cells[1].bags, zg_sim_cell_makespan(&r.cells[1]));
     CHECK_MSG(strstr(d, want), "no '%s'", want);
     CHECK(strstr(d, "<li class='failed'>dp — failed: no plan for 1 of 1 steps: "));
+    CHECK(strstr(d, " (KnapFormer plans without looking at memory; such a step would run out of "
+                    "memory)</li>"));
     CHECK(strstr(d, "Cluster <b>8xA800</b> (8 ranks of A800), model <b>wan2.1-1.3b</b>, mix "
                     "<b>V50</b> (50% of the tokens in videos)"));
     CHECK(strstr(d, "memory cap <b>76.0 GiB per rank</b>"));
