@@ -420,5 +420,10 @@ zg_status zg_aoi_plan_evidence(const zg_aoi_graph *g, const zg_net *net, const z
 // JSON: mesh_shape, axis_names, device_order, torch_rank_order, partition_specs,
 // predicted_latency_s, compute_s, comm_s, exposed_comm_s, baselines {name: latency}, plan_time_s.
 cJSON *zg_aoi_plan_to_json(const zg_aoi_graph *g, const zg_net *net, const zg_aoi_plan *plan);
+// PartitionSpec lines ("x [B,N,D]: P(None, ('ring','sp'), None)", "blk/op: x [..] P(..), w [..]
+// P(..)") -> {"x": [null, ["ring","sp"], null], "blk/op/x": [...], ...}, so that
+// jax.sharding.PartitionSpec(*spec) takes each value unchanged; *dims (optional) gets
+// {"x": "[B,N,D]", ...}.
+cJSON *zg_aoi_partition_specs_json(const char *specs, cJSON **dims);
 
 #endif
