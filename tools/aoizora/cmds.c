@@ -185,6 +185,13 @@ int aoi_parse(int argc, char **argv, aoi_opts *o, zg_error *err) {
             return 1;
         }
         const char *v = argv[++i];
+        int is_opt = 0;
+        for (int q = 0; q < N_OPTS; q++) is_opt |= !strcmp(OPTS[q].name, v);
+        if (is_opt || !strcmp(v, "--help") || !strcmp(v, "-h")) {
+            zg_error_set(err, ZG_ERR_INVALID, "option %s needs a value (%s), got the option %s", a,
+                         d->metavar, v);
+            return 1;
+        }
         if (!*v) {
             zg_error_set(err, ZG_ERR_INVALID, "option %s: the value is empty", a);
             return 1;
