@@ -46,6 +46,10 @@ typedef struct hctx {
     int32_t n_lines;
     hcomp *comps;
     int32_t n_comps;
+    double *flops_memo;     // per computation: dot FLOPs inside (-1: not yet computed)
+    int8_t *coll_memo;      // per computation: holds a collective (-1: not yet computed)
+    int8_t *active;         // per computation: being walked (a cycle is an error)
+    int64_t walked;         // computations walked (loop bodies, branches, calls): capped
     zg_aoi_evidence *ev;
     zg_error *err;
     double pend_flops, pend_bytes;
@@ -484,6 +488,7 @@ static double dot_flops(const hctx *c, const hcomp *cp, const hinst *in) {
 
 static double comp_flops(const hctx *c, int32_t ci, int depth) {
     if (ci < 0 || depth > 8) return 0;
+    if (c->flops_memo[ci] >= 0) return c->flops_memo[ci];
     const hcomp *cp = &c->comps[ci];
     double f = 0;
     for (int32_t l = cp->first; l < cp->last; l++) {
@@ -493,7 +498,7 @@ static double comp_flops(const hctx *c, int32_t ci, int depth) {
         else if (!strcmp(in.op, "fusion") || !strcmp(in.op, "call"))
             f += comp_flops(c, comp_ref(c, in.attrs, !strcmp(in.op, "call") ? "to_apply" : "calls"), depth + 1);
     }
-    return f;
+    return c->flops_memo[ci] = f;
 }
 
 static zg_status flush_compute(hctx *c) {
@@ -601,6 +606,26 @@ static zg_status coll_groups(hctx *c, const hinst *in, zg_coll_kind k, int32_t l
             free(m);
             return perr(c, ln, msg, NULL);
         }
+    // XLA's verifier: an id in at most one group; a permute's sources and targets each once
+    {
+        uint8_t *seen = calloc((size_t)id_range * 2, 1);
+        if (!seen) {
+            free(m);
+            return zg_error_set(c->err, ZG_ERR_NOMEM, "HLO: out of memory");
+        }
+        for (int64_t i = 0; i < (int64_t)g * sz; i++) {
+            int slot = permute ? (int)(i % 2) : 0;
+            if (seen[(size_t)m[i] * 2 + (size_t)slot]++) {
+                char msg[120];
+                snprintf(msg, sizeof msg, "%s %d appears twice in %s", permute && slot ? "target" : permute ? "source" : "id",
+                         m[i], permute ? "source_target_pairs" : "replica_groups");
+                free(seen);
+                free(m);
+                return perr(c, ln, msg, NULL);
+            }
+        }
+        free(seen);
+    }
     *moves = 1;
     if (mode != FLAT) {
         int32_t *e = NULL, g2 = 0, s2 = 0;
@@ -669,19 +694,22 @@ static zg_status done_async(hctx *c, const hinst *in) {
 // 1 if computation ci (or one it calls, runs as a loop body or branch) holds a collective.
 static int comp_has_coll(const hctx *c, int32_t ci, int depth) {
     if (ci < 0 || depth > 8) return 0;
-    for (int32_t l = c->comps[ci].first; l < c->comps[ci].last; l++) {
+    if (c->coll_memo[ci] >= 0) return c->coll_memo[ci];
+    int has = 0;
+    for (int32_t l = c->comps[ci].first; l < c->comps[ci].last && !has; l++) {
         hinst in;
         zg_coll_kind k;
         int a, b;
         if (parse_inst(c->lines[l], l, &in)) continue;
-        if (coll_kind_of(in.op, &k, &a, &b)) return 1;
-        if (!strcmp(in.op, "call") && comp_has_coll(c, comp_ref(c, in.attrs, "to_apply"), depth + 1))
-            return 1;
+        if (coll_kind_of(in.op, &k, &a, &b)) has = 1;
+        else if (!strcmp(in.op, "call") && comp_has_coll(c, comp_ref(c, in.attrs, "to_apply"), depth + 1))
+            has = 1;
     }
-    return 0;
+    return c->coll_memo[ci] = (int8_t)has;
 }
 
 static zg_status walk_comp(hctx *c, int32_t ci, int64_t repeat, int depth);
+static zg_status walk_body(hctx *c, int32_t ci, int64_t repeat, int depth, int new_segment);
 static zg_status walk_lines(hctx *c, const hcomp *cp, int64_t repeat, int depth);
 
 // Placement-free nominal time of an evidence (v5e-like constants: 197 TFLOP/s at 60%, 819 GB/s
@@ -763,6 +791,7 @@ static zg_status walk_conditional(hctx *c, const hinst *in, int64_t repeat, int 
         sub.ev = &ev, sub.pend_flops = sub.pend_bytes = 0, sub.n_pend = 0, sub.n_starts = 0,
         sub.computes = 0;
         st = walk_comp(&sub, br[b], repeat, depth + 1);
+        c->walked = sub.walked;
         if (st) {
             zg_aoi_evidence_free(&ev);
             zg_aoi_evidence_free(&keep);
@@ -857,7 +886,7 @@ static zg_status walk_lines(hctx *c, const hcomp *cp, int64_t repeat, int depth)
             st = walk_conditional(c, &in, repeat, depth, l);
         } else if (!strcmp(in.op, "call") && comp_has_coll(c, comp_ref(c, in.attrs, "to_apply"), 0)) {
             if (depth > 8) return perr(c, l, "calls nested deeper than 8", NULL);
-            st = walk_lines(c, &c->comps[comp_ref(c, in.attrs, "to_apply")], repeat, depth + 1);
+            st = walk_body(c, comp_ref(c, in.attrs, "to_apply"), repeat, depth + 1, 0);
         } else {
             static const char *const skip[] = {"parameter", "constant", "tuple", "get-tuple-element",
                                                "bitcast", "partition-id", "replica-id", "after-all",
@@ -878,13 +907,29 @@ static zg_status walk_lines(hctx *c, const hcomp *cp, int64_t repeat, int depth)
     return flush_compute(c);
 }
 
-static zg_status walk_comp(hctx *c, int32_t ci, int64_t repeat, int depth) {
+// Walks computation ci's lines into the current segment (new_segment: into a new one).
+static zg_status walk_body(hctx *c, int32_t ci, int64_t repeat, int depth, int new_segment) {
     if (depth > 8)
         return zg_error_set(c->err, ZG_ERR_PARSE,
                             "HLO line %d: loops, branches and calls nested deeper than 8",
                             c->comps[ci].first);
-    if (zg_aoi_evidence_segment(c->ev, c->comps[ci].name, repeat, c->err)) return c->err->status;
-    return walk_lines(c, &c->comps[ci], repeat, depth);
+    if (c->active[ci])
+        return zg_error_set(c->err, ZG_ERR_PARSE, "HLO line %d: computation %s runs itself",
+                            c->comps[ci].first, c->comps[ci].name);
+    if (++c->walked > 100000)
+        return zg_error_set(c->err, ZG_ERR_PARSE,
+                            "HLO line %d: over 100000 loop bodies, branches and calls to walk",
+                            c->comps[ci].first);
+    if (new_segment && zg_aoi_evidence_segment(c->ev, c->comps[ci].name, repeat, c->err))
+        return c->err->status;
+    c->active[ci] = 1;
+    zg_status st = walk_lines(c, &c->comps[ci], repeat, depth);
+    c->active[ci] = 0;
+    return st;
+}
+
+static zg_status walk_comp(hctx *c, int32_t ci, int64_t repeat, int depth) {
+    return walk_body(c, ci, repeat, depth, 1);
 }
 
 // ---- peak memory estimate: liveness of instruction results inside each computation -----------
@@ -1178,6 +1223,11 @@ static zg_status parse(hctx *c, const char *text, size_t len) {
     if ((int64_t)n_part * n_rep > 4096)
         return perr(c, header_line, "num_partitions x replicas over 4096 devices", NULL);
     c->n_part = n_part, c->n_rep = n_rep;
+    c->flops_memo = malloc((size_t)c->n_comps * sizeof *c->flops_memo);
+    c->coll_memo = malloc((size_t)c->n_comps);
+    c->active = calloc((size_t)c->n_comps, 1);
+    if (!c->flops_memo || !c->coll_memo || !c->active) return zg_error_set(c->err, ZG_ERR_NOMEM, "HLO: out of memory");
+    for (int32_t i = 0; i < c->n_comps; i++) c->flops_memo[i] = -1, c->coll_memo[i] = -1;
     zg_aoi_evidence_init(c->ev, "hlo", n_part * n_rep);
     zg_status st = walk_comp(c, entry, 1, 0);
     if (st) return st;
@@ -1224,6 +1274,9 @@ zg_status zg_aoi_hlo_parse_opts(const char *text, size_t len, const zg_aoi_hlo_o
     if (c.lines) free(c.lines[0]);
     free(c.lines);
     free(c.comps);
+    free(c.flops_memo);
+    free(c.coll_memo);
+    free(c.active);
     if (st) zg_aoi_evidence_free(ev);
     return st;
 }
