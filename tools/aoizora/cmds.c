@@ -320,7 +320,7 @@ static void fmt_perm(const zg_net *net, const int32_t *perm, char *buf, size_t n
     size_t l = 0;
     buf[0] = 0;
     for (int32_t i = 0; i < net->n_devices && l + 8 < n; i++)
-        l += (size_t)snprintf(buf + l, n - l, "%s%d", i ? "," : "", perm ? perm[i] : i);
+        l += (size_t)snprintf(buf + l, n - l, "%s%d", i ? "," : "", zg_net_user_index(net, perm ? perm[i] : i));
 }
 
 typedef struct link_row {
@@ -419,8 +419,12 @@ static zg_status place_program(const aoi_opts *o, const zg_net *net, const zg_ao
             cJSON *an = cJSON_AddArrayToObject(j, "axis_names");
             for (int a = 0; a < ev->n_axes; a++) cJSON_AddItemToArray(an, cJSON_CreateString(ev->axis_names[a]));
         }
-        cJSON_AddItemToObject(j, "device_order", cJSON_CreateIntArray((const int *)r.perm, net->n_devices));
-        cJSON_AddItemToObject(j, "torch_rank_order", cJSON_CreateIntArray((const int *)r.perm, net->n_devices));
+        cJSON *dorder = cJSON_AddArrayToObject(j, "device_order");
+        for (int32_t q = 0; q < net->n_devices; q++)
+            cJSON_AddItemToArray(dorder, cJSON_CreateNumber(zg_net_user_index(net, r.perm[q])));
+        cJSON_AddItemToObject(j, "torch_rank_order", cJSON_Duplicate(dorder, 1));
+        cJSON_AddStringToObject(j, "device_numbering", net->has_user_order ? "the topology's device_coords list"
+                                                                          : "chips sorted by coordinates, x fastest");
         if (specs) {
             cJSON *dims = NULL;
             cJSON_AddItemToObject(j, "partition_specs", zg_aoi_partition_specs_json(specs, &dims));
@@ -454,8 +458,9 @@ static zg_status place_program(const aoi_opts *o, const zg_net *net, const zg_ao
             for (int a = 0; a < ev->n_axes; a++) printf("%s'%s'", a ? "," : "", ev->axis_names[a]);
             printf(")\n");
         }
-        printf("device order (logical id / XLA partition i runs on chip order[i]; chips numbered by\n"
-               "  coordinates, x fastest): [%s]\n", perm);
+        printf("device order (logical id / XLA partition i runs on chip order[i]; chips numbered %s): [%s]\n",
+               net->has_user_order ? "as in the topology's device_coords" : "by\n  coordinates, x fastest",
+               perm);
         if (specs) printf("partition specs:\n%s", specs);
         printf("predicted latency: %.6g s (compute %.6g s, communication %.6g s, exposed %.6g s)\n",
                r.price.total_s, r.price.compute_s, r.price.comm_s, r.price.exposed_comm_s);
@@ -524,7 +529,8 @@ zg_status aoi_cmd_plan(const aoi_opts *o, int do_explain, zg_error *err) {
         for (int a = 0; a < p.n_axes; a++) printf("%s'%s'", a ? "," : "", p.axis_names[a]);
         printf(")  [%s]%s\n", p.label, p.from_ilp ? "  (the Alpa-style ILP's sharding, placed by AoiZora)" : "");
         printf("device order (jax.sharding.Mesh: np.array(devices)[order].reshape(mesh); devices\n"
-               "  sorted by coords, x fastest; torch DeviceMesh rank order is the same): [%s]\n", perm);
+               "  %s; torch DeviceMesh rank order is the same): [%s]\n",
+               net.has_user_order ? "as listed in the topology's device_coords" : "sorted by coords, x fastest", perm);
         printf("partition specs:\n%s", p.specs);
         char mb[32];
         printf("predicted latency: %.4f s (compute %.4f s, communication %.4f s, exposed %.4f s); "
