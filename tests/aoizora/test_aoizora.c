@@ -1,7 +1,9 @@
 // test_aoizora.c — lowering (exact collective counts and bytes), HLO front end (JAX-made
 // fixtures agree with our lowering; iota groups; async; while trip counts; errors; fuzz),
 // memory rejection, symmetry dedup against brute force over all 8! placements on 2x4,
-// determinism, evidence JSON round trip, plan JSON keys.
+// determinism, evidence JSON round trip, plan JSON keys; the HLO forms XLA prints (tuple
+// comments, conditionals, loops without trip counts, channel ids, buffer assignment, refused
+// pre-partition input) and the fuzzer's kept inputs.
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
