@@ -431,6 +431,61 @@ ZG_TEST(hlo_reads_tuple_comments_conditionals_and_loops_without_trip_counts) {
     CHECK(zg_aoi_hlo_parse_opts(FORMS_HLO, strlen(FORMS_HLO), &o, &ev, &e) == ZG_ERR_INVALID);
 }
 
+// The mesh-axes replica_groups form in all its printed variants (XLA's
+// MeshAxesReplicaGroupList): listed axes in order, sub-axes 'b':(pre)size, unquoted names, an
+// explicit or iota device_ids list. Groups worked out by hand.
+ZG_TEST(hlo_mesh_axes_replica_groups) {
+    static const struct {
+        const char *groups;
+        int32_t G, S;
+        int32_t want[8];
+    } T[] = {
+        {"mesh['a'=2,'b'=4] {'b'}", 2, 4, {0, 1, 2, 3, 4, 5, 6, 7}},
+        {"mesh['a'=2,'b'=4] {'a'}", 4, 2, {0, 4, 1, 5, 2, 6, 3, 7}},
+        {"mesh['a'=2,'b'=4] {'b','a'}", 1, 8, {0, 4, 1, 5, 2, 6, 3, 7}},
+        {"mesh['a'=2,'b'=4] {'b':(2)2}", 4, 2, {0, 2, 1, 3, 4, 6, 5, 7}},
+        {"mesh[a=2,b=4] {b:(1)2}", 4, 2, {0, 1, 2, 3, 4, 5, 6, 7}},
+        {"mesh['a'=2,'b'=4] {'a','b':(1)2}", 2, 4, {0, 1, 4, 5, 2, 3, 6, 7}},
+        {"mesh['a'=2,'b'=2], device_ids=(3,1,2,0) {'b'}", 2, 2, {3, 1, 2, 0}},
+        {"mesh['a'=2,'b'=2], device_ids=([2,2]<=[2,2]T(1,0)) {'b'}", 2, 2, {0, 2, 1, 3}},
+    };
+    for (size_t t = 0; t < sizeof T / sizeof T[0]; t++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "HloModule m, num_partitions=8\n\nENTRY %%e (x: f32[4]) -> f32[4] {\n"
+                 "  %%x = f32[4]{0} parameter(0)\n"
+                 "  ROOT %%ar = f32[4]{0} all-reduce(%%x), channel_id=1, replica_groups=%s, "
+                 "use_global_device_ids=true, to_apply=%%add\n}\n", T[t].groups);
+        zg_error e;
+        zg_aoi_evidence ev;
+        CHECK_OK(zg_aoi_hlo_parse(text, strlen(text), &ev, &e), &e);
+        const zg_aoi_op *op = NULL;
+        CHECK_EQ_INT(count_kind(&ev, ZG_COLL_ALL_REDUCE, &op), 1);
+        CHECK_MSG(op->n_groups == T[t].G && op->group_size == T[t].S, "%s: %d x %d", T[t].groups,
+                  op->n_groups, op->group_size);
+        for (int k = 0; k < T[t].G * T[t].S; k++)
+            CHECK_MSG(op->members[k] == T[t].want[k], "%s: member %d is %d, want %d", T[t].groups, k,
+                      op->members[k], T[t].want[k]);
+        zg_aoi_evidence_free(&ev);
+    }
+    // malformed variants name the line
+    const char *bad[] = {"mesh['a'=2,'b'=4] {'c'}", "mesh['a'=2,'b'=4] {'b':(3)2}",
+                         "mesh['a'=2,'b'=4] {'b','b'}", "mesh['a'=2], device_ids=(0,0) {'a'}",
+                         "mesh['a'=2,'b'=4] {'b'"};
+    for (size_t t = 0; t < sizeof bad / sizeof bad[0]; t++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "HloModule m, num_partitions=8\n\nENTRY %%e (x: f32[4]) -> f32[4] {\n"
+                 "  %%x = f32[4]{0} parameter(0)\n"
+                 "  ROOT %%ar = f32[4]{0} all-reduce(%%x), channel_id=1, replica_groups=%s, "
+                 "use_global_device_ids=true, to_apply=%%add\n}\n", bad[t]);
+        zg_error e;
+        zg_aoi_evidence ev;
+        CHECK_MSG(zg_aoi_hlo_parse(text, strlen(text), &ev, &e) == ZG_ERR_PARSE, "%s accepted", bad[t]);
+        CHECK_MSG(strstr(e.msg, "line 5") != NULL, "%s: %s", bad[t], e.msg);
+    }
+}
+
 ZG_TEST(hlo_buffer_assignment_gives_peak_memory) {
     zg_error e;
     zg_aoi_evidence ev;
