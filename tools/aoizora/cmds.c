@@ -451,6 +451,13 @@ static zg_status place_program(const aoi_opts *o, const zg_net *net, const zg_ao
         printf("aoizora plan: the given program (%s %s), %d devices, on %s\n", o->hlo ? "--hlo" : o->evidence ? "--evidence" : "--sharding", given,
                ev->num_devices, net->name);
         if (label) printf("sharding: %s\n", label);
+        zg_aoi_coll_summary cs;
+        zg_aoi_evidence_summary(ev, &cs);
+        printf("program: %.4g FLOPs per device;", cs.flops);
+        int any = 0;
+        for (int k = 0; k < ZG_COLL_N; k++)
+            if (cs.count[k]) printf(" %s x%lld (%.4g bytes)", zg_coll_kind_name(k), (long long)cs.count[k], cs.bytes[k]), any = 1;
+        printf("%s\n", any ? "" : " no collectives");
         if (ev->n_axes) {
             printf("mesh: (");
             for (int a = 0; a < ev->n_axes; a++) printf("%s%d", a ? "," : "", ev->mesh_shape[a]);
