@@ -387,6 +387,12 @@ static zg_status emit_json(const aoi_opts *o, const cJSON *j, zg_error *err) {
     return ZG_OK;
 }
 
+// JSON goes to stdout or a file: the importer's notes also go to stderr, so they are seen.
+static void warn_notes(const aoi_opts *o, const zg_aoi_evidence *ev) {
+    for (int32_t i = 0; i < ev->n_notes && i < ZG_AOI_MAX_NOTES; i++)
+        fprintf(stderr, "aoizora %s: warning: %s\n", o->cmd, ev->notes[i]);
+}
+
 static void print_notes(const zg_aoi_evidence *ev) {
     for (int32_t i = 0; i < ev->n_notes && i < ZG_AOI_MAX_NOTES; i++) printf("note: %s\n", ev->notes[i]);
     if (ev->n_notes > ZG_AOI_MAX_NOTES) printf("note: ... and %d more\n", ev->n_notes - ZG_AOI_MAX_NOTES);
@@ -445,6 +451,7 @@ static zg_status place_program(const aoi_opts *o, const zg_net *net, const zg_ao
         cJSON_AddStringToObject(j, "note", "latencies are predictions of an uncalibrated network and roofline model");
         st = emit_json(o, j, err);
         cJSON_Delete(j);
+        if (!st) warn_notes(o, ev);
     } else {
         char perm[4096], mb[32];
         fmt_perm(net, r.perm, perm, sizeof perm);
@@ -582,6 +589,7 @@ zg_status aoi_cmd_evidence(const aoi_opts *o, zg_error *err) {
     cJSON *j = zg_aoi_evidence_to_json(&ev);
     zg_status st = emit_json(o, j, err);
     cJSON_Delete(j);
+    if (!st) warn_notes(o, &ev);
     zg_aoi_evidence_free(&ev);
     return st;
 }
