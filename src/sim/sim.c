@@ -1,6 +1,6 @@
 // sim.c — `zellige simulate` as a library (sim.h): seeded batches of the paper's mixes planned
 // under several policies with the same analytic prices; per (mix, policy) cells, the text
-// tables, the JSON line and the HTML report.
+// tables and the JSON line (the HTML report: report.c).
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,8 +292,7 @@ zg_status zg_sim_run(const zg_sim_opts *o, zg_sim_result *r, zg_error *err) {
 
 // ---- output -------------------------------------------------------------------------------------
 
-// The table of mix m.
-static zg_status mix_table(const zg_sim_result *r, int32_t m, zg_table *t, zg_error *err) {
+zg_status zg_sim_mix_table(const zg_sim_result *r, int32_t m, zg_table *t, zg_error *err) {
     const char *hdr[] = {"policy",   "makespan s", "vs knapformer", "max/mean", "comm GB",
                          "peak GiB", "plan ms",    "failed",        "over cap"};
     zg_status st = zg_table_init(t, 9, hdr, err);
@@ -327,7 +326,7 @@ zg_status zg_sim_print(const zg_sim_result *r, FILE *f, zg_error *err) {
             (long long)r->video_seconds, (long long)r->steps);
     for (int32_t m = 0; m < r->n_mix; m++) {
         zg_table t;
-        zg_status st = mix_table(r, m, &t, err);
+        zg_status st = zg_sim_mix_table(r, m, &t, err);
         if (!st) {
             fprintf(f, "\n%s\n", r->mixes[m]);
             zg_table_print(&t, f);
@@ -381,52 +380,4 @@ cJSON *zg_sim_to_json(const zg_sim_result *r) {
         }
     }
     return j;
-}
-
-zg_status zg_sim_write_report(const zg_sim_result *r, const char *path, zg_error *err) {
-    zg_html html;
-    zg_html_init(&html);
-    char title[256];
-    snprintf(title, sizeof title, "zellige simulate — %s on %s, %lld tokens/rank, %lld s videos",
-             r->model.name, r->cluster.name, (long long)r->tokens_per_rank,
-             (long long)r->video_seconds);
-    zg_html_heading(&html, 1, title);
-    zg_html_paragraph(&html, "All times are modelled: per-rank prices from the analytic cost "
-                             "model (docs/cost-model.md), identical for every policy. KnapFormer "
-                             "ignores memory; it is priced without the cap and 'over cap' counts "
-                             "its plans whose peak exceeds it.");
-    zg_status st = ZG_OK;
-    for (int32_t m = 0; m < r->n_mix && !st; m++) {
-        zg_table t;
-        st = mix_table(r, m, &t, err);
-        if (!st) {
-            zg_html_heading(&html, 2, r->mixes[m]);
-            zg_html_table(&html, &t);
-        }
-        zg_table_free(&t);
-    }
-    double *bars = st ? NULL : zg_calloc((size_t)r->n_mix * r->n_pol, sizeof *bars, err);
-    const char *groups[ZG_SIM_MAX_MIX], *series[ZG_SIM_MAX_POL];
-    if (!st && !bars) st = ZG_ERR_NOMEM;
-    for (int32_t m = 0; m < r->n_mix && !st; m++) {
-        groups[m] = r->mixes[m];
-        for (int32_t p = 0; p < r->n_pol; p++)
-            bars[m * r->n_pol + p] = zg_sim_cell_makespan(&r->cells[(size_t)m * r->n_pol + p]);
-    }
-    for (int32_t p = 0; p < r->n_pol; p++)
-        series[p] = r->policies[p];
-    if (!st) {
-        zg_html_bars(&html, "Mean modelled step makespan per mix (seconds)", "makespan (s)",
-                     r->n_mix, groups, r->n_pol, series, bars);
-        zg_html_heading(&html, 2, "One step, per rank (first batch of the Gantt mix)");
-        for (int32_t p = 0; p < r->n_pol; p++) {
-            if (!r->gantt_plans[p].n) continue;
-            snprintf(title, sizeof title, "%s — %s step 0", r->policies[p], r->mixes[r->gantt_mix]);
-            zg_html_gantt(&html, title, &r->gantt_plans[p], &r->gantt_batch);
-        }
-        st = zg_html_write(&html, "zellige simulate report", path, err);
-    }
-    free(bars);
-    zg_html_free(&html);
-    return st;
 }
