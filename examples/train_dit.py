@@ -4,7 +4,7 @@
 Every step, on every rank:
 
 1. **Data.** A seeded mixed image/video batch: each loader rank draws its own samples (images of
-   1 latent frame, videos of 2-4 frames) until it holds about ``--tokens-per-rank`` tokens, and
+   1 latent frame, videos of 2-8 frames) until it holds about ``--tokens-per-rank`` tokens, and
    makes only its own samples' latents. The batch is the same whatever the policy or world size
    it runs under, given ``--world-size`` (the number of loader ranks).
 2. **Plan.** ``zellige.Planner(model, cluster, policy=...)`` places the batch (``--policy``
@@ -218,16 +218,21 @@ def _mix(*xs: int) -> int:
 def draw_batch(seed: int, step: int, world: int, tokens_per_rank: int,
                video_share: float) -> List[Sample]:
     """Step ``step``'s batch: loader rank 0's samples, then rank 1's, ... (KnapFormer's global
-    order). Each rank draws until it holds ``tokens_per_rank`` tokens: a video (2-4 frames of
-    4..8 x 4..8 patches) with probability ``video_share``, else an image (2..8 x 2..8)."""
+    order). Each rank draws until it holds ``tokens_per_rank`` tokens: a video with probability
+    ``video_share`` (a quarter of them long: 4-8 frames of 8..12 x 8..12 patches, up to 1152
+    tokens; the rest 2-4 frames of 4..8 x 4..8), else an image (1 frame of 2..8 x 2..8)."""
     out: List[Sample] = []
     for r in range(world):
         rng = random.Random(_mix(seed, step, r, 1))
         held = 0
         while held < tokens_per_rank:
             if rng.random() < video_share:
-                s = Sample(len(out), r, "video", rng.randint(2, 4), rng.randint(4, 8),
-                           rng.randint(4, 8))
+                if rng.random() < 0.25:   # a long one: 4-8 frames of 8..12 x 8..12 patches
+                    s = Sample(len(out), r, "video", rng.randint(4, 8), rng.randint(8, 12),
+                               rng.randint(8, 12))
+                else:
+                    s = Sample(len(out), r, "video", rng.randint(2, 4), rng.randint(4, 8),
+                               rng.randint(4, 8))
             else:
                 s = Sample(len(out), r, "image", 1, rng.randint(2, 8), rng.randint(2, 8))
             out.append(s)
