@@ -483,6 +483,23 @@ def _batch_args(batch: Sequence[Sample]) -> Dict[str, object]:
                          "width": [s.width for s in batch]}}
 
 
+def summary(logs: Sequence[StepLog]) -> str:
+    """One line per policy: medians of the step time and of the measured and planned makespan
+    (the first step, which warms up, left out when there are more)."""
+    rest = list(logs[1:] if len(logs) > 1 else logs)
+
+    def med(xs: List[float]) -> float:
+        xs = sorted(xs)
+        n = len(xs)
+        return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+    return (f"summary {logs[0].policy:<10} median step {med([g.slowest_ms for g in rest]):8.2f} "
+            f"ms, makespan measured {med([g.measured_ms for g in rest]):8.2f} ms, planned "
+            f"{med([g.planned_ms for g in rest]):8.2f} ms, plan wait "
+            f"{med([g.plan_wait_ms for g in rest]):.2f} ms"
+            f"{'  [first step excluded]' if len(logs) > 1 else ''}")
+
+
 def run_distributed(a: argparse.Namespace, cfg: ModelConfig,
                     emit: Callable[[StepLog], None]) -> None:
     """Every rank: plan (ahead, on the planner's thread), dispatch, train, undispatch."""
@@ -514,6 +531,13 @@ def run_distributed(a: argparse.Namespace, cfg: ModelConfig,
         model = make_model(cfg, a.seed)
         opt = _adamw(model, a.lr)
         params = [p for p in model.parameters()]
+        if rank == 0:
+            extra = f", bags {opts['bags']}" if "bags" in opts else ""
+            print(f"train_dit: {sum(p.numel() for p in params)} params, {world} ranks "
+                  f"({dist.get_backend()}), cluster {cluster}, prices "
+                  f"{'table ' + a.profile if a.profile else 'analytic'}, policy {policy}{extra}",
+                  flush=True)
+        logs: List[StepLog] = []
         # step 0's plan now; from then on, step t+1's plan is made while step t trains
         fut = planner.plan_async(**_batch_args(first))
         batch = first
@@ -573,13 +597,17 @@ def run_distributed(a: argparse.Namespace, cfg: ModelConfig,
             if nxt is not None and a.no_overlap:
                 fut = planner.plan_async(**_batch_args(nxt))
             split = int((plan.arrays.config.prod(axis=1) > 1).sum()) if len(plan) else 0
+            log = StepLog(step, policy, float(gl[0]), step_ms, float(mm[1]), -float(mm[0]),
+                          plan.makespan * 1e3, float(mm[2]), wait_ms, plan.plan_time_ms,
+                          split, len(batch), sum(s.tokens for s in batch))
+            logs.append(log)
             if rank == 0:
-                emit(StepLog(step, policy, float(gl[0]), step_ms, float(mm[1]), -float(mm[0]),
-                             plan.makespan * 1e3, float(mm[2]), wait_ms, plan.plan_time_ms,
-                             split, len(batch), sum(s.tokens for s in batch)))
+                emit(log)
             if nxt is not None:
                 batch = nxt
         planner.close()
+        if rank == 0 and not a.json:
+            print(summary(logs), flush=True)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
