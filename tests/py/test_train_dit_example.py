@@ -8,6 +8,7 @@ planned and measured makespan; `--help` documents the options; bad arguments exi
 clear line. Tiny dims keep the run to a few seconds of compute (process start-up dominates).
 Skipped with a message when torch is missing.
 """
+import importlib.util
 import json
 import os
 import socket
@@ -74,26 +75,45 @@ def test_distributed_losses_equal_the_single_process_run(env):
     assert all(s["plan_wait_ms"] >= 0 for s in got)
 
 
-def test_help_documents_the_options(env):
-    r = subprocess.run([sys.executable, EXAMPLE, "--help"], capture_output=True, text=True,
-                       env=env, timeout=120)
-    assert r.returncode == 0, r.stderr
+def _example():
+    """examples/train_dit.py as a module (for its parser, in this process: no torch start-up)."""
+    spec = importlib.util.spec_from_file_location("train_dit_example", EXAMPLE)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # its dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_help_documents_the_options(capsys):
+    with pytest.raises(SystemExit) as e:
+        _example().main(["--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
     for opt in ("--steps", "--policy", "--reference", "--world-size", "--cluster", "--bags",
                 "--tokens-per-rank", "--json", "torchrun", "zellige, knapformer, usp or dp"):
-        assert opt in r.stdout, opt
+        assert opt in out, opt
 
 
 @pytest.mark.parametrize("args, message", [
     (["--policy", "ring"], "unknown policy 'ring'"),
+    (["--policy", "dp,dp"], "names one policy twice"),
     (["--reference", "--dim", "30", "--heads", "4"], "--dim 30 is not a multiple of --heads 4"),
     (["--reference", "--dim", "16", "--heads", "4"], "3D RoPE needs an even head_dim"),
     (["--reference", "--steps", "0"], "--steps: 0 must be at least 1"),
-    (["--steps", "2"], "run it under torchrun"),
+    (["--reference", "--video-share", "2"], "2.0 is outside 0..1"),
 ])
-def test_bad_arguments_exit_2_with_one_clear_line(env, args, message):
+def test_bad_arguments_exit_2_with_one_clear_line(capsys, args, message):
+    with pytest.raises(SystemExit) as e:
+        _example().main(args)
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err, err
+
+
+def test_outside_torchrun_it_asks_for_torchrun_or_reference(env):
     e = {k: v for k, v in env.items() if k not in ("RANK", "WORLD_SIZE")}
-    r = subprocess.run([sys.executable, EXAMPLE, *args], capture_output=True, text=True,
-                       env=e, timeout=120)
+    r = subprocess.run([sys.executable, EXAMPLE, "--steps", "2"], capture_output=True,
+                       text=True, env=e, timeout=120)
     assert r.returncode == 2, (r.stdout, r.stderr)
-    assert message in r.stderr, r.stderr
+    assert "run it under torchrun" in r.stderr and "--reference" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
