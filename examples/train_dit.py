@@ -13,7 +13,7 @@ Every step, on every rank:
    is how long the step then waited for its plan.
 3. **Train.** ``zellige.torch.Executor(plan)`` moves the noisy latents and their 3D positions
    (frame, row, col) plus sample index from the loader layout to the plan layout in one
-   ``dispatch`` each; every token-wise layer runs on this rank's plan-layout tokens; self-attention
+   ``dispatch``; every token-wise layer runs on this rank's plan-layout tokens; self-attention
    is ``ex.attention`` (whole sequences, Ulysses, ring and all-gather shards of different
    sequences together); the prediction goes back with ``undispatch`` and the rectified-flow loss
    is taken in the loader layout, normalised by the *global* token count. Gradients of the
@@ -548,7 +548,8 @@ def run_distributed(a: argparse.Namespace, cfg: ModelConfig,
             nxt = next(batches, None)
             if nxt is not None and not a.no_overlap:
                 fut = planner.plan_async(**_batch_args(nxt))   # overlaps this step
-            ex = zt.Executor(plan, n_heads=cfg.heads, head_dim=cfg.head_dim)
+            ex = zt.Executor(plan, n_heads=cfg.heads, head_dim=cfg.head_dim,
+                             origin_ranks=[s.origin for s in batch])
 
             # loader layout: this rank's whole sequences, in plan (= batch) order
             t, cap = conditioning(a.seed, step, batch, cfg)
@@ -569,8 +570,9 @@ def run_distributed(a: argparse.Namespace, cfg: ModelConfig,
             n_total = sum(s.tokens for s in batch) * cfg.channels
 
             t1 = time.perf_counter()
-            x_p = ex.dispatch(x_l)                      # (plan_tokens, C)
-            i_p = ex.dispatch(i_l)                      # (plan_tokens, 4): sample, f, row, col
+            # latents (plan_tokens, C) and (plan_tokens, 4) int64 sample, frame, row, col:
+            # one all-to-all, each keeps its dtype
+            x_p, i_p = ex.dispatch(x_l, i_l)
             pred_p = model(x_p, i_p[:, 1:], i_p[:, 0], t, cap, ex.attention)
             pred_l = ex.undispatch(pred_p)              # back to the loader layout
             loss = ((pred_l - y_l) ** 2).sum() / n_total

@@ -159,7 +159,7 @@ class Balancer:
         from . import Executor
         assert seq_lens is not None and global_seq_lens is not None and origin_ranks is not None
         self.executor = Executor(plan, n_heads=self.n_heads, head_dim=self.head_dim,
-                                 group=self.group)
+                                 group=self.group, origin_ranks=origin_ranks)
         self.plan = plan
         self.seq_lens, self.global_seq_lens, self.origin_ranks = (seq_lens, global_seq_lens,
                                                                   origin_ranks)
@@ -175,17 +175,13 @@ class Balancer:
     def route(self, *tensors: torch.Tensor) -> Any:
         """Moves per-token tensors from this rank's own sequences (``(sum(seq_lens), ...)``,
         packed in order) to the plan's layout (``(routed_tokens, ...)``). Several tensors
-        (hidden states, positions, ...) each go through one exchange and come back as a tuple;
-        any dtype; autograd-aware."""
-        ex = self._ex("route")
-        out = tuple(ex.dispatch(t) for t in tensors)
-        return out[0] if len(out) == 1 else out
+        (hidden states, positions, ...) travel in one all-to-all, each keeping its dtype, and
+        come back as a tuple; autograd-aware."""
+        return self._ex("route").dispatch(*tensors)
 
     def reverse_route(self, *tensors: torch.Tensor) -> Any:
         """The exact inverse of :meth:`route`."""
-        ex = self._ex("reverse_route")
-        out = tuple(ex.undispatch(t) for t in tensors)
-        return out[0] if len(out) == 1 else out
+        return self._ex("reverse_route").undispatch(*tensors)
 
     def attention(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         """Self-attention of every routed sequence over its own tokens (whole sequences and
