@@ -406,6 +406,8 @@ class StepLog:
     split: int = 0                  # sequences run on more than one rank
     sequences: int = 0
     tokens: int = 0
+    dispatch_kb: float = 0.0        # bytes all ranks sent to others: dispatch + undispatch
+    attn_kb: float = 0.0            # attention (all-to-all, all-gather, ring), fwd + bwd
 
     def line(self) -> str:
         if not self.planned_ms:   # the reference
@@ -416,7 +418,8 @@ class StepLog:
                 f"{self.step_ms:8.2f} ms (slowest {self.slowest_ms:8.2f}, fastest "
                 f"{self.fastest_ms:8.2f}) | makespan planned {self.planned_ms:8.2f} ms, "
                 f"measured {self.measured_ms:8.2f} ms | plan {self.plan_ms:.2f} ms, wait "
-                f"{self.plan_wait_ms:.2f} ms | {self.split} split of {self.sequences} seqs")
+                f"{self.plan_wait_ms:.2f} ms | {self.split} split of {self.sequences} seqs, "
+                f"sent {self.dispatch_kb:.0f} + {self.attn_kb:.0f} KiB")
 
 
 def _adamw(model: "nn.Module", lr: float) -> "torch.optim.Optimizer":
@@ -590,18 +593,21 @@ def run_distributed(a: argparse.Namespace, cfg: ModelConfig,
             opt.step()
             step_ms = (time.perf_counter() - t0) * 1e3
 
-            stats = torch.tensor([float(loss.detach()), -step_ms, step_ms, fb_ms],
-                                 dtype=torch.float64)
-            gl = stats[:1].clone()
+            st = ex.stats
+            attn_bytes = st["bytes_alltoall"] + st["bytes_allgather"] + st["bytes_ring"]
+            stats = torch.tensor([float(loss.detach()), st["bytes_dispatch"], attn_bytes,
+                                  -step_ms, step_ms, fb_ms], dtype=torch.float64)
+            gl = stats[:3].clone()        # sums over ranks: loss, bytes
             dist.all_reduce(gl)
-            mm = stats[1:].clone()
+            mm = stats[3:].clone()
             dist.all_reduce(mm, op=dist.ReduceOp.MAX)
             if nxt is not None and a.no_overlap:
                 fut = planner.plan_async(**_batch_args(nxt))
             split = int((plan.arrays.config.prod(axis=1) > 1).sum()) if len(plan) else 0
             log = StepLog(step, policy, float(gl[0]), step_ms, float(mm[1]), -float(mm[0]),
                           plan.makespan * 1e3, float(mm[2]), wait_ms, plan.plan_time_ms,
-                          split, len(batch), sum(s.tokens for s in batch))
+                          split, len(batch), sum(s.tokens for s in batch),
+                          float(gl[1]) / 1024, float(gl[2]) / 1024)
             logs.append(log)
             if rank == 0:
                 emit(log)

@@ -68,8 +68,11 @@ def test_distributed_losses_equal_the_single_process_run(env, capsys):
         assert s["slowest_ms"] >= s["fastest_ms"] > 0, s
         assert s["sequences"] >= 4 and s["tokens"] >= 4 * 160, s
     # dp runs every sequence whole; zellige splits at least one across ranks in these batches
-    assert all(s["split"] == 0 for s in got if s["policy"] == "dp")
+    # (and then attention moves bytes between ranks; dp's only move in dispatch/undispatch)
+    assert all(s["split"] == 0 and s["attn_kb"] == 0 for s in got if s["policy"] == "dp")
     assert sum(s["split"] for s in got if s["policy"] == "zellige") >= 1, got
+    assert all((s["attn_kb"] > 0) == (s["split"] > 0) for s in got), got
+    assert all(s["dispatch_kb"] > 0 for s in got), got
     # the step t+1 plan was made on the planner's thread while step t trained
     assert all(s["plan_wait_ms"] >= 0 for s in got)
 
