@@ -98,8 +98,19 @@ def main() -> None:
             a += n
         if rank == 0:
             print(f"PASS {policy}: route/reverse_route identity, attention and gradients equal "
-                  f"the reference ({split} of {len(lens)} sequences split; configs {configs})",
+                  f"the reference ({split} of {len(lens)} sequences split; configs {configs})"
+                  f"{'; plan_routing_async gives the same plan' if policy == 'zellige' else ''}",
                   flush=True)
+        if policy == "zellige":
+            # plan_routing_async + set_plan (the plan made on the planner's thread) gives the
+            # same plan and routing as plan_routing
+            bal2 = zt.Balancer(MODEL, "cpu:2", policy=policy)
+            fut = bal2.plan_routing_async(LOCAL[rank])
+            plan2 = bal2.set_plan(fut)
+            strip = lambda p: [(tuple(s.config), s.shards) for s in p.sequences]  # noqa: E731
+            check(strip(plan2) == strip(plan), f"async plan differs: {strip(plan2)}")
+            check(torch.equal(bal2.route(x), xr), "async plan routes differently")
+            bal2.close()
         bal.close()
 
     # a cluster of the wrong size is refused with a message that says what to give
