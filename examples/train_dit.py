@@ -530,7 +530,7 @@ def run_distributed(a: argparse.Namespace, cfg: ModelConfig,
         if planner.world_size != world:
             raise SystemExit(f"train_dit.py: cluster {cluster!r} has {planner.world_size} ranks "
                              f"but torchrun started {world}; give --cluster cpu:{world} or "
-                             f"{world}xGPU")
+                             f"{world}xA800 (NxGPU)")
         model = make_model(cfg, a.seed)
         opt = _adamw(model, a.lr)
         params = [p for p in model.parameters()]
