@@ -10,6 +10,8 @@
   against the cost model);
 * plans of the C planner (zellige.Planner) for a seeded batch.
 
+Random plans alternate the kernel path: the fused CPU SDPA kernel (even) and the math path (odd).
+
 Per plan: leaf q, k, v in the loader layout -> dispatch (with positions) -> attention ->
 undispatch -> loss (o * dout).sum() -> backward. The output and the q/k/v gradients are compared
 with a single-process reference (SDPA per whole sequence in float64); dispatch must put exactly
@@ -106,9 +108,9 @@ def rel(a: torch.Tensor, b: torch.Tensor, den: float) -> float:
     return float((a.double() - b).abs().max()) / max(den, 1e-30)
 
 
-def run_plan(plan: Any, seed: int, origin: Any = None) -> Dict[str, Any]:
+def run_plan(plan: Any, seed: int, origin: Any = None, kernel: str = "auto") -> Dict[str, Any]:
     rank = dist.get_rank()
-    ex = zt.Executor(plan, n_heads=H, head_dim=D, origin_ranks=origin)
+    ex = zt.Executor(plan, n_heads=H, head_dim=D, origin_ranks=origin, kernel=kernel)
     cols = zt.plan_columns(plan)
     lens = cols.tokens.tolist()
     full = {i: data(seed, i, L) for i, L in enumerate(lens)}
@@ -221,8 +223,9 @@ def main() -> None:
         force = cfgs[i % len(cfgs)]
         idle = rng.randrange(P) if i % 3 == 2 and force[0] * force[1] * force[2] < P else -1
         plan = random_plan(rng, P, force, idle)
-        r = run_plan(plan, a.seed + i)
-        r.update(kind="random", index=i, force=list(force))
+        kernel = "math" if i % 2 else "auto"  # both kernel paths
+        r = run_plan(plan, a.seed + i, kernel=kernel)
+        r.update(kind="random", index=i, force=list(force), kernel=kernel)
         lines.append(r)
     for c in cfgs:
         if c[0] * c[1] * c[2] != P:

@@ -28,6 +28,13 @@ _TAG_U_FWD, _TAG_G_FWD, _TAG_U_INV, _TAG_U_BWD, _TAG_G_RED, _TAG_U_DINV = 1, 2, 
 _TAG_DISPATCH, _TAG_RING = 8, 100
 
 
+# The fused CPU attention kernel behind scaled_dot_product_attention, with its log-sum-exp
+# (query/key/value (B, heads, L, D); returns output and LSE (B, heads, L) in fp32) and its
+# backward (from the given output and LSE, so ring steps take the final O/LSE).
+_flash_fwd = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
+_flash_bwd = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward
+
+
 def _ring_tag(phase: int, kind: int) -> int:
     return _TAG_RING + 8 * (phase % 512) + kind
 
@@ -91,6 +98,10 @@ class Executor:
         origin_ranks: per sequence (plan order), the rank whose data loader holds it. Default:
             the plan dict's ``origin_rank`` fields when every sequence has one, else the first
             rank of each sequence's rank list.
+        kernel: ``"auto"`` (default): the fused CPU kernel of ``scaled_dot_product_attention``
+            (``aten._scaled_dot_product_flash_attention_for_cpu``, which returns the LSE) for
+            CPU tensors, the math path elsewhere; ``"flash"``: that CPU kernel; ``"math"``:
+            batched matmuls + logsumexp in fp32 (any device; materialises the scores).
 
     Every rank of the group must construct the Executor for the same plan and call
     ``dispatch``, ``undispatch`` and ``attention`` (and their backward) in the same order: each
@@ -98,7 +109,7 @@ class Executor:
     """
 
     def __init__(self, plan: Any, n_heads: int, head_dim: int, group: Any = None,
-                 origin_ranks: Optional[Sequence[int]] = None) -> None:
+                 origin_ranks: Optional[Sequence[int]] = None, kernel: str = "auto") -> None:
         if not dist.is_available() or not dist.is_initialized():
             raise RuntimeError("zellige.torch.Executor: torch.distributed is not initialized "
                                "(call torch.distributed.init_process_group first, e.g. under "
@@ -123,6 +134,10 @@ class Executor:
             i = int(bad[0])
             raise PlanError(f"origin_ranks[{i}] = {int(origin[i])}: outside the "
                             f"{self.world_size} ranks of the group")
+        if kernel not in ("auto", "flash", "math"):
+            raise ValueError(f"zellige.torch Executor: kernel {kernel!r}: expected 'auto', "
+                             "'flash' or 'math'")
+        self.kernel = kernel
         self.n_heads, self.head_dim = int(n_heads), int(head_dim)
         self.scale = 1.0 / math.sqrt(self.head_dim)
         self.origin = origin.astype(np.int32)
@@ -363,16 +378,26 @@ class Executor:
             for t, rows, buf in unpack:
                 t[:, rows] = buf
 
+    def _use_flash(self, t: torch.Tensor) -> bool:
+        return self.kernel == "flash" or (self.kernel == "auto" and t.device.type == "cpu")
+
     def _kernel_fwd(self, ix: _Ix, step: int, Qw: torch.Tensor, KV: torch.Tensor,
                     Ow: torch.Tensor, Lw: torch.Tensor) -> None:
         """Step `step`'s slices (K/V from KV: the work space at step 0, the ring buffer after):
-        one batched kernel call per slice shape; step >= 1 merges into Ow/Lw through the LSE."""
+        one batched kernel call per slice shape; step >= 1 merges into Ow/Lw through the LSE
+        (in fp32)."""
+        flash = self._use_flash(Qw)
         for qi, ki in ix.groups[step]:
-            Q = Qw[qi].float()
-            K, V = KV[0][ki].float(), KV[1][ki].float()
-            s = torch.bmm(Q, K.transpose(1, 2)).mul_(self.scale)
-            lse = torch.logsumexp(s, -1)
-            o = torch.bmm(torch.exp(s - lse[..., None]), V)
+            if flash:  # slices as a batch of one-head sequences: (n, 1, L, D)
+                o, lse = _flash_fwd(Qw[qi][:, None], KV[0][ki][:, None], KV[1][ki][:, None],
+                                    scale=self.scale)
+                o, lse = o[:, 0].float(), lse[:, 0].float()
+            else:  # the plain math path, any device
+                Q = Qw[qi].float()
+                K, V = KV[0][ki].float(), KV[1][ki].float()
+                s = torch.bmm(Q, K.transpose(1, 2)).mul_(self.scale)
+                lse = torch.logsumexp(s, -1)
+                o = torch.bmm(torch.exp(s - lse[..., None]), V)
             rows = qi.reshape(-1)
             o, lse = o.reshape(-1, self.head_dim), lse.reshape(-1)
             if step == 0:
@@ -381,26 +406,36 @@ class Executor:
             else:
                 l0 = Lw[rows]
                 new = torch.logaddexp(l0, lse)
-                Ow[rows] = Ow[rows] * torch.exp(l0 - new)[:, None] + o * torch.exp(lse - new)[:, None]
+                Ow[rows] = (Ow[rows] * torch.exp(l0 - new)[:, None] +
+                            o * torch.exp(lse - new)[:, None])
                 Lw[rows] = new
             self.stats["kernel_calls"] += 1
 
     def _kernel_bwd(self, ix: _Ix, step: int, Qw: torch.Tensor, KV: torch.Tensor,
-                    dOw: torch.Tensor, Lw: torch.Tensor, Dw: torch.Tensor, dQw: torch.Tensor,
-                    dKV: torch.Tensor) -> None:
-        """Backward of step `step`: adds dQ into dQw and dK/dV into dKV (same rows as KV)."""
+                    dOw: torch.Tensor, Ow: torch.Tensor, Lw: torch.Tensor, Dw: torch.Tensor,
+                    dQw: torch.Tensor, dKV: torch.Tensor) -> None:
+        """Backward of step `step` from the final O and LSE (so ring steps need no rescaling):
+        adds dQ into dQw and dK/dV into dKV (same rows as KV)."""
+        D = self.head_dim
+        flash = self._use_flash(Qw)
         for qi, ki in ix.groups[step]:
-            Q, dO = Qw[qi].float(), dOw[qi].float()
-            K, V = KV[0][ki].float(), KV[1][ki].float()
-            p = torch.exp(torch.bmm(Q, K.transpose(1, 2)).mul_(self.scale) - Lw[qi][..., None])
-            dv = torch.bmm(p.transpose(1, 2), dO)
-            ds = p * (torch.bmm(dO, V.transpose(1, 2)) - Dw[qi][..., None])
-            dq = torch.bmm(ds, K).mul_(self.scale)
-            dk = torch.bmm(ds.transpose(1, 2), Q).mul_(self.scale)
-            D = self.head_dim
-            dQw.index_add_(0, qi.reshape(-1), dq.reshape(-1, D))
-            dKV[0].index_add_(0, ki.reshape(-1), dk.reshape(-1, D))
-            dKV[1].index_add_(0, ki.reshape(-1), dv.reshape(-1, D))
+            if flash:
+                dt = Qw.dtype
+                dq, dk, dv = (g[:, 0] for g in _flash_bwd(
+                    dOw[qi][:, None], Qw[qi][:, None], KV[0][ki][:, None], KV[1][ki][:, None],
+                    Ow[qi].to(dt)[:, None], Lw[qi][:, None], 0.0, False, scale=self.scale))
+            else:
+                Q, dO = Qw[qi].float(), dOw[qi].float()
+                K, V = KV[0][ki].float(), KV[1][ki].float()
+                p = torch.exp(torch.bmm(Q, K.transpose(1, 2)).mul_(self.scale) -
+                              Lw[qi][..., None])
+                dv = torch.bmm(p.transpose(1, 2), dO)
+                ds = p * (torch.bmm(dO, V.transpose(1, 2)) - Dw[qi][..., None])
+                dq = torch.bmm(ds, K).mul_(self.scale)
+                dk = torch.bmm(ds.transpose(1, 2), Q).mul_(self.scale)
+            dQw.index_add_(0, qi.reshape(-1), dq.reshape(-1, D).float())
+            dKV[0].index_add_(0, ki.reshape(-1), dk.reshape(-1, D).float())
+            dKV[1].index_add_(0, ki.reshape(-1), dv.reshape(-1, D).float())
             self.stats["kernel_calls"] += 1
 
     def _fwd(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor
@@ -447,7 +482,7 @@ class Executor:
         A = {s: torch.zeros(2, sc.ring_rows, D, **f32) for s in range(1, sc.k_max + 1)}
         bufs = {(0, 0): KV, **{(0, s): R[s] for s in R}, **{(1, s): A[s] for s in A}}
         pending = [self._ring_post(ix, 1, (S.KV_RECV, S.KV_SEND), bufs)] if sc.k_max > 1 else []
-        self._kernel_bwd(ix, 0, Qw, KV, dOw, Lw, Dw, dQw, dKV)
+        self._kernel_bwd(ix, 0, Qw, KV, dOw, Ow, Lw, Dw, dQw, dKV)
         for s in range(1, sc.k_max + 1) if sc.k_max > 1 else ():
             self._ring_wait(pending)
             pending = []
@@ -455,7 +490,7 @@ class Executor:
                 pending.append(self._ring_post(ix, s + 1, (S.ACC_RECV, S.KV_RECV, S.KV_SEND),
                                                bufs))
             if s < sc.k_max:
-                self._kernel_bwd(ix, s, Qw, R[s], dOw, Lw, Dw, dQw, A[s])
+                self._kernel_bwd(ix, s, Qw, R[s], dOw, Ow, Lw, Dw, dQw, A[s])
                 if s + 1 <= sc.k_max:
                     pending.append(self._ring_post(ix, s + 1, (S.ACC_SEND,), bufs))
             for b, src, dst in ix.homes.get(s, []):
