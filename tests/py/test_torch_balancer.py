@@ -36,3 +36,20 @@ def test_balancer_routes_and_attends_like_the_reference_on_2_ranks():
     passed = [line for line in r.stdout.splitlines() if line.startswith("PASS ")]
     for case in ("zellige", "usp", "knapformer", "dp", "errors"):
         assert any(line.startswith(f"PASS {case}") for line in passed), r.stdout
+
+
+def test_knapformer_policy_routes_to_knapformers_layout():
+    """With policy="knapformer", what `route` puts on each rank (its shards in plan order, as the
+    2-rank test checks row by row) is KnapFormer's own routed layout: reference vector V2
+    (shared/reference/knapformer.md §2.11: spec g1n2+g2n1, γ 0.4, d 3072, lengths per GPU
+    [[20001], [101, 7], [102], [103, 50]]): GPU 0 receives chunks of 7, 103, 50 tokens
+    (sequences 2, 4, 5), GPU 1 of 101, 102 (sequences 1, 3), and sequence 0 is cut
+    [10001, 10000] over GPUs 2 and 3 (remainder at 0 mod 2)."""
+    zg = _load_zellige()
+    planner = zg.Planner("tiny", "cpu:4", policy="knapformer", bags="g1n2+g2n1", gamma=0.4,
+                         d_model=3072)
+    plan = planner.plan([20001, 101, 7, 102, 103, 50], origin_ranks=[0, 1, 1, 2, 3, 3])
+    routed = {r: [(s.index, sh.end - sh.start) for s in plan.sequences for sh in s.shards
+                  if sh.rank == r] for r in range(4)}
+    assert routed == {0: [(2, 7), (4, 103), (5, 50)], 1: [(1, 101), (3, 102)],
+                      2: [(0, 10001)], 3: [(0, 10000)]}
