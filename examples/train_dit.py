@@ -49,8 +49,9 @@ try:
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
-except ImportError:  # pragma: no cover - reported by main()
-    torch = None  # type: ignore[assignment]
+except ImportError:  # pragma: no cover - needs an interpreter without torch
+    print("train_dit.py: needs PyTorch (python3 -m pip install torch)", file=sys.stderr)
+    sys.exit(2)
 
 POLICIES = ("zellige", "knapformer", "usp", "dp")
 #: an attention function: q, k, v (T, H, D) in one layout -> o (T, H, D)
@@ -622,9 +623,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     a = parser.parse_args(argv)
     cfg = check_args(parser, a)
-    if torch is None:
-        print("train_dit.py: needs PyTorch (pip install torch)", file=sys.stderr)
-        return 2
     under_torchrun = "RANK" in os.environ and "WORLD_SIZE" in os.environ
     if not a.reference and not under_torchrun:
         parser.error("run it under torchrun (torchrun --nproc-per-node 4 examples/train_dit.py "
