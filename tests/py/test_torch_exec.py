@@ -90,6 +90,17 @@ def test_matches_reference_and_dispatch_is_exact(run):
         assert r["identity"], f"{what}: undispatch(dispatch(x)) != x"
 
 
+def test_one_padded_call_per_step(run):
+    """calls="step": one kernel call per step and direction, as the C engine."""
+    n, lines = run
+    step = [r for r in lines if r.get("calls") == "step"]
+    assert step
+    for r in step:
+        for s in r["stats"]:
+            want = 2 * s["k_max"] if s["plan_tokens"] else 0
+            assert s["kernel_calls"] == want, (n, r["index"], s)
+
+
 def test_random_plans_cover_every_configuration(run):
     n, lines = run
     rnd = [r for r in lines if r["kind"] == "random"]

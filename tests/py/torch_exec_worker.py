@@ -10,7 +10,8 @@
   against the cost model);
 * plans of the C planner (zellige.Planner) for a seeded batch.
 
-Random plans alternate the kernel path: the fused CPU SDPA kernel (even) and the math path (odd).
+Random plans alternate the kernel path (the fused CPU SDPA kernel, the math path) and the call
+grouping (one call per slice shape; one padded call per step), so all four combinations run.
 
 Per plan: leaf q, k, v in the loader layout -> dispatch (with positions) -> attention ->
 undispatch -> loss (o * dout).sum() -> backward. The output and the q/k/v gradients are compared
@@ -108,9 +109,11 @@ def rel(a: torch.Tensor, b: torch.Tensor, den: float) -> float:
     return float((a.double() - b).abs().max()) / max(den, 1e-30)
 
 
-def run_plan(plan: Any, seed: int, origin: Any = None, kernel: str = "auto") -> Dict[str, Any]:
+def run_plan(plan: Any, seed: int, origin: Any = None, kernel: str = "auto",
+             calls: str = "shape") -> Dict[str, Any]:
     rank = dist.get_rank()
-    ex = zt.Executor(plan, n_heads=H, head_dim=D, origin_ranks=origin, kernel=kernel)
+    ex = zt.Executor(plan, n_heads=H, head_dim=D, origin_ranks=origin, kernel=kernel,
+                     calls=calls)
     cols = zt.plan_columns(plan)
     lens = cols.tokens.tolist()
     full = {i: data(seed, i, L) for i, L in enumerate(lens)}
@@ -170,7 +173,8 @@ def run_plan(plan: Any, seed: int, origin: Any = None, kernel: str = "auto") -> 
                                 if r not in set(cols.shard_rank.tolist())))
     # per-rank stats gathered for the byte checks
     all_stats: List[Any] = [None] * dist.get_world_size()
-    dist.all_gather_object(all_stats, res["stats"])
+    dist.all_gather_object(all_stats, dict(res["stats"], k_max=ex._sched.k_max,
+                                           plan_tokens=ex.plan_tokens))
     res["stats"] = all_stats
     res["rank_tokens"] = [int(sum(int(cols.shard_end[j] - cols.shard_start[j])
                                   for j in range(len(cols.shard_rank)) if cols.shard_rank[j] == r))
@@ -223,9 +227,10 @@ def main() -> None:
         force = cfgs[i % len(cfgs)]
         idle = rng.randrange(P) if i % 3 == 2 and force[0] * force[1] * force[2] < P else -1
         plan = random_plan(rng, P, force, idle)
-        kernel = "math" if i % 2 else "auto"  # both kernel paths
-        r = run_plan(plan, a.seed + i, kernel=kernel)
-        r.update(kind="random", index=i, force=list(force), kernel=kernel)
+        kernel = "math" if i % 2 else "auto"  # both kernel paths,
+        calls = "step" if i % 4 >= 2 else "shape"  # each with and without padded steps
+        r = run_plan(plan, a.seed + i, kernel=kernel, calls=calls)
+        r.update(kind="random", index=i, force=list(force), kernel=kernel, calls=calls)
         lines.append(r)
     for c in cfgs:
         if c[0] * c[1] * c[2] != P:

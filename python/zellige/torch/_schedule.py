@@ -80,6 +80,8 @@ def plan_columns(plan: Any) -> PlanColumns:
                     rk.append(int(sh[0])), st.append(int(sh[1])), en.append(int(sh[2]))
             offset.append(len(rk))
             origin.append(int(s.get("origin_rank", -1)))
+    except PlanError:
+        raise
     except (KeyError, TypeError, ValueError) as e:
         raise PlanError(f"plan: malformed plan dict ({type(e).__name__}: {e}); expected "
                         "{'world_size': P, 'sequences': [{'tokens', 'config': {q,h,k}, "

@@ -51,16 +51,31 @@ class _Ix:
         self.lrows, self.prows = t(sc.d_lrows), t(sc.d_prows)
         self.exchanges = [(x.kind, x.ranks, x.me, [tuple(t(f) for f in m) for m in x.idx])
                           for x in sc.exchanges]
-        # kernel groups per step: slices of one (q_len, k_len) shape in one batched call
-        self.groups: List[List[Tuple[torch.Tensor, torch.Tensor]]] = []
+        # kernel groups per step: (q rows, k rows, valid queries, additive key mask), either
+        # the slices of one (q_len, k_len) shape (calls="shape": no padding, masks None) or
+        # every slice of the step padded to powers of two (calls="step": one call per step)
+        G = Tuple[torch.Tensor, torch.Tensor, Optional[torch.Tensor], Optional[torch.Tensor]]
+        self.groups: List[List[G]] = []
         for sl in sc.slices:
-            shapes: Dict[Tuple[int, int], List[int]] = {}
-            for i, (_, ql, _, kl) in enumerate(sl.tolist()):
-                shapes.setdefault((ql, kl), []).append(i)
-            g = []
-            for (ql, kl), rows in shapes.items():
-                r = sl[rows]
-                g.append((t(r[:, :1] + np.arange(ql)), t(r[:, 2:3] + np.arange(kl))))
+            g: List[G] = []
+            if ex.calls == "step" and len(sl):
+                lq, lk = (1 << int(max(1, x) - 1).bit_length() for x in (sl[:, 1].max(),
+                                                                           sl[:, 3].max()))
+                ar_q, ar_k = np.arange(lq), np.arange(lk)
+                qv = ar_q[None, :] < sl[:, 1:2]
+                kv = ar_k[None, :] < sl[:, 3:4]
+                mask = np.where(kv, 0.0, -np.inf).astype(np.float32)[:, None, None, :]
+                g.append((t(np.where(qv, sl[:, :1] + ar_q, 0)),
+                          t(np.where(kv, sl[:, 2:3] + ar_k, 0)),
+                          torch.as_tensor(qv).to(dev), torch.as_tensor(mask).to(dev)))
+            elif len(sl):
+                shapes: Dict[Tuple[int, int], List[int]] = {}
+                for i, (_, ql, _, kl) in enumerate(sl.tolist()):
+                    shapes.setdefault((ql, kl), []).append(i)
+                for (ql, kl), rows in shapes.items():
+                    r = sl[rows]
+                    g.append((t(r[:, :1] + np.arange(ql)), t(r[:, 2:3] + np.arange(kl)), None,
+                              None))
             self.groups.append(g)
         # ring postings per phase: (kind, peer) -> (buf, rows in posting order); homes
         self.ring: Dict[int, Dict[int, List[Tuple[int, int, torch.Tensor]]]] = {}
@@ -102,6 +117,10 @@ class Executor:
             (``aten._scaled_dot_product_flash_attention_for_cpu``, which returns the LSE) for
             CPU tensors, the math path elsewhere; ``"flash"``: that CPU kernel; ``"math"``:
             batched matmuls + logsumexp in fp32 (any device; materialises the scores).
+        calls: ``"shape"`` (default): per step, one kernel call per distinct (q_len, k_len) of
+            its slices, no padding; ``"step"``: ONE call per step, as the C engine's varlen
+            kernel (slices padded to the next power of two of the step's longest query and key
+            blocks, padded keys masked: more arithmetic, shapes that repeat across steps).
 
     Every rank of the group must construct the Executor for the same plan and call
     ``dispatch``, ``undispatch`` and ``attention`` (and their backward) in the same order: each
@@ -109,7 +128,8 @@ class Executor:
     """
 
     def __init__(self, plan: Any, n_heads: int, head_dim: int, group: Any = None,
-                 origin_ranks: Optional[Sequence[int]] = None, kernel: str = "auto") -> None:
+                 origin_ranks: Optional[Sequence[int]] = None, kernel: str = "auto",
+                 calls: str = "shape") -> None:
         if not dist.is_available() or not dist.is_initialized():
             raise RuntimeError("zellige.torch.Executor: torch.distributed is not initialized "
                                "(call torch.distributed.init_process_group first, e.g. under "
@@ -138,6 +158,10 @@ class Executor:
             raise ValueError(f"zellige.torch Executor: kernel {kernel!r}: expected 'auto', "
                              "'flash' or 'math'")
         self.kernel = kernel
+        if calls not in ("shape", "step"):
+            raise ValueError(f"zellige.torch Executor: calls {calls!r}: expected 'shape' or "
+                             "'step'")
+        self.calls = calls
         self.n_heads, self.head_dim = int(n_heads), int(head_dim)
         self.scale = 1.0 / math.sqrt(self.head_dim)
         self.origin = origin.astype(np.int32)
@@ -384,22 +408,27 @@ class Executor:
     def _kernel_fwd(self, ix: _Ix, step: int, Qw: torch.Tensor, KV: torch.Tensor,
                     Ow: torch.Tensor, Lw: torch.Tensor) -> None:
         """Step `step`'s slices (K/V from KV: the work space at step 0, the ring buffer after):
-        one batched kernel call per slice shape; step >= 1 merges into Ow/Lw through the LSE
-        (in fp32)."""
+        one batched kernel call per group; step >= 1 merges into Ow/Lw through the LSE (fp32).
+        Padded groups (calls="step") zero their padded queries and mask their padded keys."""
         flash = self._use_flash(Qw)
-        for qi, ki in ix.groups[step]:
+        for qi, ki, qv, km in ix.groups[step]:
+            Q, K, V = Qw[qi], KV[0][ki], KV[1][ki]
+            if qv is not None:
+                Q = Q * qv[..., None]
             if flash:  # slices as a batch of one-head sequences: (n, 1, L, D)
-                o, lse = _flash_fwd(Qw[qi][:, None], KV[0][ki][:, None], KV[1][ki][:, None],
-                                    scale=self.scale)
+                o, lse = _flash_fwd(Q[:, None], K[:, None], V[:, None], scale=self.scale,
+                                    attn_mask=None if km is None else km.to(Q.dtype))
                 o, lse = o[:, 0].float(), lse[:, 0].float()
             else:  # the plain math path, any device
-                Q = Qw[qi].float()
-                K, V = KV[0][ki].float(), KV[1][ki].float()
-                s = torch.bmm(Q, K.transpose(1, 2)).mul_(self.scale)
+                s = torch.bmm(Q.float(), K.float().transpose(1, 2)).mul_(self.scale)
+                if km is not None:
+                    s = s + km[:, 0]
                 lse = torch.logsumexp(s, -1)
-                o = torch.bmm(torch.exp(s - lse[..., None]), V)
-            rows = qi.reshape(-1)
-            o, lse = o.reshape(-1, self.head_dim), lse.reshape(-1)
+                o = torch.bmm(torch.exp(s - lse[..., None]), V.float())
+            if qv is not None:
+                rows, o, lse = qi[qv], o[qv], lse[qv]
+            else:
+                rows, o, lse = qi.reshape(-1), o.reshape(-1, self.head_dim), lse.reshape(-1)
             if step == 0:
                 Ow[rows] = o
                 Lw[rows] = lse
@@ -415,27 +444,41 @@ class Executor:
                     dOw: torch.Tensor, Ow: torch.Tensor, Lw: torch.Tensor, Dw: torch.Tensor,
                     dQw: torch.Tensor, dKV: torch.Tensor) -> None:
         """Backward of step `step` from the final O and LSE (so ring steps need no rescaling):
-        adds dQ into dQw and dK/dV into dKV (same rows as KV)."""
+        adds dQ into dQw and dK/dV into dKV (same rows as KV). Padded queries get Q = dO = O =
+        LSE = 0 (they then add nothing) and padded keys are masked."""
         D = self.head_dim
         flash = self._use_flash(Qw)
-        for qi, ki in ix.groups[step]:
+        for qi, ki, qv, km in ix.groups[step]:
+            Q, dO, O, L, Dd = Qw[qi], dOw[qi], Ow[qi], Lw[qi], Dw[qi]
+            if qv is not None:
+                z = qv[..., None]
+                Q, dO, O, L, Dd = Q * z, dO * z, O * z, L * qv, Dd * qv
+            K, V = KV[0][ki], KV[1][ki]
             if flash:
                 dt = Qw.dtype
                 dq, dk, dv = (g[:, 0] for g in _flash_bwd(
-                    dOw[qi][:, None], Qw[qi][:, None], KV[0][ki][:, None], KV[1][ki][:, None],
-                    Ow[qi].to(dt)[:, None], Lw[qi][:, None], 0.0, False, scale=self.scale))
+                    dO[:, None], Q[:, None], K[:, None], V[:, None], O.to(dt)[:, None],
+                    L[:, None], 0.0, False, scale=self.scale,
+                    attn_mask=None if km is None else km.to(dt)))
             else:
-                Q, dO = Qw[qi].float(), dOw[qi].float()
-                K, V = KV[0][ki].float(), KV[1][ki].float()
-                p = torch.exp(torch.bmm(Q, K.transpose(1, 2)).mul_(self.scale) -
-                              Lw[qi][..., None])
+                Q, dO, K, V = Q.float(), dO.float(), K.float(), V.float()
+                s = torch.bmm(Q, K.transpose(1, 2)).mul_(self.scale)
+                if km is not None:
+                    s = s + km[:, 0]
+                p = torch.exp(s - L[..., None])
                 dv = torch.bmm(p.transpose(1, 2), dO)
-                ds = p * (torch.bmm(dO, V.transpose(1, 2)) - Dw[qi][..., None])
+                ds = p * (torch.bmm(dO, V.transpose(1, 2)) - Dd[..., None])
                 dq = torch.bmm(ds, K).mul_(self.scale)
                 dk = torch.bmm(ds.transpose(1, 2), Q).mul_(self.scale)
-            dQw.index_add_(0, qi.reshape(-1), dq.reshape(-1, D).float())
-            dKV[0].index_add_(0, ki.reshape(-1), dk.reshape(-1, D).float())
-            dKV[1].index_add_(0, ki.reshape(-1), dv.reshape(-1, D).float())
+            if qv is not None:
+                kv = km[:, 0, 0] == 0
+                dQw.index_add_(0, qi[qv], dq[qv].float())
+                dKV[0].index_add_(0, ki[kv], dk[kv].float())
+                dKV[1].index_add_(0, ki[kv], dv[kv].float())
+            else:
+                dQw.index_add_(0, qi.reshape(-1), dq.reshape(-1, D).float())
+                dKV[0].index_add_(0, ki.reshape(-1), dk.reshape(-1, D).float())
+                dKV[1].index_add_(0, ki.reshape(-1), dv.reshape(-1, D).float())
             self.stats["kernel_calls"] += 1
 
     def _fwd(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor
