@@ -105,8 +105,9 @@ def main() -> None:
             # plan_routing_async + set_plan (the plan made on the planner's thread) gives the
             # same plan and routing as plan_routing
             bal2 = zt.Balancer(MODEL, "cpu:2", policy=policy)
-            fut = bal2.plan_routing_async(LOCAL[rank])
-            plan2 = bal2.set_plan(fut)
+            pending = bal2.plan_routing_async(LOCAL[rank])
+            plan2 = bal2.set_plan(pending)
+            check(pending.done() and pending.global_seq_lens == lens, "pending routing")
             strip = lambda p: [(tuple(s.config), s.shards) for s in p.sequences]  # noqa: E731
             check(strip(plan2) == strip(plan), f"async plan differs: {strip(plan2)}")
             check(torch.equal(bal2.route(x), xr), "async plan routes differently")

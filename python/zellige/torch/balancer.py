@@ -21,14 +21,34 @@ the policy second.
 from __future__ import annotations
 
 from concurrent.futures import Future
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from dataclasses import dataclass
+from typing import Any, List, Optional, Tuple
 
 import torch
 import torch.distributed as dist
 
 from ..planner import Plan, PlanError, Planner, Spec
 
-__all__ = ["Balancer"]
+__all__ = ["Balancer", "PendingRouting"]
+
+
+@dataclass(frozen=True)
+class PendingRouting:
+    """A plan being made on the planner's thread (:meth:`Balancer.plan_routing_async`) and the
+    lengths it is for; :meth:`Balancer.set_plan` takes it."""
+
+    future: "Future[Plan]"
+    seq_lens: List[int]           # this rank's
+    global_seq_lens: List[int]    # every rank's, in (rank, local index) order
+    origin_ranks: List[int]
+
+    def done(self) -> bool:
+        """Whether the plan is ready (``set_plan`` will not wait)."""
+        return self.future.done()
+
+    def result(self) -> Plan:
+        """The plan (waits for it; raises the planner's :class:`zellige.PlanError`)."""
+        return self.future.result()
 
 
 def _as_lengths(seq_lens: Any) -> List[int]:
@@ -136,28 +156,30 @@ class Balancer:
             The plan (also :attr:`plan`).
         """
         mine, lens, origin = self._gather(seq_lens)
-        return self.set_plan(self.planner.plan(lens, origin_ranks=origin, metadata=metadata),
-                             mine, lens, origin)
+        return self._use(self.planner.plan(lens, origin_ranks=origin, metadata=metadata),
+                         mine, lens, origin)
 
-    def plan_routing_async(self, seq_lens: Any, metadata: Any = None) -> "Future[Plan]":
-        """:meth:`plan_routing`'s gather now, its planning on the planner's thread: returns a
-        Future of the plan, to pass to :meth:`set_plan` when the step that uses it starts
-        (plan step t+1 while step t trains; the C planner releases the GIL)."""
+    def plan_routing_async(self, seq_lens: Any, metadata: Any = None) -> "PendingRouting":
+        """:meth:`plan_routing` with the planning on the planner's thread: the gather runs now
+        (collective), the C planner in the background (it releases the GIL). Pass the result
+        to :meth:`set_plan` when the step that uses it starts: plan step t+1 while step t
+        trains."""
         mine, lens, origin = self._gather(seq_lens)
         fut = self.planner.plan_async(lens, origin_ranks=origin, metadata=metadata)
-        fut.routing = (mine, lens, origin)  # type: ignore[attr-defined]
-        return fut
+        return PendingRouting(fut, mine, lens, origin)
 
-    def set_plan(self, plan: Union[Plan, "Future[Plan]"], seq_lens: Optional[List[int]] = None,
-                 global_seq_lens: Optional[List[int]] = None,
-                 origin_ranks: Optional[List[int]] = None) -> Plan:
-        """Makes ``plan`` (or the result of :meth:`plan_routing_async`'s Future) the one
-        :meth:`route`, :meth:`attention` and :meth:`reverse_route` follow."""
-        if isinstance(plan, Future):
-            seq_lens, global_seq_lens, origin_ranks = plan.routing  # type: ignore[attr-defined]
-            plan = plan.result()
+    def set_plan(self, pending: "PendingRouting") -> Plan:
+        """Waits for a :meth:`plan_routing_async` plan and makes it the one :meth:`route`,
+        :meth:`attention` and :meth:`reverse_route` follow. Returns the plan."""
+        if not isinstance(pending, PendingRouting):
+            raise TypeError(f"Balancer.set_plan takes what plan_routing_async returned, not "
+                            f"{type(pending).__name__}")
+        return self._use(pending.result(), pending.seq_lens, pending.global_seq_lens,
+                         pending.origin_ranks)
+
+    def _use(self, plan: Plan, seq_lens: List[int], global_seq_lens: List[int],
+             origin_ranks: List[int]) -> Plan:
         from . import Executor
-        assert seq_lens is not None and global_seq_lens is not None and origin_ranks is not None
         self.executor = Executor(plan, n_heads=self.n_heads, head_dim=self.head_dim,
                                  group=self.group, origin_ranks=origin_ranks)
         self.plan = plan
