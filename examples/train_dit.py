@@ -147,6 +147,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "must have the world size's ranks (default cpu:WORLD)")
     p.add_argument("--profile", default=None,
                    help="a price table from `zellige profile` (default: analytic prices)")
+    p.add_argument("--api", choices=("auto", "executor", "balancer"), default="auto",
+                   help="executor: zellige.Planner + zellige.torch.Executor; balancer: "
+                        "zellige.torch.Balancer (KnapFormer's plan_routing/route/"
+                        "reverse_route); auto: knapformer through the Balancer, the other "
+                        "policies through the Executor (auto)")
     p.add_argument("--bags", default=None,
                    help="KnapFormer bag layout for --policy knapformer, e.g. g1n2+g2n1 "
                         "(default: the uniform g{G}n{W/G} with the lowest predicted makespan "
@@ -487,6 +492,80 @@ def _batch_args(batch: Sequence[Sample]) -> Dict[str, object]:
                          "width": [s.width for s in batch]}}
 
 
+class _Runner:
+    """How a step gets its plan and moves tokens: ``start(batch)`` begins planning a batch
+    (in the background; the result has ``result()``), ``take(pending, batch)`` returns
+    ``(plan, ex)``,
+    where ``ex`` has ``dispatch``, ``undispatch``, ``attention``, ``loader_tokens`` and
+    ``stats`` (a ``zellige.torch.Executor``, or the Balancer's)."""
+
+    def start(self, batch: List[Sample]) -> object:
+        raise NotImplementedError
+
+    def take(self, pending: object, batch: List[Sample]) -> Tuple[object, object]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+class _ExecutorRunner(_Runner):
+    """zellige.Planner.plan_async on the whole batch (every rank knows it: the stream is
+    seeded), then zellige.torch.Executor with the batch's origin ranks."""
+
+    def __init__(self, planner: object, cfg: ModelConfig) -> None:
+        self.planner, self.cfg = planner, cfg
+
+    def start(self, batch: List[Sample]) -> object:
+        return self.planner.plan_async(**_batch_args(batch))  # type: ignore[attr-defined]
+
+    def take(self, pending: object, batch: List[Sample]) -> Tuple[object, object]:
+        import zellige.torch as zt
+        plan = pending.result()  # type: ignore[attr-defined]
+        return plan, zt.Executor(plan, n_heads=self.cfg.heads, head_dim=self.cfg.head_dim,
+                                 origin_ranks=[s.origin for s in batch])
+
+    def close(self) -> None:
+        self.planner.close()  # type: ignore[attr-defined]
+
+
+class _BalancerRunner(_Runner):
+    """zellige.torch.Balancer, as a KnapFormer user calls it: each rank gives only its own
+    sequence lengths (plan_routing_async gathers them), route/attention/reverse_route."""
+
+    def __init__(self, balancer: object, rank: int) -> None:
+        self.bal, self.rank = balancer, rank
+
+    def start(self, batch: List[Sample]) -> object:
+        mine = [s.tokens for s in batch if s.origin == self.rank]
+        return self.bal.plan_routing_async(mine)  # type: ignore[attr-defined]
+
+    def take(self, pending: object, batch: List[Sample]) -> Tuple[object, object]:
+        return self.bal.set_plan(pending), self  # type: ignore[attr-defined]
+
+    # the executor-shaped calls the step makes, in KnapFormer's names
+    def dispatch(self, *xs: "torch.Tensor") -> object:
+        return self.bal.route(*xs)  # type: ignore[attr-defined]
+
+    def undispatch(self, *ys: "torch.Tensor") -> object:
+        return self.bal.reverse_route(*ys)  # type: ignore[attr-defined]
+
+    def attention(self, q: "torch.Tensor", k: "torch.Tensor",
+                  v: "torch.Tensor") -> "torch.Tensor":
+        return self.bal.attention(q, k, v)  # type: ignore[attr-defined]
+
+    @property
+    def loader_tokens(self) -> int:
+        return self.bal.local_tokens  # type: ignore[attr-defined]
+
+    @property
+    def stats(self) -> Dict[str, int]:
+        return self.bal.stats  # type: ignore[attr-defined]
+
+    def close(self) -> None:
+        self.bal.close()  # type: ignore[attr-defined]
+
+
 def summary(logs: Sequence[StepLog]) -> str:
     """One line per policy: medians of the step time and of the measured and planned makespan
     (the first step, which warms up, left out when there are more)."""
@@ -524,14 +603,22 @@ def run_distributed(a: argparse.Namespace, cfg: ModelConfig,
         opts: Dict[str, object] = {}
         if policy == "knapformer":
             opts["bags"] = a.bags or choose_bags(zellige, cfg, cluster, world, first, a.profile)
+        use_balancer = a.api == "balancer" or (a.api == "auto" and policy == "knapformer")
         try:
-            planner = zellige.Planner(cfg.planner_model(), cluster, a.profile, policy, **opts)
+            if use_balancer:   # KnapFormer's workflow: the lengths are all-gathered per step
+                runner: _Runner = _BalancerRunner(zt.Balancer(
+                    cfg.planner_model(), cluster, policy, profile=a.profile,
+                    n_heads=cfg.heads, head_dim=cfg.head_dim, **opts), rank)
+            else:
+                planner = zellige.Planner(cfg.planner_model(), cluster, a.profile, policy,
+                                          **opts)
+                if planner.world_size != world:
+                    raise zellige.PlanError(
+                        f"cluster {cluster!r} has {planner.world_size} ranks but torchrun "
+                        f"started {world}; give --cluster cpu:{world} or {world}xA800 (NxGPU)")
+                runner = _ExecutorRunner(planner, cfg)
         except zellige.PlanError as e:
             raise SystemExit(f"train_dit.py: planner: {e}") from None
-        if planner.world_size != world:
-            raise SystemExit(f"train_dit.py: cluster {cluster!r} has {planner.world_size} ranks "
-                             f"but torchrun started {world}; give --cluster cpu:{world} or "
-                             f"{world}xA800 (NxGPU)")
         model = make_model(cfg, a.seed)
         opt = _adamw(model, a.lr)
         params = [p for p in model.parameters()]
@@ -539,21 +626,21 @@ def run_distributed(a: argparse.Namespace, cfg: ModelConfig,
             extra = f", bags {opts['bags']}" if "bags" in opts else ""
             print(f"train_dit: {sum(p.numel() for p in params)} params, {world} ranks "
                   f"({dist.get_backend()}), cluster {cluster}, prices "
-                  f"{'table ' + a.profile if a.profile else 'analytic'}, policy {policy}{extra}",
+                  f"{'table ' + a.profile if a.profile else 'analytic'}, policy {policy}{extra}"
+                  f", via {'zellige.torch.Balancer' if use_balancer else 'Planner + Executor'}",
                   flush=True)
         logs: List[StepLog] = []
         # step 0's plan now; from then on, step t+1's plan is made while step t trains
-        fut = planner.plan_async(**_batch_args(first))
+        pending = runner.start(first)
         batch = first
         for step in range(a.steps):
             t0 = time.perf_counter()
-            plan = fut.result()
+            pending.result()                    # the wait for this step's plan (if any)
             wait_ms = (time.perf_counter() - t0) * 1e3
+            plan, ex = runner.take(pending, batch)
             nxt = next(batches, None)
             if nxt is not None and not a.no_overlap:
-                fut = planner.plan_async(**_batch_args(nxt))   # overlaps this step
-            ex = zt.Executor(plan, n_heads=cfg.heads, head_dim=cfg.head_dim,
-                             origin_ranks=[s.origin for s in batch])
+                pending = runner.start(nxt)    # overlaps this step
 
             # loader layout: this rank's whole sequences, in plan (= batch) order
             t, cap = conditioning(a.seed, step, batch, cfg)
@@ -576,9 +663,9 @@ def run_distributed(a: argparse.Namespace, cfg: ModelConfig,
             t1 = time.perf_counter()
             # latents (plan_tokens, C) and (plan_tokens, 4) int64 sample, frame, row, col:
             # one all-to-all, each keeps its dtype
-            x_p, i_p = ex.dispatch(x_l, i_l)
+            x_p, i_p = ex.dispatch(x_l, i_l)           # (Balancer: route)
             pred_p = model(x_p, i_p[:, 1:], i_p[:, 0], t, cap, ex.attention)
-            pred_l = ex.undispatch(pred_p)              # back to the loader layout
+            pred_l = ex.undispatch(pred_p)              # back to the loader layout (reverse_route)
             loss = ((pred_l - y_l) ** 2).sum() / n_total
             opt.zero_grad(set_to_none=False)
             loss.backward()
@@ -603,7 +690,7 @@ def run_distributed(a: argparse.Namespace, cfg: ModelConfig,
             mm = stats[3:].clone()
             dist.all_reduce(mm, op=dist.ReduceOp.MAX)
             if nxt is not None and a.no_overlap:
-                fut = planner.plan_async(**_batch_args(nxt))
+                pending = runner.start(nxt)
             split = int((plan.arrays.config.prod(axis=1) > 1).sum()) if len(plan) else 0
             log = StepLog(step, policy, float(gl[0]), step_ms, float(mm[1]), -float(mm[0]),
                           plan.makespan * 1e3, float(mm[2]), wait_ms, plan.plan_time_ms,
@@ -614,7 +701,7 @@ def run_distributed(a: argparse.Namespace, cfg: ModelConfig,
                 emit(log)
             if nxt is not None:
                 batch = nxt
-        planner.close()
+        runner.close()
         if rank == 0 and not a.json:
             print(summary(logs), flush=True)
 

@@ -1,9 +1,10 @@
 """examples/train_dit.py: a DiT trained with zellige plans in PyTorch (docs/pytorch.md).
 
 Checks: under `torchrun --nproc-per-node 4` (gloo, CPU) the example's losses for the zellige and
-dp plans equal a one-process run of the same model and batches (`--reference`) to 1e-5 after
-3 steps, with zellige splitting at least one sequence over ranks (so the distributed attention,
-dispatch of positions and the gradient all-reduce are all in the numbers); every step logs the
+dp plans (Planner + Executor) and the knapformer plans (through zellige.torch.Balancer) equal a
+one-process run of the same model and batches (`--reference`) to 1e-5 after 3 steps, with
+zellige splitting at least one sequence over ranks (so the distributed attention, dispatch of
+positions and the gradient all-reduce are all in the numbers); every step logs the
 planned and measured makespan; `--help` documents the options; bad arguments exit 2 with one
 clear line. Tiny dims keep the run to a few seconds of compute (process start-up dominates).
 Skipped with a message when torch is missing.
@@ -56,12 +57,16 @@ def test_distributed_losses_equal_the_single_process_run(env, capsys):
     port = _free_port()
     r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "4",
                         "--master-addr", "127.0.0.1", "--master-port", str(port), EXAMPLE,
-                        "--policy", "zellige,dp", *TINY],
+                        "--policy", "zellige,dp,knapformer", *TINY],
                        capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
     got = _steps(r.stdout)
     assert [(s["policy"], s["step"]) for s in got] == \
-        [(p, i) for p in ("zellige", "dp") for i in range(3)], r.stdout
+        [(p, i) for p in ("zellige", "dp", "knapformer") for i in range(3)], r.stdout
+    # zellige and dp through Planner + Executor, knapformer through zellige.torch.Balancer
+    # (KnapFormer's plan_routing/route/reverse_route; --api auto)
+    assert "policy zellige, via Planner + Executor" in r.stdout, r.stdout
+    assert "via zellige.torch.Balancer" in r.stdout, r.stdout
     for s in got:
         assert abs(s["loss"] - want[s["step"]]) <= 1e-5, (s, want)
         assert s["planned_ms"] > 0 and s["measured_ms"] > 0 and s["step_ms"] > 0, s
