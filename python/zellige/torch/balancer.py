@@ -79,7 +79,7 @@ class Balancer:
             ``dim / n_heads`` are the attention shape unless ``n_heads``/``head_dim`` are given.
         cluster: the cluster the plans are priced on; its world size must equal the group's
             (``"8xH100"``, ``"2x8xA800"``, ``"cpu:4"``, a JSON path or a dict). Default:
-            ``"cpu:W"`` for a group of W CPU processes; give it on GPUs.
+            ``"cpu:W"`` for a gloo group of W processes; on other backends it must be given.
         policy: ``"zellige"`` (default), ``"knapformer"`` (KnapFormer's own placement: give
             ``bags``), ``"usp"``, ``"dp"``, … (:func:`zellige.policies`).
         gamma: KnapFormer's attention weight γ (policy ``"knapformer"`` only).
@@ -111,6 +111,10 @@ class Balancer:
                             "not take them (use policy='knapformer' to reproduce KnapFormer's "
                             "placement)")
         if cluster is None:
+            if dist.get_backend(group) != "gloo":
+                raise PlanError(f"Balancer: give the cluster the plans are priced on (e.g. "
+                                f"cluster='{self.world_size}xH100'); the default cpu:"
+                                f"{self.world_size} is only for gloo (CPU) process groups")
             cluster = f"cpu:{self.world_size}"
         self.planner = Planner(model, cluster, profile, policy, bags=bags, gamma=gamma,
                                **options)
