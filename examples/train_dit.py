@@ -473,8 +473,9 @@ def choose_bags(zellige_mod: object, cfg: ModelConfig, cluster: str, world: int,
             continue
         spec = f"g{G}n{world // G}"
         try:
-            pl = zellige_mod.Planner(cfg.planner_model(), cluster, profile, "knapformer",  # type: ignore[attr-defined]
-                                     bags=spec).plan(lens, origin_ranks=org)
+            planner = zellige_mod.Planner(  # type: ignore[attr-defined]
+                cfg.planner_model(), cluster, profile, "knapformer", bags=spec)
+            pl = planner.plan(lens, origin_ranks=org)
         except ValueError:
             continue
         if best is None or pl.makespan < best[0]:
