@@ -13,6 +13,10 @@ from typing import List
 
 # The planner module and every module it uses (src/planner/deps lists them in link order).
 TOP_MODULE = "planner"
+# zellige.torch runs the engine's schedule (src/engine/sched.c): these engine files (they build
+# the schedule and send no messages; no kernels) and the modules they link against.
+SCHEDULE_FILES = ["engine/engine_init.c", "engine/sched.c"]
+SCHEDULE_MODULES = ["comm"]
 
 
 def modules(root: str) -> List[str]:
@@ -22,10 +26,12 @@ def modules(root: str) -> List[str]:
 
 
 def c_sources(root: str) -> List[str]:
-    """Absolute paths of ``src/<m>/**/*.c`` for the planner's modules, sorted."""
+    """Absolute paths of ``src/<m>/**/*.c`` for the planner's modules and the schedule's
+    (``SCHEDULE_MODULES``, ``SCHEDULE_FILES``), sorted."""
     out: List[str] = []
-    for m in modules(root):
+    for m in modules(root) + SCHEDULE_MODULES:
         out += glob.glob(os.path.join(root, "src", m, "**", "*.c"), recursive=True)
+    out += [os.path.join(root, "src", f) for f in SCHEDULE_FILES]
     return sorted(out)
 
 
@@ -40,11 +46,14 @@ def source_hash(root: str) -> str:
     python_dir = os.path.join(root, "python")
     pkg_dir = os.path.join(python_dir, "zellige")
     files: List[str] = []
-    for m in modules(root):
+    for m in modules(root) + SCHEDULE_MODULES:
         for ext in ("c", "h"):
             files += glob.glob(os.path.join(root, "src", m, "**", "*." + ext), recursive=True)
         files.append(os.path.join(root, "src", m, "deps"))
-    files += glob.glob(os.path.join(pkg_dir, "*.py")) + [shim_source(pkg_dir)]
+    files += [os.path.join(root, "src", f) for f in SCHEDULE_FILES]
+    files += glob.glob(os.path.join(root, "src", "engine", "*.h"))
+    files += glob.glob(os.path.join(pkg_dir, "**", "*.py"), recursive=True)
+    files += [shim_source(pkg_dir)]
     files += [os.path.join(python_dir, "setup.py"), os.path.join(python_dir, "pyproject.toml")]
     h = hashlib.sha256()
     for p in sorted(set(files)):
