@@ -387,7 +387,7 @@ zg_status zg_cost_table_init(zg_pricer *p, const zg_cost_table *t, const zg_mode
     p->comm = table_comm;
     p->free_impl = table_free;
     p->mem_base = t->mem_base;
-    p->mem_cap = c->mem_bytes * c->mem_usable_frac - t->mem_base;
+    p->mem_cap = zg_cluster_mem_cap_bytes(c);
     return ZG_OK;
 }
 

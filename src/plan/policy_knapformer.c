@@ -151,30 +151,6 @@ static zg_status place_group(const zg_planner *pl, const knap_state *st, int32_t
     return s;
 }
 
-// KnapFormer does not model memory; a plan that overflows a rank under our pricer is reported
-// as infeasible (so --fallback can take over) instead of handed to the engine.
-static zg_status check_memory(const zg_planner *pl, const zg_plan *out, zg_error *err) {
-    const zg_pricer *pr = pl->ctx.pricer;
-    if (!pr || !(pr->mem_cap > 0)) return ZG_OK;
-    double *mem = zg_calloc((size_t)out->world_size, sizeof *mem, err);
-    if (!mem) return ZG_ERR_NOMEM;
-    for (int64_t i = 0; i < out->n; i++)
-        for (int32_t k = 0; k < out->p[i].n_ranks; k++)
-            mem[out->p[i].ranks[k]] += out->p[i].mem;
-    zg_status s = ZG_OK;
-    for (int32_t r = 0; r < out->world_size && !s; r++)
-        if (mem[r] > pr->mem_cap * (1 + 1e-12)) {
-            char a[32], c[32];
-            s = zg_error_set(err, ZG_ERR_INFEASIBLE,
-                             "knapformer: rank %d needs %s for its chunks, over the cap of %s "
-                             "(KnapFormer's plan ignores memory); use larger bags",
-                             r, zg_fmt_bytes(mem[r], a, sizeof a),
-                             zg_fmt_bytes(pr->mem_cap, c, sizeof c));
-        }
-    free(mem);
-    return s;
-}
-
 static zg_status knap_plan(zg_planner *pl, const zg_batch *b, zg_plan *out, zg_error *err) {
     knap_state *st = pl->state;
     if (!st) return zg_error_set(err, ZG_ERR_INVALID, "knapformer: planner is not initialised");
@@ -214,7 +190,6 @@ static zg_status knap_plan(zg_planner *pl, const zg_batch *b, zg_plan *out, zg_e
         zg_knap_routing_free(&r);
         first = end;
     }
-    if (!s) s = check_memory(pl, out, err);
     if (!s) {
         char name[96];
         snprintf(out->summary, sizeof out->summary,
@@ -231,4 +206,5 @@ done:
 const zg_planner_vtable zg_policy_knapformer = {"knapformer",
                                                 "KnapFormer's greedy bag balancer (bit-faithful "
                                                 "port; fixed bag layout --bags, Ulysses in bags)",
-                                                knap_init, knap_plan, knap_free};
+                                                knap_init, knap_plan, knap_free,
+                                                1};  // ignores memory (docs/planners.md)

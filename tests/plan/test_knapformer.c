@@ -570,6 +570,72 @@ ZG_TEST(knap_policy_priced_flux_joint) {
     zg_pricer_free(&e.pricer);
 }
 
+// The rule for a baseline that ignores memory (docs/planners.md, "Plans over the memory cap"):
+// KnapFormer's g4n2 plan of a V50 batch on 8xA800 puts a 15 s video's quarter plus short
+// sequences on ranks 4..7, over the 76.0 GiB cap. zg_planner_plan returns it as KnapFormer would
+// place it, marked over_cap; the validator accepts it only so marked; the JSON names the ranks;
+// with --fallback the fallback plans instead.
+ZG_TEST(knap_over_cap_plan_is_marked_not_refused) {
+    zg_error err = {0};
+    env e;
+    CHECK_OK(env_init_model(&e, "wan2.1-1.3b", "8xA800", &err), &err);
+    CHECK(e.pricer.mem_cap == zg_cluster_mem_cap_bytes(&e.cluster));
+    zg_mix_spec spec = {0.50, 350000, 15, 8, 1};
+    zg_batch b;
+    zg_batch_init(&b);
+    CHECK_OK(zg_workload_mix(&e.model, &spec, 0, &b, &err), &err);
+    zg_plan_ctx ctx = e.ctx;
+    snprintf(ctx.opts.bags, sizeof ctx.opts.bags, "g4n2");
+    zg_planner pl;
+    CHECK_OK(zg_planner_init(&pl, "knapformer", &ctx, &err), &err);
+    zg_plan p;
+    zg_plan_init(&p);
+    CHECK_OK(zg_planner_plan(&pl, &b, &p, &err), &err);
+    CHECK_EQ_INT(p.over_cap, 1);
+    CHECK(p.mem_cap == e.pricer.mem_cap && p.mem_base == e.pricer.mem_base);
+    int32_t over[8];
+    CHECK_EQ_INT(zg_plan_over_cap_ranks(&p, over, 8), 4);
+    for (int i = 0; i < 4; i++) {
+        CHECK_EQ_INT(over[i], 4 + i);
+        CHECK(p.ranks[over[i]].mem > p.mem_cap);
+    }
+    CHECK(p.ranks[0].mem <= p.mem_cap);
+    char why[256];
+    zg_plan_over_cap_describe(&p, why, sizeof why);
+    CHECK_MSG(strstr(why, "4 of 8 ranks over the memory cap of 76.0 GiB per rank: rank 4 peaks "
+                          "at ") != NULL, "%s", why);
+    CHECK_OK(zg_plan_validate(&p, &b, &e.model, &err), &err);
+    // the JSON carries the mark and the ranks; read back, the mark survives
+    cJSON *j = zg_plan_to_json(&p);
+    cJSON *oc = cJSON_GetObjectItem(j, "over_cap_ranks");
+    CHECK(cJSON_GetArraySize(oc) == 4 && cJSON_GetArrayItem(oc, 0)->valueint == 4);
+    CHECK(cJSON_GetObjectItem(j, "mem_cap")->valuedouble == 80.0 * (1 << 30) * 0.95);
+    zg_plan q;
+    zg_plan_init(&q);
+    CHECK_OK(zg_plan_from_json(j, &q, &err), &err);
+    CHECK_EQ_INT(q.over_cap, 1);
+    cJSON_Delete(j);
+    zg_plan_free(&q);
+    // unmarked, the same plan is refused for its memory, in the cap's own numbers
+    p.over_cap = 0;
+    CHECK(zg_plan_validate(&p, &b, &e.model, &err) == ZG_ERR_INVALID);
+    CHECK_MSG(strstr(err.msg, "rank 4 needs") && strstr(err.msg, "over the memory cap of 76.0 GiB"),
+              "%s", err.msg);
+    zg_planner_free(&pl);
+    // with a fallback, the over-cap plan counts as no plan and the fallback places the batch
+    snprintf(ctx.opts.fallback, sizeof ctx.opts.fallback, "zellige");
+    CHECK_OK(zg_planner_init(&pl, "knapformer", &ctx, &err), &err);
+    CHECK_OK(zg_planner_plan(&pl, &b, &p, &err), &err);
+    CHECK_STR(p.policy, "zellige");
+    CHECK_STR(p.fallback_from, "knapformer");
+    CHECK_EQ_INT(p.over_cap, 0);
+    CHECK_EQ_INT(zg_plan_over_cap_ranks(&p, NULL, 0), 0);
+    zg_planner_free(&pl);
+    zg_plan_free(&p);
+    zg_batch_free(&b);
+    zg_pricer_free(&e.pricer);
+}
+
 ZG_TEST(layout_enumeration_lists_legal_layouts_once) {
     char out[64][128];
     // 8 GPUs, 12 heads: sizes 1, 2, 4 (8 does not divide 12)
