@@ -147,10 +147,10 @@ static zg_status plan_usp(zg_planner *pl, const zg_batch *b, zg_plan *out, zg_er
             else
                 st = zg_error_set(err, ZG_ERR_INFEASIBLE,
                                   "usp: ranks %d..%d run out of memory at sequence %lld (%lld "
-                                  "tokens, needs %s per rank): the batch does not fit under the "
-                                  "%s cap when every sequence spans the ranks",
+                                  "tokens, needs %s more per rank): the batch does not fit under "
+                                  "the %s cap when every sequence spans the ranks",
                                   start, start + d - 1, (long long)s->id, (long long)s->tokens,
-                                  zg_plan_fmt_need(ctx->pricer, best_any, need, sizeof need), capb);
+                                  zg_fmt_bytes(best_any, need, sizeof need), capb);
             goto done;
         }
         if ((st = zg_plan_set_option(out, i, s, i, &o, err))) goto done;

@@ -71,7 +71,7 @@ zg_status zg_plan_whole_lpt(const zg_planner *pl, const zg_batch *b, int by_pric
                               "%s: no rank has room for sequence %lld (%lld tokens, needs %s "
                               "whole): the emptiest rank has %s free of the %s cap",
                               name, (long long)b->seqs[i].id, (long long)b->seqs[i].tokens,
-                              zg_plan_fmt_need(ctx->pricer, pr[i].mem, need, sizeof need),
+                              zg_fmt_bytes(pr[i].mem, need, sizeof need),
                               zg_fmt_bytes(cap - mem[roomiest], freeb, sizeof freeb), capb);
             goto done;
         }

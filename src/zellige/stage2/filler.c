@@ -803,13 +803,15 @@ static zg_status place(const zg_problem *pr, const zg_batch *b, const int32_t *f
             }
             if (bj < 0) {
                 const zg_seq *s = b ? &b->seqs[seq] : NULL;
+                char cb[32], bb[32];
                 st = zg_error_set(err, ZG_ERR_INFEASIBLE,
                                   "zellige: filler sequence %lld (%lld tokens) fits on no rank: "
                                   "every option needs more memory than the ranks have left "
-                                  "after the anchors (cap %.3g GiB per rank, base %.3g GiB "
-                                  "included); lower the load per rank",
+                                  "after the anchors (cap %s per rank, base %s included); lower "
+                                  "the load per rank",
                                   (long long)(s ? s->id : seq), (long long)G->tokens,
-                                  pr->mem_cap / 1073741824.0, pr->mem_base / 1073741824.0);
+                                  zg_fmt_bytes(pr->mem_cap, cb, sizeof cb),
+                                  zg_fmt_bytes(pr->mem_base, bb, sizeof bb));
                 break;
             }
             const zg_option *o = &G->opts[bj];
