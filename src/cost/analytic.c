@@ -245,7 +245,7 @@ static zg_status check_args(const analytic *a, const zg_seq *s, zg_config c,
         return zg_error_set(err, ZG_ERR_INVALID,
                             "pricing sequence %lld: %lld tokens; tokens must be positive",
                             (long long)s->id, (long long)s->tokens);
-    zg_status st = zg_config_check(&a->m, a->c.world_size, c, s->tokens, err);
+    zg_status st = zg_config_check_priced(&a->m, a->c.world_size, c, s->tokens, err);
     if (st) return zg_error_prefix(err, "pricing sequence %lld: ", (long long)s->id), st;
     int32_t deg = zg_config_degree(c);
     if (n != deg)

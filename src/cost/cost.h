@@ -33,6 +33,16 @@ const char *zg_config_name(zg_config c, char *buf, size_t bufsz);
 // saying which rule failed.
 zg_status zg_config_check(const zg_model *m, int32_t world_size, zg_config c, int64_t tokens,
                           zg_error *err);
+// 1 when c is pure Ulysses (1,h,1) with h > 1: every rank of the group computes its heads over
+// all the group's tokens, so a rank may start with none of them (a zero-length shard).
+static inline int zg_config_is_ulysses(zg_config c) {
+    return c.q == 1 && c.k == 1 && c.h > 1;
+}
+// What the pricers accept: zg_config_check, except that a pure Ulysses config may have fewer
+// tokens than ranks (KnapFormer routes such a sequence to its fallback bag with zero-length
+// chunks; docs/knapformer.md). Priced as an even split of the tokens.
+zg_status zg_config_check_priced(const zg_model *m, int32_t world_size, zg_config c,
+                                 int64_t tokens, zg_error *err);
 // Enumerates the legal configurations of degree <= max_degree (sorted by degree, then q, k, h);
 // caller frees *out.
 zg_status zg_config_enumerate(const zg_model *m, int32_t max_degree, zg_config **out,

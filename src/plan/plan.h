@@ -180,7 +180,8 @@ zg_status zg_plan_alloc(zg_plan *p, int64_t n, int32_t world_size, zg_error *err
 zg_status zg_plan_set_option(zg_plan *p, int64_t i, const zg_seq *s, int64_t seq_index,
                              const zg_option *o, zg_error *err);
 // Sets placement i to an explicit rank list and chunk lengths (used by knapformer, tests).
-// Its prices are left 0: zg_plan_evaluate with a pricer fills them.
+// Its prices are left 0: zg_plan_evaluate with a pricer fills them. A chunk may be 0 tokens long
+// (KnapFormer's fallback routing); whether the plan may keep it is zg_plan_shard_may_be_empty's.
 zg_status zg_plan_set_ranks(zg_plan *p, int64_t i, const zg_seq *s, int64_t seq_index,
                             zg_config c, const int32_t *ranks, const int64_t *chunk_lens,
                             int32_t n, zg_error *err);
@@ -188,6 +189,14 @@ zg_status zg_plan_set_ranks(zg_plan *p, int64_t i, const zg_seq *s, int64_t seq_
 // Formats a rank's total for messages: base + `bytes` of placements, e.g. "83.2 GiB (80.7 GiB +
 // base 2.5 GiB)", or the bytes alone when the base is 0; messages then name the cap as zg_fmt_bytes(pr->mem_cap) (one cap, totals).
 const char *zg_plan_fmt_need(const zg_pricer *pr, double bytes, char *buf, size_t n);
+
+// 1 when placement pl of plan p may have zero-length shards: p is a knapformer plan, pl is pure
+// Ulysses (1,h,1) and its sequence has fewer tokens than ranks. The real KnapFormer routes such a
+// sequence when it falls back to a bag larger than its length: chunk (seq_id mod G) holds every
+// token and the other G-1 GPUs get empty chunks, yet compute their heads after the all-to-all
+// (docs/knapformer.md, "Zero-length chunks"). Every other placement gives each rank >= 1 token.
+// The validator and the engine apply this one rule.
+int zg_plan_shard_may_be_empty(const zg_plan *p, const zg_placement *pl);
 
 // Ranks whose memory (ranks[r].mem, zg_plan_evaluate) is over the cap: their count, and the first
 // `max` of them ascending in out (out may be NULL). The test is the validator's (placements over

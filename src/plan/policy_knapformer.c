@@ -126,15 +126,10 @@ static zg_status place_group(const zg_planner *pl, const knap_state *st, int32_t
                              (long long)q->id, G, m->name, m->n_heads, G, m->n_heads);
             break;
         }
-        for (int32_t k = 0; k < G; k++) {
+        // A sequence shorter than its bag (it fell back there) keeps KnapFormer's zero-length
+        // chunks: the plan allows them for this policy (zg_plan_shard_may_be_empty).
+        for (int32_t k = 0; k < G; k++)
             rk[k] = rep * l->group + l->bag_first[bag] + k;
-            if (lens[k] < 1)
-                s = zg_error_set(err, ZG_ERR_INFEASIBLE,
-                                 "knapformer: sequence %lld (%lld tokens) fell back to a %d-GPU "
-                                 "bag and its chunk %d would be empty; use smaller bags",
-                                 (long long)q->id, (long long)q->tokens, G, k);
-        }
-        if (s) break;
         zg_config c = {1, G, 1};
         if ((s = zg_plan_set_ranks(out, i, q, i, c, rk, lens, G, err))) break;
         if (pl->ctx.pricer) {

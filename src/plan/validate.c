@@ -72,7 +72,9 @@ static zg_status check_placement(const zg_plan *p, int64_t i, const zg_batch *b,
                             "sequence %lld: config (%d,%d,%d) is not legal on %d ranks",
                             (long long)s->id, c.q, c.h, c.k, p->world_size);
     zg_error cerr;
-    if (zg_config_check(m, p->world_size, c, s->tokens, &cerr) != ZG_OK)
+    int empty_ok = zg_plan_shard_may_be_empty(p, pl);  // KnapFormer's zero-length chunks
+    if ((empty_ok ? zg_config_check_priced(m, p->world_size, c, s->tokens, &cerr)
+                  : zg_config_check(m, p->world_size, c, s->tokens, &cerr)) != ZG_OK)
         return zg_error_set(err, ZG_ERR_INVALID, "sequence %lld (%lld tokens): %s",
                             (long long)s->id, (long long)s->tokens, cerr.msg);
     if (pl->n_ranks != zg_config_degree(c) || !pl->ranks || !pl->shards)
@@ -108,11 +110,14 @@ static zg_status check_placement(const zg_plan *p, int64_t i, const zg_batch *b,
     int64_t at = 0;
     for (int32_t r = 0; r < pl->n_ranks; r++) {
         const zg_shard *sh = &pl->shards[r];
-        if (sh->start != at || sh->end <= sh->start || sh->end > s->tokens) {
-            if (sh->end <= sh->start)
+        int bad_len = sh->end < sh->start || (sh->end == sh->start && !empty_ok);
+        if (sh->start != at || bad_len || sh->end > s->tokens) {
+            if (bad_len)
                 return zg_error_set(err, ZG_ERR_INVALID,
                                     "sequence %lld: shard %d on rank %d is empty or reversed "
-                                    "(%lld..%lld); every rank of a split needs >= 1 token",
+                                    "(%lld..%lld); every rank of a split needs >= 1 token (only "
+                                    "a knapformer plan's Ulysses split of a sequence shorter "
+                                    "than its ranks may leave shards empty)",
                                     (long long)s->id, r, sh->rank, (long long)sh->start,
                                     (long long)sh->end);
             if (sh->start < 0 || sh->end > s->tokens)
