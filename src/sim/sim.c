@@ -1,6 +1,6 @@
 // sim.c — `zellige simulate` as a library (sim.h): seeded batches of the paper's mixes planned
 // under several policies with the same analytic prices; per (mix, policy) cells, the text
-// tables, the JSON line and the HTML report.
+// tables and the JSON line (the HTML report: report.c).
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,9 +295,8 @@ static void cap_line(const zg_sim_result *r, char *buf, size_t n) {
              r->cluster.mem_usable_frac, zg_fmt_bytes(r->mem_base, b, sizeof b));
 }
 
-// The notes under mix m's table: each failed policy's first error, each over-cap policy's
-// reason; to f (indented lines) or, when f is NULL, as paragraphs of h.
-static void mix_notes(const zg_sim_result *r, int32_t m, FILE *f, zg_html *h) {
+// The lines under mix m's table: each failed policy's first error, each over-cap policy's reason.
+static void mix_notes(const zg_sim_result *r, int32_t m, FILE *f) {
     char line[640];
     for (int32_t p = 0; p < r->n_pol; p++) {
         const zg_sim_cell *c = &r->cells[(size_t)m * r->n_pol + p];
@@ -312,14 +311,12 @@ static void mix_notes(const zg_sim_result *r, int32_t m, FILE *f, zg_html *h) {
                          c->over_cap_why);
             else
                 continue;
-            if (f) fprintf(f, "  %s\n", line);
-            else zg_html_paragraph(h, line);
+            fprintf(f, "  %s\n", line);
         }
     }
 }
 
-// The table of mix m.
-static zg_status mix_table(const zg_sim_result *r, int32_t m, zg_table *t, zg_error *err) {
+zg_status zg_sim_mix_table(const zg_sim_result *r, int32_t m, zg_table *t, zg_error *err) {
     const char *hdr[] = {"policy",   "makespan s", "vs knapformer", "max/mean", "comm GB",
                          "peak GiB", "plan ms",    "failed",        "over cap"};
     zg_status st = zg_table_init(t, 9, hdr, err);
@@ -356,11 +353,11 @@ zg_status zg_sim_print(const zg_sim_result *r, FILE *f, zg_error *err) {
     fprintf(f, "%s\n", cl);
     for (int32_t m = 0; m < r->n_mix; m++) {
         zg_table t;
-        zg_status st = mix_table(r, m, &t, err);
+        zg_status st = zg_sim_mix_table(r, m, &t, err);
         if (!st) {
             fprintf(f, "\n%s\n", r->mixes[m]);
             zg_table_print(&t, f);
-            mix_notes(r, m, f, NULL);
+            mix_notes(r, m, f);
         }
         zg_table_free(&t);
         if (st) return st;
@@ -410,58 +407,4 @@ cJSON *zg_sim_to_json(const zg_sim_result *r) {
         }
     }
     return j;
-}
-
-zg_status zg_sim_write_report(const zg_sim_result *r, const char *path, zg_error *err) {
-    zg_html html;
-    zg_html_init(&html);
-    char title[256];
-    snprintf(title, sizeof title, "zellige simulate — %s on %s, %lld tokens/rank, %lld s videos",
-             r->model.name, r->cluster.name, (long long)r->tokens_per_rank,
-             (long long)r->video_seconds);
-    zg_html_heading(&html, 1, title);
-    char cl[160], para[1024];
-    cap_line(r, cl, sizeof cl);  // the cap from the result (r->mem_cap), printed once
-    snprintf(para, sizeof para,
-             "All times are modelled: per-rank prices from the analytic cost model "
-             "(docs/cost-model.md), identical for every policy. The %s. KnapFormer ignores "
-             "memory: its plans are placed as the real KnapFormer would place them, 'over cap' "
-             "counts those with a rank over the cap (the real run would run out of memory), and "
-             "no speed-up is taken over a KnapFormer row with such plans.", cl);
-    zg_html_paragraph(&html, para);
-    zg_status st = ZG_OK;
-    for (int32_t m = 0; m < r->n_mix && !st; m++) {
-        zg_table t;
-        st = mix_table(r, m, &t, err);
-        if (!st) {
-            zg_html_heading(&html, 2, r->mixes[m]);
-            zg_html_table(&html, &t);
-            mix_notes(r, m, NULL, &html);
-        }
-        zg_table_free(&t);
-    }
-    double *bars = st ? NULL : zg_calloc((size_t)r->n_mix * r->n_pol, sizeof *bars, err);
-    const char *groups[ZG_SIM_MAX_MIX], *series[ZG_SIM_MAX_POL];
-    if (!st && !bars) st = ZG_ERR_NOMEM;
-    for (int32_t m = 0; m < r->n_mix && !st; m++) {
-        groups[m] = r->mixes[m];
-        for (int32_t p = 0; p < r->n_pol; p++)
-            bars[m * r->n_pol + p] = zg_sim_cell_makespan(&r->cells[(size_t)m * r->n_pol + p]);
-    }
-    for (int32_t p = 0; p < r->n_pol; p++)
-        series[p] = r->policies[p];
-    if (!st) {
-        zg_html_bars(&html, "Mean modelled step makespan per mix (seconds)", "makespan (s)",
-                     r->n_mix, groups, r->n_pol, series, bars);
-        zg_html_heading(&html, 2, "One step, per rank (first batch of the Gantt mix)");
-        for (int32_t p = 0; p < r->n_pol; p++) {
-            if (!r->gantt_plans[p].n) continue;
-            snprintf(title, sizeof title, "%s — %s step 0", r->policies[p], r->mixes[r->gantt_mix]);
-            zg_html_gantt(&html, title, &r->gantt_plans[p], &r->gantt_batch);
-        }
-        st = zg_html_write(&html, "zellige simulate report", path, err);
-    }
-    free(bars);
-    zg_html_free(&html);
-    return st;
 }

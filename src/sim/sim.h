@@ -91,7 +91,14 @@ zg_status zg_sim_print(const zg_sim_result *r, FILE *f, zg_error *err);
 // communicators_per_rank,
 // communicator_bytes_per_rank}}}} (fields of cells without a plan are left out). NULL on OOM.
 cJSON *zg_sim_to_json(const zg_sim_result *r);
-// A self-contained HTML page (tables, bars per mix, one Gantt per policy), written atomically.
+// The table of mix m (the columns of zg_sim_print) into t (zg_table_free it, also on failure).
+typedef struct zg_table zg_table;
+zg_status zg_sim_mix_table(const zg_sim_result *r, int32_t m, zg_table *t, zg_error *err);
+// A self-contained HTML page (report.c, docs/cli.md "The HTML report"): a headline (the fastest
+// policy that planned every step of the Gantt mix within the memory cap, its makespan and
+// speed-up over each other policy, the setting and the cap), the Gantt of every policy's first
+// step of that mix on one shared time axis with their legend, every failure's and over-cap
+// cell's reason, then per mix the table and the makespan bars. Written atomically.
 zg_status zg_sim_write_report(const zg_sim_result *r, const char *path, zg_error *err);
 
 #endif
