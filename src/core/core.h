@@ -46,8 +46,11 @@ zg_status zg_error_prefix(zg_error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void zg_error_clear(zg_error *err);
 const char *zg_status_name(zg_status st);
-// Process exit code a CLI should use for a status (1 for input errors, 2 infeasible, 3 io...).
+// Process exit code a CLI should use for a status (2 bad input, 3 infeasible, 4 I/O, 70 internal).
 int zg_status_exit_code(zg_status st);
+// The CLIs' exit status when they wrote a plan of a baseline that ignores memory and that plan
+// is over the memory cap (zg_plan.over_cap; docs/planners.md): not a failure to plan, not success.
+#define ZG_EXIT_OVER_CAP 5
 
 // Allocation helpers that fill err on failure (nmemb*size overflow checked).
 void *zg_calloc(size_t nmemb, size_t size, zg_error *err);

@@ -12,22 +12,24 @@
 #include "sim/sim.h"
 
 // ---- the memory cap, failures and over-cap facts: the only place the report reads them ------
-// The cap is the analytic model's, as zg_sim_run prices with it: per rank, the usable device
-// memory (cap) of which base is placement-independent (weights, gradients, optimizer state,
+// The cap is the result's (r->mem_cap, zg_cluster_mem_cap_bytes: the usable device memory per
+// rank), of which r->mem_base is placement-independent (weights, gradients, optimizer state,
 // framework); a plan is over the cap when a rank's peak (base included) exceeds it. A cell's
-// over_cap counts its plans over the cap (zg_sim_run decides which policies may have any).
+// over_cap counts its plans over the cap (only a policy that ignores memory has any:
+// docs/planners.md §4b).
 
 typedef struct cap_facts {
     double cap, base; // bytes per rank
 } cap_facts;
 
-// The pricer zg_sim_run used (default analytic options): for the cap and the comm/compute split.
+// The pricer zg_sim_run used (default analytic options): for the comm/compute split. The cap
+// and base come from the result, as stdout and --json print them.
 static zg_status report_pricer(const zg_sim_result *r, zg_pricer *pr, cap_facts *cf,
                                zg_error *err) {
     zg_cost_opts copts;
     zg_cost_opts_default(&copts);
     zg_status st = zg_cost_analytic_init(pr, &r->model, &r->cluster, &copts, err);
-    if (!st) cf->cap = pr->mem_cap + pr->mem_base, cf->base = pr->mem_base;
+    cf->cap = r->mem_cap, cf->base = r->mem_base;
     return st;
 }
 
@@ -108,7 +110,7 @@ static void headline(zg_html *h, const zg_sim_result *r, const cap_facts *cf) {
                        c->failed     ? "failed"
                        : c->over_cap ? "over-cap"
                                      : "ok");
-        if (w >= 0 && c->ok)
+        if (w >= 0 && c->ok && !c->over_cap)  // a plan over the cap is no speed-up's reference
             zg_sbuf_printf(s, "<b>%.3f×</b> faster than ",
                            zg_sim_cell_makespan(c) / zg_sim_cell_makespan(&row[w]));
         zg_sbuf_escape_html(s, lab);

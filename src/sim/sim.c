@@ -96,7 +96,7 @@ typedef struct sim_env {
     const zg_sim_opts *o;
     zg_sim_result *r;
     zg_catalog catalog;
-    zg_pricer pricer, pricer_nocap; // nocap shares pricer's impl; never freed separately
+    zg_pricer pricer;
     zg_planner_opts base;
     char (*layouts)[128];
     int32_t n_layouts;
@@ -109,10 +109,10 @@ static void plan_policy(sim_env *e, int32_t m, int32_t p, int32_t t, zg_batch *b
                         zg_sim_cell *c, zg_plan *shown) {
     zg_sim_result *r = e->r;
     int knap = p == r->knap_index;
-    // KnapFormer never looks at memory and the paper ran it at these loads, so it is planned
-    // and priced without the cap; plans over the cap are counted and shown.
-    zg_plan_ctx ctx = {&r->model, &r->cluster, knap ? &e->pricer_nocap : &e->pricer, &e->catalog,
-                       e->base};
+    // KnapFormer never looks at memory: zg_planner_plan returns its plan as the real KnapFormer
+    // would place it, marked over_cap when a rank is over the cap; such plans are counted and
+    // shown with their reason, and never serve as the speed-up reference (docs/planners.md).
+    zg_plan_ctx ctx = {&r->model, &r->cluster, &e->pricer, &e->catalog, e->base};
     if (knap) snprintf(ctx.opts.bags, sizeof ctx.opts.bags, "%.127s", e->layouts[t]);
     zg_planner pl;
     zg_error perr;
@@ -150,7 +150,8 @@ static void plan_policy(sim_env *e, int32_t m, int32_t p, int32_t t, zg_batch *b
                 c->balance_sum += st.balance;
                 c->comm_sum += st.comm.allgather + st.comm.alltoall + st.comm.ring;
                 c->plan_ms_sum += plan.plan_time_ms;
-                if (st.peak_mem > e->pricer.mem_cap + e->pricer.mem_base) c->over_cap++;
+                if (plan.over_cap && !c->over_cap++)
+                    zg_plan_over_cap_describe(&plan, c->over_cap_why, sizeof c->over_cap_why);
                 if (st.peak_mem > c->peak_mem_max) c->peak_mem_max = st.peak_mem;
                 if (m == r->gantt_mix && s == 0) {
                     *shown = plan; // keep; ownership moves
@@ -238,8 +239,8 @@ zg_status zg_sim_run(const zg_sim_opts *o, zg_sim_result *r, zg_error *err) {
                           (long long)o->tokens_per_rank, r->cluster.world_size);
     if (!st) st = zg_catalog_default(&r->model, &e.catalog, err);
     if (!st) st = zg_cost_analytic_init(&e.pricer, &r->model, &r->cluster, &copts, err);
-    e.pricer_nocap = e.pricer;
-    e.pricer_nocap.mem_cap = INFINITY;
+    r->mem_cap = st ? 0 : e.pricer.mem_cap;
+    r->mem_base = st ? 0 : e.pricer.mem_base;
     double shares[ZG_SIM_MAX_MIX];
     for (int32_t m = 0; m < r->n_mix && !st; m++) {
         st = zg_mix_paper_share(r->mixes[m], &shares[m], err);
@@ -292,12 +293,48 @@ zg_status zg_sim_run(const zg_sim_opts *o, zg_sim_result *r, zg_error *err) {
 
 // ---- output -------------------------------------------------------------------------------------
 
+// The speed-up reference of a mix's row: knapformer's mean makespan, or NaN when it is absent,
+// planned nothing, or has plans over the memory cap (a run that would not finish is no reference).
+static double knap_reference(const zg_sim_result *r, const zg_sim_cell *row) {
+    if (r->knap_index < 0 || row[r->knap_index].over_cap) return NAN;
+    return zg_sim_cell_makespan(&row[r->knap_index]);
+}
+
+// "memory cap 76.0 GiB per rank (80.0 GiB x 0.95; base 2.5 GiB in every peak)"
+static void cap_line(const zg_sim_result *r, char *buf, size_t n) {
+    char c[32], d[32], b[32];
+    snprintf(buf, n, "memory cap %s per rank (%s x %.2f; base %s in every peak)",
+             zg_fmt_bytes(r->mem_cap, c, sizeof c), zg_fmt_bytes(r->cluster.mem_bytes, d, sizeof d),
+             r->cluster.mem_usable_frac, zg_fmt_bytes(r->mem_base, b, sizeof b));
+}
+
+// The lines under mix m's table: each failed policy's first error, each over-cap policy's reason.
+static void mix_notes(const zg_sim_result *r, int32_t m, FILE *f) {
+    char line[640];
+    for (int32_t p = 0; p < r->n_pol; p++) {
+        const zg_sim_cell *c = &r->cells[(size_t)m * r->n_pol + p];
+        for (int k = 0; k < 2; k++) {
+            if (k == 0 && c->failed && c->first_err[0])
+                snprintf(line, sizeof line, "%s", c->first_err);
+            else if (k == 1 && c->over_cap)
+                snprintf(line, sizeof line,
+                         "%s: %lld of %lld plans over the cap (it ignores memory: the real run "
+                         "would run out of memory; no speed-up is taken over it): %s",
+                         r->policies[p], (long long)c->over_cap, (long long)r->steps,
+                         c->over_cap_why);
+            else
+                continue;
+            fprintf(f, "  %s\n", line);
+        }
+    }
+}
+
 zg_status zg_sim_mix_table(const zg_sim_result *r, int32_t m, zg_table *t, zg_error *err) {
     const char *hdr[] = {"policy",   "makespan s", "vs knapformer", "max/mean", "comm GB",
                          "peak GiB", "plan ms",    "failed",        "over cap"};
     zg_status st = zg_table_init(t, 9, hdr, err);
     const zg_sim_cell *row = r->cells + (size_t)m * r->n_pol;
-    double knap = r->knap_index >= 0 ? zg_sim_cell_makespan(&row[r->knap_index]) : NAN;
+    double knap = knap_reference(r, row);
     for (int32_t p = 0; p < r->n_pol && !st; p++) {
         const zg_sim_cell *c = &row[p];
         char b[9][64], name[160];
@@ -324,16 +361,16 @@ zg_status zg_sim_print(const zg_sim_result *r, FILE *f, zg_error *err) {
             "(modelled with the analytic cost model)\n",
             r->model.name, r->cluster.name, (long long)r->tokens_per_rank,
             (long long)r->video_seconds, (long long)r->steps);
+    char cl[160];
+    cap_line(r, cl, sizeof cl);
+    fprintf(f, "%s\n", cl);
     for (int32_t m = 0; m < r->n_mix; m++) {
         zg_table t;
         zg_status st = zg_sim_mix_table(r, m, &t, err);
         if (!st) {
             fprintf(f, "\n%s\n", r->mixes[m]);
             zg_table_print(&t, f);
-            for (int32_t p = 0; p < r->n_pol; p++) {
-                const zg_sim_cell *c = &r->cells[(size_t)m * r->n_pol + p];
-                if (c->failed && c->first_err[0]) fprintf(f, "  %s\n", c->first_err);
-            }
+            mix_notes(r, m, f);
         }
         zg_table_free(&t);
         if (st) return st;
@@ -349,11 +386,13 @@ cJSON *zg_sim_to_json(const zg_sim_result *r) {
     cJSON_AddNumberToObject(j, "tokens_per_rank", (double)r->tokens_per_rank);
     cJSON_AddNumberToObject(j, "video_seconds", (double)r->video_seconds);
     cJSON_AddNumberToObject(j, "steps", (double)r->steps);
+    cJSON_AddNumberToObject(j, "mem_cap", r->mem_cap);  // the one cap, bytes per rank
+    cJSON_AddNumberToObject(j, "mem_base", r->mem_base);
     cJSON *jmixes = cJSON_AddObjectToObject(j, "mixes");
     for (int32_t m = 0; m < r->n_mix && jmixes; m++) {
         cJSON *jm = cJSON_AddObjectToObject(jmixes, r->mixes[m]);
         const zg_sim_cell *row = r->cells + (size_t)m * r->n_pol;
-        double knap = r->knap_index >= 0 ? zg_sim_cell_makespan(&row[r->knap_index]) : NAN;
+        double knap = knap_reference(r, row);
         for (int32_t p = 0; p < r->n_pol && jm; p++) {
             const zg_sim_cell *c = &row[p];
             double ms = zg_sim_cell_makespan(c);
@@ -367,6 +406,7 @@ cJSON *zg_sim_to_json(const zg_sim_result *r) {
             }
             cJSON_AddNumberToObject(jp, "failed", (double)c->failed);
             cJSON_AddNumberToObject(jp, "over_cap", (double)c->over_cap);
+            if (c->over_cap) cJSON_AddStringToObject(jp, "over_cap_reason", c->over_cap_why);
             if (c->ok) cJSON_AddNumberToObject(jp, "peak_mem_bytes", c->peak_mem_max);
             if (c->bags[0]) cJSON_AddStringToObject(jp, "bags", c->bags);
             if (c->communicators >= 0) {

@@ -397,6 +397,10 @@ zg_status zg_cluster_load(const char *name_or_path, zg_cluster *c, zg_error *err
     return zg_json_load_named(name_or_path, "cluster", load_cluster, c, err);
 }
 
+double zg_cluster_mem_cap_bytes(const zg_cluster *c) {
+    return c->mem_bytes * c->mem_usable_frac;
+}
+
 int32_t zg_cluster_nodes_spanned(const zg_cluster *c, const int32_t *ranks, int32_t n) {
     // Ranks of an option are usually a contiguous block, so count node changes along the list
     // and fall back to an exact distinct count only when nodes repeat out of order.

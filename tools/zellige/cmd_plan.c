@@ -61,9 +61,9 @@ static void print_summary(const zg_plan *p, const zg_plan_stats *st, const zg_cl
            st->makespan, st->mean_time, st->balance);
     if (p->lower_bound > 0)
         printf("  lower bound     %.4f s%s\n", p->lower_bound, p->optimal ? " (optimal)" : "");
-    printf("  peak memory     %s of %s usable (base %s)\n", zg_fmt_bytes(st->peak_mem, a, sizeof a),
-           zg_fmt_bytes(p->mem_base + p->mem_cap, bb, sizeof bb),
-           zg_fmt_bytes(p->mem_base, cc, sizeof cc));
+    printf("  peak memory     %s of the %s cap per rank (base %s)%s\n",
+           zg_fmt_bytes(st->peak_mem, a, sizeof a), zg_fmt_bytes(p->mem_cap, bb, sizeof bb),
+           zg_fmt_bytes(p->mem_base, cc, sizeof cc), p->over_cap ? ", OVER THE CAP" : "");
     printf("  split sequences %lld of %lld\n", (long long)st->n_split, (long long)p->n);
     printf("  attention comm  all-to-all %s, ring %s, all-gather %s (bytes sent, all ranks)\n",
            zg_fmt_bytes(st->comm.alltoall, a, sizeof a), zg_fmt_bytes(st->comm.ring, bb, sizeof bb),
@@ -306,6 +306,15 @@ static int run_plan(int argc, char **argv) {
         printf("zellige plan: --world-size %lld and no --cluster: planned on %s\n",
                (long long)world, cluster_name);
     if (!quiet) print_summary(&plan, &stats, &cluster, &batch, all_ranks);
+    if (plan.over_cap) {  // a baseline that ignores memory, placed as its real counterpart would
+        char why[256];
+        zg_plan_over_cap_describe(&plan, why, sizeof why);
+        fprintf(stderr,
+                "zellige plan: warning: %s ignores memory and its plan is over the cap (its real "
+                "run would run out of memory; plan kept, exit status %d): %s\n",
+                plan.policy, ZG_EXIT_OVER_CAP, why);
+        rc = ZG_EXIT_OVER_CAP;
+    }
     goto done;
 fail:
     rc = cli_fail("plan", &err);
