@@ -1,7 +1,10 @@
 // test_aoizora.c — lowering (exact collective counts and bytes), HLO front end (JAX-made
 // fixtures agree with our lowering; iota groups; async; while trip counts; errors; fuzz),
 // memory rejection, symmetry dedup against brute force over all 8! placements on 2x4,
-// determinism, evidence JSON round trip, plan JSON keys.
+// determinism, evidence JSON round trip, plan JSON keys; the HLO forms XLA prints (tuple
+// comments, conditionals, loops without trip counts, channel ids, buffer assignment, refused
+// pre-partition input) and the fuzzer's kept inputs.
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -266,7 +269,7 @@ ZG_TEST(hand_written_hlo_iota_async_while) {
 ZG_TEST(bad_hlo_names_the_line) {
     zg_error e;
     zg_aoi_evidence ev;
-    const char *bad1 = "HloModule m, num_partitions=4\nENTRY %main () -> f32[] {\n  %x = f32[2] all-reduce(%y), replica_groups={{0,9}}\n}\n";
+    const char *bad1 = "HloModule m, num_partitions=4\nENTRY %main () -> f32[] {\n  %x = f32[2] all-reduce(%y), channel_id=1, replica_groups={{0,9}}, use_global_device_ids=true\n}\n";
     CHECK(zg_aoi_hlo_parse(bad1, strlen(bad1), &ev, &e) == ZG_ERR_PARSE);
     CHECK_MSG(strstr(e.msg, "line 3") != NULL, "%s", e.msg);
     const char *bad2 = "HloModule m\nENTRY %main () -> f32[] {\n  %x = q99[2] add(%a, %b)\n}\n";
@@ -275,7 +278,7 @@ ZG_TEST(bad_hlo_names_the_line) {
     const char *bad3 = "HloModule m\nENTRY %main () -> f32[] {\n  %x = f32[2] add(%a, %b)\n";
     CHECK(zg_aoi_hlo_parse(bad3, strlen(bad3), &ev, &e) == ZG_ERR_PARSE);
     CHECK(strstr(e.msg, "not closed") != NULL);
-    const char *bad4 = "HloModule m, num_partitions=8\nENTRY %main () -> f32[] {\n  %x = f32[2] all-gather(%y), replica_groups=[3,2]<=[8]\n}\n";
+    const char *bad4 = "HloModule m, num_partitions=8\nENTRY %main () -> f32[] {\n  %x = f32[2] all-gather(%y), channel_id=1, replica_groups=[3,2]<=[8], use_global_device_ids=true\n}\n";
     CHECK(zg_aoi_hlo_parse(bad4, strlen(bad4), &ev, &e) == ZG_ERR_PARSE);
     CHECK(strstr(e.msg, "line 3") && strstr(e.msg, "replica_groups"));
     CHECK(zg_aoi_hlo_parse("", 0, &ev, &e) == ZG_ERR_PARSE);
@@ -322,6 +325,234 @@ ZG_TEST(fuzzed_hlo_gives_errors_with_a_line_never_a_crash) {
     free(buf);
     free(text);
     CHECK(parsed + failed == 150 && failed > 0);
+}
+
+// Hand-written HLO in the forms XLA prints (labelled as such; tests/fixtures/hlo holds the real
+// dumps): a 6-element tuple all-to-all with XLA's /*index=5*/ comments, a conditional whose
+// branches differ, a while without known_trip_count, a collective without channel_id.
+static const char *FORMS_HLO =
+    "HloModule forms, is_scheduled=true, num_partitions=12\n"
+    "\n"
+    "%cheap (p: (f32[8,16])) -> (f32[8,16]) {\n"
+    "  %p = (f32[8,16]{1,0}) parameter(0)\n"
+    "  %g = f32[8,16]{1,0} get-tuple-element(%p), index=0\n"
+    "  %ar = f32[8,16]{1,0} all-reduce(%g), channel_id=3, replica_groups={{0,1},{2,3},{4,5},{6,7}}, use_global_device_ids=true, to_apply=%add\n"
+    "  ROOT %t = (f32[8,16]{1,0}) tuple(%ar)\n"
+    "}\n"
+    "\n"
+    "%dear (p: (f32[8,16])) -> (f32[8,16]) {\n"
+    "  %p = (f32[8,16]{1,0}) parameter(0)\n"
+    "  %g = f32[8,16]{1,0} get-tuple-element(%p), index=0\n"
+    "  %ag = f32[64,16]{1,0} all-gather(%g), channel_id=4, replica_groups=[1,8]<=[8], dimensions={0}, use_global_device_ids=true\n"
+    "  %s = f32[8,16]{1,0} slice(%ag), slice={[0:8], [0:16]}\n"
+    "  ROOT %t = (f32[8,16]{1,0}) tuple(%s)\n"
+    "}\n"
+    "\n"
+    "%body (p: (s32[], f32[8,16])) -> (s32[], f32[8,16]) {\n"
+    "  %p = (s32[], f32[8,16]{1,0}) parameter(0)\n"
+    "  %v = f32[8,16]{1,0} get-tuple-element(%p), index=1\n"
+    "  %cp = f32[8,16]{1,0} collective-permute(%v), channel_id=5, source_target_pairs={{0,1},{1,2},{2,3},{3,4},{4,5},{5,6},{6,7},{7,0}}\n"
+    "  %i = s32[] get-tuple-element(%p), index=0\n"
+    "  ROOT %t = (s32[], f32[8,16]{1,0}) tuple(%i, %cp)\n"
+    "}\n"
+    "\n"
+    "%cond (p: (s32[], f32[8,16])) -> pred[] {\n"
+    "  %p = (s32[], f32[8,16]{1,0}) parameter(0)\n"
+    "  ROOT %c = pred[] constant(true)\n"
+    "}\n"
+    "\n"
+    "ENTRY %main (x: f32[6,16], b: s32[], n: s32[]) -> f32[8,16] {\n"
+    "  %x = f32[6,16]{1,0} parameter(0)\n"
+    "  %b = s32[] parameter(1)\n"
+    "  %s0 = f32[1,16]{1,0} slice(%x), slice={[0:1], [0:16]}\n"
+    "  %a2a = (f32[1,16]{1,0}, f32[1,16]{1,0}, f32[1,16]{1,0}, f32[1,16]{1,0}, f32[1,16]{1,0}, /*index=5*/f32[1,16]{1,0}) all-to-all(%s0, %s0, %s0, %s0, %s0, /*index=5*/%s0), channel_id=1, replica_groups={{0,1,2,3,4,5},{6,7,8,9,10,11}}\n"
+    "  %lone = f32[1,16]{1,0} all-reduce(%s0), replica_groups={}, to_apply=%add\n"
+    "  %y = f32[8,16]{1,0} broadcast(%s0), dimensions={0,1}\n"
+    "  %tup = (f32[8,16]{1,0}) tuple(%y)\n"
+    "  %c = (f32[8,16]{1,0}) conditional(%b, %tup, %tup), branch_computations={%cheap, %dear}\n"
+    "  %z = f32[8,16]{1,0} get-tuple-element(%c), index=0\n"
+    "  %init = (s32[], f32[8,16]{1,0}) tuple(%b, %z)\n"
+    "  %wh = (s32[], f32[8,16]{1,0}) while(%init), condition=%cond, body=%body\n"
+    "  ROOT %out = f32[8,16]{1,0} get-tuple-element(%wh), index=1\n"
+    "}\n";
+
+static int64_t count_kind(const zg_aoi_evidence *ev, zg_coll_kind k, const zg_aoi_op **last) {
+    int64_t n = 0;
+    for (int32_t s = 0; s < ev->n_segs; s++)
+        for (int32_t i = 0; i < ev->segs[s].n_ops; i++)
+            if (ev->segs[s].ops[i].is_coll && ev->segs[s].ops[i].kind == k) {
+                n += ev->segs[s].repeat;
+                if (last) *last = &ev->segs[s].ops[i];
+            }
+    return n;
+}
+
+static int has_note(const zg_aoi_evidence *ev, const char *a, const char *b) {
+    for (int32_t i = 0; i < ev->n_notes && i < ZG_AOI_MAX_NOTES; i++)
+        if (strstr(ev->notes[i], a) && (!b || strstr(ev->notes[i], b))) return 1;
+    return 0;
+}
+
+ZG_TEST(hlo_reads_tuple_comments_conditionals_and_loops_without_trip_counts) {
+    zg_error e;
+    zg_aoi_evidence ev;
+    CHECK_OK(zg_aoi_hlo_parse(FORMS_HLO, strlen(FORMS_HLO), &ev, &e), &e);
+    const zg_aoi_op *a2a = NULL, *ag = NULL, *cp = NULL;
+    CHECK_EQ_INT(count_kind(&ev, ZG_COLL_ALL_TO_ALL, &a2a), 1);
+    CHECK(a2a->n_groups == 2 && a2a->group_size == 6 && a2a->members[6] == 6);
+    CHECK_NEAR(a2a->bytes, 6 * 16 * 4, 0, 0);  // all six tuple elements
+    // the expensive branch (an 8-way all-gather) is priced, the cheap all-reduce is not; the
+    // channel-less all-reduce moves nothing in a one-replica program
+    CHECK_EQ_INT(count_kind(&ev, ZG_COLL_ALL_GATHER, &ag), 1);
+    CHECK_EQ_INT(count_kind(&ev, ZG_COLL_ALL_REDUCE, NULL), 0);
+    CHECK(ag->group_size == 8);
+    CHECK(has_note(&ev, "conditional c:", "dear"));
+    CHECK(has_note(&ev, "no channel_id", NULL));
+    // no known_trip_count: once, with a note saying so; then with the override
+    CHECK_EQ_INT(count_kind(&ev, ZG_COLL_PERMUTE, &cp), 1);
+    CHECK(has_note(&ev, "no known_trip_count: counted once", "--trip-count"));
+    CHECK(!strcmp(ev.peak_mem_source, "estimate") && ev.peak_mem_bytes >= 6 * 16 * 4);
+    zg_aoi_evidence_free(&ev);
+    zg_aoi_hlo_opts o;
+    zg_aoi_hlo_opts_default(&o);
+    o.trip_count = 12;
+    CHECK_OK(zg_aoi_hlo_parse_opts(FORMS_HLO, strlen(FORMS_HLO), &o, &ev, &e), &e);
+    CHECK_EQ_INT(count_kind(&ev, ZG_COLL_PERMUTE, NULL), 12);
+    CHECK(has_note(&ev, "repeated 12 times", NULL));
+    // the evidence JSON keeps the notes and the memory's source
+    cJSON *j = zg_aoi_evidence_to_json(&ev);
+    zg_aoi_evidence back;
+    CHECK_OK(zg_aoi_evidence_from_json(j, &back, &e), &e);
+    CHECK(back.n_notes == ev.n_notes && !strcmp(back.peak_mem_source, "estimate"));
+    cJSON_Delete(j);
+    zg_aoi_evidence_free(&back);
+    zg_aoi_evidence_free(&ev);
+    o.trip_count = -1;
+    CHECK(zg_aoi_hlo_parse_opts(FORMS_HLO, strlen(FORMS_HLO), &o, &ev, &e) == ZG_ERR_INVALID);
+}
+
+// The mesh-axes replica_groups form in all its printed variants (XLA's
+// MeshAxesReplicaGroupList): listed axes in order, sub-axes 'b':(pre)size, unquoted names, an
+// explicit or iota device_ids list. Groups worked out by hand.
+ZG_TEST(hlo_mesh_axes_replica_groups) {
+    static const struct {
+        const char *groups;
+        int32_t G, S;
+        int32_t want[8];
+    } T[] = {
+        {"mesh['a'=2,'b'=4] {'b'}", 2, 4, {0, 1, 2, 3, 4, 5, 6, 7}},
+        {"mesh['a'=2,'b'=4] {'a'}", 4, 2, {0, 4, 1, 5, 2, 6, 3, 7}},
+        {"mesh['a'=2,'b'=4] {'b','a'}", 1, 8, {0, 4, 1, 5, 2, 6, 3, 7}},
+        {"mesh['a'=2,'b'=4] {'b':(2)2}", 4, 2, {0, 2, 1, 3, 4, 6, 5, 7}},
+        {"mesh[a=2,b=4] {b:(1)2}", 4, 2, {0, 1, 2, 3, 4, 5, 6, 7}},
+        {"mesh['a'=2,'b'=4] {'a','b':(1)2}", 2, 4, {0, 1, 4, 5, 2, 3, 6, 7}},
+        {"mesh['a'=2,'b'=2], device_ids=(3,1,2,0) {'b'}", 2, 2, {3, 1, 2, 0}},
+        {"mesh['a'=2,'b'=2], device_ids=([2,2]<=[2,2]T(1,0)) {'b'}", 2, 2, {0, 2, 1, 3}},
+    };
+    for (size_t t = 0; t < sizeof T / sizeof T[0]; t++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "HloModule m, num_partitions=8\n\nENTRY %%e (x: f32[4]) -> f32[4] {\n"
+                 "  %%x = f32[4]{0} parameter(0)\n"
+                 "  ROOT %%ar = f32[4]{0} all-reduce(%%x), channel_id=1, replica_groups=%s, "
+                 "use_global_device_ids=true, to_apply=%%add\n}\n", T[t].groups);
+        zg_error e;
+        zg_aoi_evidence ev;
+        CHECK_OK(zg_aoi_hlo_parse(text, strlen(text), &ev, &e), &e);
+        const zg_aoi_op *op = NULL;
+        CHECK_EQ_INT(count_kind(&ev, ZG_COLL_ALL_REDUCE, &op), 1);
+        CHECK_MSG(op->n_groups == T[t].G && op->group_size == T[t].S, "%s: %d x %d", T[t].groups,
+                  op->n_groups, op->group_size);
+        for (int k = 0; k < T[t].G * T[t].S; k++)
+            CHECK_MSG(op->members[k] == T[t].want[k], "%s: member %d is %d, want %d", T[t].groups, k,
+                      op->members[k], T[t].want[k]);
+        zg_aoi_evidence_free(&ev);
+    }
+    // malformed variants name the line
+    const char *bad[] = {"mesh['a'=2,'b'=4] {'c'}", "mesh['a'=2,'b'=4] {'b':(3)2}",
+                         "mesh['a'=2,'b'=4] {'b','b'}", "mesh['a'=2], device_ids=(0,0) {'a'}",
+                         "mesh['a'=2,'b'=4] {'b'"};
+    for (size_t t = 0; t < sizeof bad / sizeof bad[0]; t++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "HloModule m, num_partitions=8\n\nENTRY %%e (x: f32[4]) -> f32[4] {\n"
+                 "  %%x = f32[4]{0} parameter(0)\n"
+                 "  ROOT %%ar = f32[4]{0} all-reduce(%%x), channel_id=1, replica_groups=%s, "
+                 "use_global_device_ids=true, to_apply=%%add\n}\n", bad[t]);
+        zg_error e;
+        zg_aoi_evidence ev;
+        CHECK_MSG(zg_aoi_hlo_parse(text, strlen(text), &ev, &e) == ZG_ERR_PARSE, "%s accepted", bad[t]);
+        CHECK_MSG(strstr(e.msg, "line 5") != NULL, "%s: %s", bad[t], e.msg);
+    }
+}
+
+ZG_TEST(hlo_buffer_assignment_gives_peak_memory) {
+    zg_error e;
+    zg_aoi_evidence ev;
+    // XLA's *-buffer-assignment.txt appended to the module: thread-local allocations excluded
+    char *text = malloc(strlen(HAND_HLO) + 512);
+    snprintf(text, strlen(HAND_HLO) + 512, "%s\nBufferAssignment:\n"
+             "allocation 0: size 4096, parameter 1, shape |f32[64,16]| at ShapeIndex {}:\n"
+             " value: <14 param.1 @0> (size=4096,offset=0): f32[64,16]{1,0}\n"
+             "allocation 1: size 4, thread-local:\n"
+             "allocation 2: size 544, preallocated-temp:\n"
+             "Total bytes: 4644 (4.5KiB)\n", HAND_HLO);
+    CHECK_OK(zg_aoi_hlo_parse(text, strlen(text), &ev, &e), &e);
+    CHECK_NEAR(ev.peak_mem_bytes, 4096 + 544, 0, 0);
+    CHECK(!strcmp(ev.peak_mem_source, "buffer-assignment"));
+    zg_aoi_evidence_free(&ev);
+    free(text);
+}
+
+ZG_TEST(hlo_refuses_prepartition_and_stablehlo_naming_the_construct) {
+    zg_error e;
+    zg_aoi_evidence ev;
+    const char *shardy = "HloModule jit_f, entry_computation_layout={(f32[16,64]{1,0})->f32[16,64]{1,0}}, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<[\"dp\"=2]>}}\n\nENTRY main.5 {\n  x = f32[16,64]{1,0} parameter(0)\n  ROOT t = f32[16,64]{1,0} tanh(x)\n}\n";
+    CHECK(zg_aoi_hlo_parse(shardy, strlen(shardy), &ev, &e) == ZG_ERR_PARSE);
+    CHECK_MSG(strstr(e.msg, "line 1") && strstr(e.msg, "xla.sdy.meshes") && strstr(e.msg, "compile().as_text()"), "%s", e.msg);
+    const char *gspmd = "HloModule jit_f\n\nENTRY main.5 {\n  x = f32[16,64]{1,0} parameter(0), sharding={devices=[2,1]<=[2]}\n  ROOT t = f32[16,64]{1,0} tanh(x)\n}\n";
+    CHECK(zg_aoi_hlo_parse(gspmd, strlen(gspmd), &ev, &e) == ZG_ERR_PARSE);
+    CHECK_MSG(strstr(e.msg, "line 4") && strstr(e.msg, "GSPMD"), "%s", e.msg);
+    const char *cc = "HloModule jit_f, num_partitions=2\n\nENTRY main.5 {\n  x = f32[16,64]{1,0} parameter(0)\n  ROOT s = f32[16,64]{1,0} custom-call(x), custom_call_target=\"Sharding\", sharding={replicated}\n}\n";
+    CHECK(zg_aoi_hlo_parse(cc, strlen(cc), &ev, &e) == ZG_ERR_PARSE);
+    CHECK_MSG(strstr(e.msg, "line 5") && strstr(e.msg, "custom-call Sharding"), "%s", e.msg);
+    const char *mlir = "module @jit_f attributes {mhlo.num_partitions = 8 : i32} {\n  func.func public @main() {\n  }\n}\n";
+    CHECK(zg_aoi_hlo_parse(mlir, strlen(mlir), &ev, &e) == ZG_ERR_PARSE);
+    CHECK_MSG(strstr(e.msg, "line 1") && strstr(e.msg, "StableHLO"), "%s", e.msg);
+}
+
+// Replays every input the HLO fuzzer (fuzz/fuzz_hlo.c) found: each imports into evidence that
+// prices, or fails with a message naming the line; none may crash.
+ZG_TEST(hlo_fuzz_crash_replay) {
+    const char *dirpath = "tests/aoizora/fuzz-crashes";
+    DIR *d = opendir(dirpath);
+    CHECK_MSG(d != NULL, "cannot open %s (run the tests from the repository root)", dirpath);
+    int files = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.' || !strcmp(de->d_name, "README.md")) continue;
+        char path[512], *text = NULL;
+        size_t len = 0;
+        zg_error e;
+        snprintf(path, sizeof path, "%s/%s", dirpath, de->d_name);
+        CHECK_OK(zg_file_read(path, &text, &len, &e), &e);
+        zg_aoi_evidence ev;
+        if (zg_aoi_hlo_parse(text, len, &ev, &e) == ZG_OK) {
+            zg_net net;
+            zg_aoi_price p;
+            char preset[16];
+            snprintf(preset, sizeof preset, "v5e-%d", ev.num_devices);
+            if (zg_net_preset(preset, &net, &e) == ZG_OK)
+                CHECK_OK(zg_aoi_price_placement(&ev, &net, NULL, NULL, &p, &e), &e);
+            zg_aoi_evidence_free(&ev);
+        } else {
+            CHECK_MSG(strstr(e.msg, "line") != NULL, "%s: %s", de->d_name, e.msg);
+        }
+        free(text);
+        files++;
+    }
+    closedir(d);
+    CHECK(files >= 1);
 }
 
 ZG_TEST(memory_rejection_says_why) {

@@ -14,6 +14,7 @@ C engine's (src/engine/sched.c); this package runs it with torch ops. See docs/p
 """
 from .executor import Executor, coalesced_attention, dispatch, undispatch
 from ._schedule import comm_model_bytes, plan_columns
+from .balancer import Balancer  # KnapFormer's plan_routing/route/reverse_route shape
 
-__all__ = ["Executor", "coalesced_attention", "dispatch", "undispatch", "comm_model_bytes",
+__all__ = ["Balancer", "Executor", "coalesced_attention", "dispatch", "undispatch", "comm_model_bytes",
            "plan_columns"]
