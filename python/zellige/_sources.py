@@ -13,34 +13,37 @@ from typing import List
 
 # The planner module and every module it uses (src/planner/deps lists them in link order).
 TOP_MODULE = "planner"
+# Each Python package of python/ and the top library module its shared library is built from:
+# zellige (the planner) and aoizora (src/aoizora: candidates, HLO import, network pricing).
+PACKAGES = {"zellige": "planner", "aoizora": "aoizora"}
 
 
-def modules(root: str) -> List[str]:
-    """The library modules the planner needs: ``planner`` and ``src/planner/deps``."""
-    with open(os.path.join(root, "src", TOP_MODULE, "deps"), encoding="utf-8") as f:
-        return [TOP_MODULE] + f.read().split()
+def modules(root: str, top: str = TOP_MODULE) -> List[str]:
+    """The library modules ``top`` needs: ``top`` and ``src/<top>/deps``."""
+    with open(os.path.join(root, "src", top, "deps"), encoding="utf-8") as f:
+        return [top] + f.read().split()
 
 
-def c_sources(root: str) -> List[str]:
-    """Absolute paths of ``src/<m>/**/*.c`` for the planner's modules, sorted."""
+def c_sources(root: str, top: str = TOP_MODULE) -> List[str]:
+    """Absolute paths of ``src/<m>/**/*.c`` for the modules of ``top``, sorted."""
     out: List[str] = []
-    for m in modules(root):
+    for m in modules(root, top):
         out += glob.glob(os.path.join(root, "src", m, "**", "*.c"), recursive=True)
     return sorted(out)
 
 
 def shim_source(pkg_dir: str) -> str:
-    """The ctypes shim, ``python/zellige/_capi.c``."""
+    """The ctypes shim of a package, ``python/<package>/_capi.c``."""
     return os.path.join(pkg_dir, "_capi.c")
 
 
-def source_hash(root: str) -> str:
-    """SHA-256 over the C sources and headers of the modules, the shim, the package's Python
-    files and its build files: equal hashes mean an install made from this tree is current."""
+def source_hash(root: str, package: str = "zellige") -> str:
+    """SHA-256 over the C sources and headers of the package's modules, its shim, its Python
+    files and the build files: equal hashes mean an install made from this tree is current."""
     python_dir = os.path.join(root, "python")
-    pkg_dir = os.path.join(python_dir, "zellige")
+    pkg_dir = os.path.join(python_dir, package)
     files: List[str] = []
-    for m in modules(root):
+    for m in modules(root, PACKAGES[package]):
         for ext in ("c", "h"):
             files += glob.glob(os.path.join(root, "src", m, "**", "*." + ext), recursive=True)
         files.append(os.path.join(root, "src", m, "deps"))
