@@ -18,6 +18,7 @@
 #include "topo/network.h"
 
 #define ZG_AOI_MAX_AXES 4
+#define ZG_AOI_MAX_NOTES 8
 
 // =============================================================================================
 // Evidence: the placement-free record of a per-device program (docs/aoizora.md has the JSON).
@@ -51,6 +52,14 @@ typedef struct zg_aoi_evidence {
     int32_t n_segs, cap_segs;
     zg_aoi_segment *segs;
     int32_t n_patterns;     // set by zg_aoi_evidence_finalize
+    // Where peak_mem_bytes comes from: "lowering", "ilp", "buffer-assignment" (XLA's, read from
+    // the HLO text), "estimate" (the HLO importer's liveness estimate), "" (unknown).
+    char peak_mem_source[24];
+    // What a reader should know (HLO importer: conditionals priced by one branch, loops without
+    // a trip count, collectives that move nothing); n_notes counts all, the first
+    // ZG_AOI_MAX_NOTES are kept.
+    int32_t n_notes;
+    char notes[ZG_AOI_MAX_NOTES][200];
 } zg_aoi_evidence;
 
 void zg_aoi_evidence_init(zg_aoi_evidence *ev, const char *source, int32_t num_devices);
@@ -65,6 +74,9 @@ zg_status zg_aoi_evidence_coll(zg_aoi_evidence *ev, const char *name, zg_coll_ki
                                const int32_t *members, int32_t overlap, zg_error *err);
 // Checks ids and assigns pattern indices (call after building or reading).
 zg_status zg_aoi_evidence_finalize(zg_aoi_evidence *ev, zg_error *err);
+// Appends a note (printf-style); past ZG_AOI_MAX_NOTES only counted.
+void zg_aoi_evidence_note(zg_aoi_evidence *ev, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 cJSON *zg_aoi_evidence_to_json(const zg_aoi_evidence *ev);
 zg_status zg_aoi_evidence_from_json(const cJSON *j, zg_aoi_evidence *ev, zg_error *err);
 
@@ -76,10 +88,26 @@ typedef struct zg_aoi_coll_summary {
 } zg_aoi_coll_summary;
 void zg_aoi_evidence_summary(const zg_aoi_evidence *ev, zg_aoi_coll_summary *s);
 
-// XLA post-partitioning HLO text -> evidence (collectives with replica_groups in explicit and
-// iota form, source_target_pairs, async start/done, while trip counts, shapes -> bytes; dots
-// and convolutions give FLOPs). Errors name the line.
+// XLA post-partitioning HLO text (`jax.jit(f, ...).lower(...).compile().as_text()`) -> evidence.
+// Reads the ENTRY computation in order: collectives (sync, `*-start`/`*-done`, `async-start`
+// wrappers; overlap = compute ops between start and done) with replica_groups in every printed
+// form (explicit, {}, iota [G,S]<=[dims]T(perm), mesh['a'=2,'b'=4] {'b'}) or
+// source_target_pairs, grouped by XLA's channel_id / use_global_device_ids rules; `while`
+// loops as segments repeated by known_trip_count (else opts->trip_count, else once with a
+// note); `conditional` by its most expensive branch (with a note); `call`s holding
+// collectives inline; tuple shapes (with XLA's /*index=N*/ comments); dot FLOPs (also inside
+// fusions). Peak memory from a buffer assignment appended to the text (XLA's
+// *-buffer-assignment.txt dump), else a liveness estimate (peak_mem_source says which).
+// Pre-partitioning HLO (Shardy/GSPMD sharding annotations) and StableHLO text are refused with
+// an error naming the construct. Every error names the line.
+typedef struct zg_aoi_hlo_opts {
+    int64_t trip_count;    // repeat of while loops without known_trip_count (0: once, noted)
+} zg_aoi_hlo_opts;
+void zg_aoi_hlo_opts_default(zg_aoi_hlo_opts *o);
 zg_status zg_aoi_hlo_parse(const char *text, size_t len, zg_aoi_evidence *ev, zg_error *err);
+// The same with options (opts NULL: defaults).
+zg_status zg_aoi_hlo_parse_opts(const char *text, size_t len, const zg_aoi_hlo_opts *opts,
+                                zg_aoi_evidence *ev, zg_error *err);
 
 // =============================================================================================
 // Pricing: evidence + placement (logical id -> physical device) + network -> predicted time.
@@ -420,5 +448,10 @@ zg_status zg_aoi_plan_evidence(const zg_aoi_graph *g, const zg_net *net, const z
 // JSON: mesh_shape, axis_names, device_order, torch_rank_order, partition_specs,
 // predicted_latency_s, compute_s, comm_s, exposed_comm_s, baselines {name: latency}, plan_time_s.
 cJSON *zg_aoi_plan_to_json(const zg_aoi_graph *g, const zg_net *net, const zg_aoi_plan *plan);
+// PartitionSpec lines ("x [B,N,D]: P(None, ('ring','sp'), None)", "blk/op: x [..] P(..), w [..]
+// P(..)") -> {"x": [null, ["ring","sp"], null], "blk/op/x": [...], ...}, so that
+// jax.sharding.PartitionSpec(*spec) takes each value unchanged; *dims (optional) gets
+// {"x": "[B,N,D]", ...}.
+cJSON *zg_aoi_partition_specs_json(const char *specs, cJSON **dims);
 
 #endif

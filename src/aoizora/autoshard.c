@@ -450,6 +450,7 @@ zg_status zg_aoi_as_lower(const zg_aoi_as_problem *p, const zg_aoi_as_solution *
         snprintf(ev->axis_names[d], sizeof ev->axis_names[d], "%s", d ? "m1" : "m0");
     }
     ev->peak_mem_bytes = sol->mem;
+    snprintf(ev->peak_mem_source, sizeof ev->peak_mem_source, "ilp");
     as_emit e = {p, ev, 0, err, ZG_OK, {0}};
     for (int mask = 1; mask < 4 && !e.st; mask++)
         if (!(e.grp[mask] = mesh_groups(p->mesh, mask, err))) e.st = err ? err->status : ZG_ERR_NOMEM;

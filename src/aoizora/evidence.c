@@ -1,4 +1,6 @@
 // evidence.c — building, checking, summarizing and (de)serializing evidence records.
+#include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +10,16 @@ void zg_aoi_evidence_init(zg_aoi_evidence *ev, const char *source, int32_t num_d
     memset(ev, 0, sizeof *ev);
     snprintf(ev->source, sizeof ev->source, "%s", source);
     ev->num_devices = num_devices;
+}
+
+void zg_aoi_evidence_note(zg_aoi_evidence *ev, const char *fmt, ...) {
+    if (ev->n_notes < ZG_AOI_MAX_NOTES) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(ev->notes[ev->n_notes], sizeof ev->notes[0], fmt, ap);
+        va_end(ap);
+    }
+    ev->n_notes++;
 }
 
 void zg_aoi_evidence_free(zg_aoi_evidence *ev) {
@@ -47,8 +59,9 @@ static zg_aoi_op *push_op(zg_aoi_evidence *ev, zg_error *err) {
 
 zg_status zg_aoi_evidence_compute(zg_aoi_evidence *ev, const char *name, double flops,
                                   double bytes, zg_error *err) {
-    if (!(flops >= 0) || !(bytes >= 0))
-        return zg_error_set(err, ZG_ERR_INVALID, "compute op '%s': flops %g, bytes %g must be >= 0",
+    if (!(flops >= 0) || !(bytes >= 0) || !isfinite(flops) || !isfinite(bytes))
+        return zg_error_set(err, ZG_ERR_INVALID,
+                            "compute op '%s': flops %g, bytes %g must be finite and >= 0",
                             name, flops, bytes);
     zg_aoi_op *op = push_op(ev, err);
     if (!op) return err ? err->status : ZG_ERR_NOMEM;
@@ -60,11 +73,11 @@ zg_status zg_aoi_evidence_compute(zg_aoi_evidence *ev, const char *name, double 
 zg_status zg_aoi_evidence_coll(zg_aoi_evidence *ev, const char *name, zg_coll_kind kind,
                                double bytes, int32_t G, int32_t S, const int32_t *members,
                                int32_t overlap, zg_error *err) {
-    if (G < 1 || S < 1 || !(bytes >= 0) || overlap < 0 || kind < 0 || kind >= ZG_COLL_N ||
+    if (G < 1 || S < 1 || !(bytes >= 0) || !isfinite(bytes) || overlap < 0 || kind < 0 || kind >= ZG_COLL_N ||
         (kind == ZG_COLL_PERMUTE && S != 2))
         return zg_error_set(err, ZG_ERR_INVALID,
                             "collective '%s': %d groups of %d, %g bytes, overlap %d (need >= 1 "
-                            "group, pairs for permute, bytes and overlap >= 0)", name, G, S, bytes,
+                            "group, pairs for permute, finite bytes, bytes and overlap >= 0)", name, G, S, bytes,
                             overlap);
     int32_t *m = zg_calloc((size_t)G * S, sizeof *m, err);
     if (!m) return err ? err->status : ZG_ERR_NOMEM;
@@ -152,6 +165,17 @@ cJSON *zg_aoi_evidence_to_json(const zg_aoi_evidence *ev) {
             cJSON_AddItemToArray(names, cJSON_CreateString(ev->axis_names[a]));
     }
     cJSON_AddNumberToObject(j, "peak_mem_bytes", ev->peak_mem_bytes);
+    if (ev->peak_mem_source[0]) cJSON_AddStringToObject(j, "peak_mem_source", ev->peak_mem_source);
+    if (ev->n_notes) {
+        cJSON *notes = cJSON_AddArrayToObject(j, "notes");
+        for (int32_t i = 0; i < ev->n_notes && i < ZG_AOI_MAX_NOTES; i++)
+            cJSON_AddItemToArray(notes, cJSON_CreateString(ev->notes[i]));
+        if (ev->n_notes > ZG_AOI_MAX_NOTES) {
+            char more[64];
+            snprintf(more, sizeof more, "... and %d more notes", ev->n_notes - ZG_AOI_MAX_NOTES);
+            cJSON_AddItemToArray(notes, cJSON_CreateString(more));
+        }
+    }
     cJSON *segs = cJSON_AddArrayToObject(j, "segments");
     for (int32_t s = 0; s < ev->n_segs; s++) {
         const zg_aoi_segment *sg = &ev->segs[s];
@@ -224,7 +248,16 @@ static zg_status from_json(const cJSON *j, zg_aoi_evidence *ev, zg_error *err) {
         return err->status;
     if (ver != 1) return zg_error_set(err, ZG_ERR_PARSE, "evidence: version %lld, expected 1", (long long)ver);
     zg_aoi_evidence_init(ev, src, (int32_t)nd);
-    zg_json_get_num(j, "peak_mem_bytes", 0, &ev->peak_mem_bytes, "evidence", err);
+    if (zg_json_get_num(j, "peak_mem_bytes", 0, &ev->peak_mem_bytes, "evidence", err))
+        return err->status;
+    if (!(ev->peak_mem_bytes >= 0) || !isfinite(ev->peak_mem_bytes))
+        return zg_error_set(err, ZG_ERR_PARSE, "evidence: peak_mem_bytes %g must be finite and >= 0",
+                            ev->peak_mem_bytes);
+    zg_json_get_str(j, "peak_mem_source", 0, ev->peak_mem_source, sizeof ev->peak_mem_source,
+                    "evidence", err);
+    const cJSON *notes = cJSON_GetObjectItemCaseSensitive(j, "notes");
+    for (const cJSON *n = cJSON_IsArray(notes) ? notes->child : NULL; n; n = n->next)
+        if (cJSON_IsString(n)) zg_aoi_evidence_note(ev, "%s", n->valuestring);
     const cJSON *ms = cJSON_GetObjectItemCaseSensitive(j, "mesh_shape");
     const cJSON *an = cJSON_GetObjectItemCaseSensitive(j, "axis_names");
     if (cJSON_IsArray(ms) && cJSON_IsArray(an) && cJSON_GetArraySize(ms) == cJSON_GetArraySize(an) &&

@@ -351,9 +351,9 @@ void zg_aoi_partition_specs(const zg_aoi_cand *c, char *buf, size_t n) {
     }
     snprintf(buf, n,
              "x (latents/activations) [B,N,D]: P(%s, %s, None)\n"
-             "q,k,v in attention [B,N,H,hd]: P(%s, %s, %s, None)\n"
+             "q,k,v (attention) [B,N,H,hd]: P(%s, %s, %s, None)\n"
              "w_qkv, w_ffn_up [D,out]: P(%s, %s)\n"
              "w_o, w_ffn_down [in,D]: P(%s, %s)\n"
-             "text context [B,T,D]: P(%s, None, None)\n",
+             "text (context) [B,T,D]: P(%s, None, None)\n",
              dp, seq, dp, c->ring > 1 ? "'ring'" : "None", heads, fs, tp, tp, fs, dp);
 }

@@ -1,20 +1,26 @@
 // hlo.c — XLA post-partitioning HLO text -> evidence. Reads the ENTRY computation in order:
-// collectives (sync and async start/done) with replica_groups (explicit, {} and iota
-// [G,S]<=[dims]T(perm)) or source_target_pairs; while loops become segments repeated by their
-// known_trip_count; runs of other instructions become compute ops with dot FLOPs (also inside
-// fusions) and result bytes. Every error names the line.
+// collectives (sync and async start/done) with replica_groups (explicit, {}, iota
+// [G,S]<=[dims]T(perm), mesh axes) or source_target_pairs, grouped by the channel_id rules;
+// while loops become segments repeated by their known_trip_count (or the caller's override);
+// conditionals by their most expensive branch; calls holding collectives are walked inline;
+// runs of other instructions become compute ops with dot FLOPs (also inside fusions) and
+// result bytes. Peak memory from an appended buffer assignment, else a liveness estimate.
+// Every error names the line.
 #include <ctype.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "aoizora/aoizora.h"
 
 #define MAXD 8
-#define MAXT 16
 
 typedef struct hshape {
-    int32_t n_el;               // tuple elements (1 for an array)
-    double bytes[MAXT];         // per element
+    int32_t n_el;               // top-level tuple elements (1 for an array)
+    double total;               // bytes of all elements
+    double el[2];               // bytes of elements 0 and 1 (nested tuples summed)
+    double max_el;              // bytes of the largest element
     int32_t nd;                 // dims of element 0
     int64_t dims[MAXD];
 } hshape;
@@ -34,6 +40,8 @@ typedef struct hcomp {
 } hcomp;
 
 typedef struct hctx {
+    const zg_aoi_hlo_opts *opts;
+    int32_t n_part, n_rep;  // num_partitions, num_replicas of the module
     char **lines;
     int32_t n_lines;
     hcomp *comps;
@@ -127,8 +135,12 @@ static const char *parse_array(const char *s, double *bytes, int32_t *nd, int64_
     return s;
 }
 
-static const char *parse_shape(const char *s, hshape *sh) {
+static const char *parse_shape_d(const char *s, hshape *sh, int depth);
+static const char *parse_shape(const char *s, hshape *sh) { return parse_shape_d(s, sh, 0); }
+
+static const char *parse_shape_d(const char *s, hshape *sh, int depth) {
     memset(sh, 0, sizeof *sh);
+    if (depth > 16) return NULL;
     s = skip_ws(s);
     if (*s == '(') {
         s++;
@@ -138,9 +150,9 @@ static const char *parse_shape(const char *s, hshape *sh) {
             double b = 0;
             if (*s == '(') {  // nested tuple: count its bytes as one element
                 hshape in;
-                s = parse_shape(s, &in);
+                s = parse_shape_d(s, &in, depth + 1);
                 if (!s) return NULL;
-                for (int i = 0; i < in.n_el; i++) b += in.bytes[i];
+                b = in.total;
             } else {
                 int32_t nd = 0;
                 int64_t dims[MAXD];
@@ -151,7 +163,10 @@ static const char *parse_shape(const char *s, hshape *sh) {
                     memcpy(sh->dims, dims, sizeof dims);
                 }
             }
-            if (sh->n_el < MAXT) sh->bytes[sh->n_el] = b;
+            if (sh->n_el < 2) sh->el[sh->n_el] = b;
+            if (b > sh->max_el) sh->max_el = b;
+            sh->total += b;
+            if (sh->n_el >= 1 << 20) return NULL;
             sh->n_el++;
             s = skip_ws(s);
             if (*s == ',') s++;
@@ -159,14 +174,12 @@ static const char *parse_shape(const char *s, hshape *sh) {
         }
     }
     sh->n_el = 1;
-    return parse_array(s, &sh->bytes[0], &sh->nd, sh->dims);
+    s = parse_array(s, &sh->el[0], &sh->nd, sh->dims);
+    sh->total = sh->max_el = sh->el[0];
+    return s;
 }
 
-static double shape_total(const hshape *sh) {
-    double t = 0;
-    for (int i = 0; i < sh->n_el && i < MAXT; i++) t += sh->bytes[i];
-    return t;
-}
+static double shape_total(const hshape *sh) { return sh->total; }
 
 // "  [ROOT] %name = shape opcode(operands), attrs" -> inst; 0 ok, -1 not an instruction.
 static int parse_inst(const char *line, int32_t ln, hinst *in) {
@@ -509,47 +522,121 @@ static int coll_kind_of(const char *op, zg_coll_kind *k, int *is_start, int *is_
     return 0;
 }
 
-static zg_status emit_coll(hctx *c, const hinst *in, zg_coll_kind k, int is_start, int32_t ln) {
-    double bytes;
-    const hshape *sh = &in->shape;
-    if (sh->n_el > 1) {
-        if (k == ZG_COLL_ALL_GATHER) {
-            bytes = 0;
-            for (int i = 0; i < sh->n_el && i < MAXT; i++) bytes = sh->bytes[i] > bytes ? sh->bytes[i] : bytes;
-        } else if (k == ZG_COLL_PERMUTE && is_start) {
-            bytes = sh->bytes[0];
-        } else {
-            bytes = shape_total(sh);
-        }
-    } else {
-        bytes = sh->bytes[0];
+// Bytes a collective moves per device (network.h convention) from its result shape. The
+// `*-start` forms of all-gather, reduce-scatter and collective-permute return (operand(s),
+// result(s), ...): the gathered result, the scattered result, the permuted buffer.
+static double coll_bytes(const hshape *sh, zg_coll_kind k, int start_tuple) {
+    if (start_tuple && sh->n_el > 1) {
+        if (k == ZG_COLL_ALL_GATHER || k == ZG_COLL_REDUCE_SCATTER) return sh->el[1];
+        if (k == ZG_COLL_PERMUTE) return sh->el[0];
     }
-    int32_t *m = NULL, G = 0, S = 0;
-    const char *v = attr(in->attrs, k == ZG_COLL_PERMUTE ? "source_target_pairs" : "replica_groups");
+    return sh->total;
+}
+
+// Expands groups of replica or partition ids to logical device ids (replica r, partition p ->
+// r * P + p). by_replica: ids are replica ids, applied in every partition; else partition ids,
+// applied in every replica. span_partitions: each group of replicas spans all partitions.
+static int expand_groups(const int32_t *m, int32_t G, int32_t S, int32_t R, int32_t P,
+                         int by_replica, int span_partitions, int32_t **out, int32_t *G2,
+                         int32_t *S2) {
+    int64_t ng = span_partitions ? G : (int64_t)G * (by_replica ? P : R);
+    int64_t ns = span_partitions ? (int64_t)S * P : S;
+    if (ng * ns > (1 << 24)) return -1;
+    int32_t *o = malloc((size_t)(ng * ns) * sizeof *o);
+    if (!o) return -1;
+    int64_t k = 0;
+    if (span_partitions) {
+        for (int32_t g = 0; g < G; g++)
+            for (int32_t i = 0; i < S; i++)
+                for (int32_t q = 0; q < P; q++) o[k++] = m[g * S + i] * P + q;
+    } else {
+        int32_t outer = by_replica ? P : R;
+        for (int32_t q = 0; q < outer; q++)
+            for (int32_t g = 0; g < G; g++)
+                for (int32_t i = 0; i < S; i++)
+                    o[k++] = by_replica ? m[g * S + i] * P + q : q * P + m[g * S + i];
+    }
+    *out = o, *G2 = (int32_t)ng, *S2 = (int32_t)ns;
+    return 0;
+}
+
+// The groups of a collective over logical ids (replica * num_partitions + partition), by XLA's
+// CollectiveOpGroupMode: no channel_id = cross-replica; channel_id on an all-to-all or
+// collective-permute = cross-partition; channel_id with use_global_device_ids=true = flattened
+// global ids; channel_id without it = cross-replica-and-partition. *moves = 0 when every group
+// has one member (a cross-replica collective in a program of one replica).
+static zg_status coll_groups(hctx *c, const hinst *in, zg_coll_kind k, int32_t ln, int32_t **out,
+                             int32_t *G, int32_t *S, int *moves) {
+    const int32_t R = c->n_rep, P = c->n_part;
+    const int permute = k == ZG_COLL_PERMUTE;
+    const char *v = attr(in->attrs, permute ? "source_target_pairs" : "replica_groups");
     if (!v) {
-        if (k == ZG_COLL_PERMUTE) return perr(c, ln, "collective-permute without source_target_pairs", NULL);
+        if (permute) return perr(c, ln, "collective-permute without source_target_pairs", NULL);
         v = "{}";
     }
-    if (parse_groups(v, c->ev->num_devices, &m, &G, &S))
-        return perr(c, ln, k == ZG_COLL_PERMUTE ? "bad source_target_pairs" : "bad replica_groups", v);
-    if (k == ZG_COLL_PERMUTE && S != 2) {
+    const int channel = attr(in->attrs, "channel_id") != NULL;
+    const char *ug = attr(in->attrs, "use_global_device_ids");
+    const int global = ug && !strncmp(ug, "true", 4);
+    enum { FLAT, PART, REPL, REPL_PART } mode;
+    if (!channel) mode = REPL;
+    else if (permute || k == ZG_COLL_ALL_TO_ALL) mode = PART;
+    else mode = global ? FLAT : REPL_PART;
+    if (R == 1 && mode == PART) mode = FLAT;
+    if (P == 1 && (mode == REPL || mode == REPL_PART)) mode = FLAT;
+    int32_t id_range = mode == FLAT ? R * P : mode == PART ? P : R;
+    int32_t *m = NULL, g = 0, sz = 0;
+    if (parse_groups(v, id_range, &m, &g, &sz))
+        return perr(c, ln, permute ? "bad source_target_pairs" : "bad replica_groups", v);
+    if (permute && sz != 2) {
         free(m);
         return perr(c, ln, "source_target_pairs must be pairs", v);
     }
-    for (int64_t i = 0; i < (int64_t)G * S; i++)
-        if (m[i] >= c->ev->num_devices) {
-            char msg[96];
-            snprintf(msg, sizeof msg, "device id %d outside num_partitions %d", m[i], c->ev->num_devices);
+    for (int64_t i = 0; i < (int64_t)g * sz; i++)
+        if (m[i] >= id_range) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "%s id %d outside %s %d", permute ? "pair" : "group", m[i],
+                     mode == FLAT ? "the devices (num_replicas x num_partitions)"
+                     : mode == PART ? "num_partitions" : "num_replicas (no channel_id: cross-replica)",
+                     id_range);
             free(m);
             return perr(c, ln, msg, NULL);
         }
+    *moves = 1;
+    if (mode != FLAT) {
+        int32_t *e = NULL, g2 = 0, s2 = 0;
+        int bad = expand_groups(m, g, sz, R, P, mode != PART, mode == REPL_PART, &e, &g2, &s2);
+        free(m);
+        if (bad) return zg_error_set(c->err, ZG_ERR_NOMEM, "HLO line %d: groups too large", ln + 1);
+        m = e, g = g2, sz = s2;
+    }
+    if (mode == REPL && R == 1) *moves = 0;
+    *out = m, *G = g, *S = sz;
+    return ZG_OK;
+}
+
+// Appends a collective. name: the evidence name (an async wrapper's name for its inner op);
+// start: an async start whose done sets the overlap; start_tuple: the shape is a start tuple.
+static zg_status emit_coll(hctx *c, const hinst *in, const char *name, zg_coll_kind k, int start,
+                           int start_tuple, int32_t ln) {
+    double bytes = coll_bytes(&in->shape, k, start_tuple);
+    int32_t *m = NULL, G = 0, S = 0;
+    int moves = 1;
+    zg_status st = coll_groups(c, in, k, ln, &m, &G, &S, &moves);
+    if (st) return st;
+    if (!moves) {
+        free(m);
+        zg_aoi_evidence_note(c->ev, "HLO line %d: %s %.60s has no channel_id: a cross-replica "
+                             "collective in a program of one replica moves nothing (not counted)",
+                             ln + 1, in->op, name);
+        return ZG_OK;
+    }
     if (k == ZG_COLL_REDUCE_SCATTER) bytes *= S;  // operand = result x group size
-    zg_status st = flush_compute(c);
-    if (!st) st = zg_aoi_evidence_coll(c->ev, in->name, k, bytes, G, S, m, 0, c->err);
+    st = flush_compute(c);
+    if (!st) st = zg_aoi_evidence_coll(c->ev, name, k, bytes, G, S, m, 0, c->err);
     free(m);
     if (st) return zg_error_prefix(c->err, "HLO line %d: ", ln + 1);
-    if (is_start && c->n_starts < 64) {
-        snprintf(c->starts[c->n_starts].name, sizeof c->starts[0].name, "%s", in->name);
+    if (start && c->n_starts < 64) {
+        snprintf(c->starts[c->n_starts].name, sizeof c->starts[0].name, "%s", name);
         c->starts[c->n_starts].seg = c->ev->n_segs - 1;
         c->starts[c->n_starts].op = c->ev->segs[c->ev->n_segs - 1].n_ops - 1;
         c->starts[c->n_starts].computes = c->computes;
@@ -579,7 +666,158 @@ static zg_status done_async(hctx *c, const hinst *in) {
     return ZG_OK;
 }
 
+// 1 if computation ci (or one it calls, runs as a loop body or branch) holds a collective.
+static int comp_has_coll(const hctx *c, int32_t ci, int depth) {
+    if (ci < 0 || depth > 8) return 0;
+    for (int32_t l = c->comps[ci].first; l < c->comps[ci].last; l++) {
+        hinst in;
+        zg_coll_kind k;
+        int a, b;
+        if (parse_inst(c->lines[l], l, &in)) continue;
+        if (coll_kind_of(in.op, &k, &a, &b)) return 1;
+        if (!strcmp(in.op, "call") && comp_has_coll(c, comp_ref(c, in.attrs, "to_apply"), depth + 1))
+            return 1;
+    }
+    return 0;
+}
+
 static zg_status walk_comp(hctx *c, int32_t ci, int64_t repeat, int depth);
+static zg_status walk_lines(hctx *c, const hcomp *cp, int64_t repeat, int depth);
+
+// Placement-free nominal time of an evidence (v5e-like constants: 197 TFLOP/s at 60%, 819 GB/s
+// HBM, 45 GB/s links, 2 us per collective step), used only to rank a conditional's branches.
+static double nominal_s(const zg_aoi_evidence *ev) {
+    double t = 0;
+    for (int32_t g = 0; g < ev->n_segs; g++)
+        for (int32_t i = 0; i < ev->segs[g].n_ops; i++) {
+            const zg_aoi_op *op = &ev->segs[g].ops[i];
+            double x = op->is_coll ? 2e-6 * (op->group_size - 1) + op->bytes / 4.5e10
+                                   : fmax(op->flops / (197e12 * 0.6), op->bytes / 819e9);
+            t += (double)ev->segs[g].repeat * x;
+        }
+    return t;
+}
+
+static zg_status append_evidence(hctx *c, const zg_aoi_evidence *b) {
+    zg_aoi_evidence *ev = c->ev;
+    for (int32_t g = 0; g < b->n_segs; g++) {
+        const zg_aoi_segment *sg = &b->segs[g];
+        if (zg_aoi_evidence_segment(ev, sg->name, sg->repeat, c->err)) return c->err->status;
+        for (int32_t i = 0; i < sg->n_ops; i++) {
+            const zg_aoi_op *op = &sg->ops[i];
+            zg_status st = op->is_coll ? zg_aoi_evidence_coll(ev, op->name, op->kind, op->bytes,
+                                                             op->n_groups, op->group_size,
+                                                             op->members, op->overlap, c->err)
+                                       : zg_aoi_evidence_compute(ev, op->name, op->flops, op->bytes,
+                                                                 c->err);
+            if (st) return st;
+            if (!op->is_coll) c->computes++;
+        }
+    }
+    for (int32_t i = 0; i < b->n_notes && i < ZG_AOI_MAX_NOTES; i++)
+        zg_aoi_evidence_note(ev, "%s", b->notes[i]);
+    return ZG_OK;
+}
+
+// conditional: every branch is read into its own evidence; the most expensive (nominal_s) is
+// appended as segments of its own, followed by a new segment for what comes after.
+static zg_status walk_conditional(hctx *c, const hinst *in, int64_t repeat, int depth,
+                                  int32_t ln) {
+    int32_t br[64], nb = 0;
+    const char *v = attr(in->attrs, "branch_computations");
+    if (v && *v == '{') {
+        const char *e = skip_group(v);
+        const char *s = v + 1;
+        while (s && e && s < e - 1 && nb < 64) {
+            s = skip_ws(s);
+            if (*s == ',') {
+                s++;
+                continue;
+            }
+            const char *t = s;
+            while (*t && *t != ',' && *t != '}' && *t != ' ') t++;
+            br[nb] = find_comp(c, s, (size_t)(t - s));
+            if (br[nb] < 0) return perr(c, ln, "conditional branch is not a known computation", s);
+            nb++;
+            s = t;
+        }
+    } else {
+        int32_t t = comp_ref(c, in->attrs, "true_computation");
+        int32_t f = comp_ref(c, in->attrs, "false_computation");
+        if (t < 0 || f < 0)
+            return perr(c, ln, "conditional without known branch_computations= or "
+                               "true_computation=/false_computation=", NULL);
+        br[nb++] = t, br[nb++] = f;
+    }
+    if (nb == 0) return perr(c, ln, "conditional without branches", NULL);
+    zg_status st = flush_compute(c);
+    if (st) return st;
+    int32_t best = -1;
+    double best_s = -1, low_s = INFINITY;
+    zg_aoi_evidence keep;
+    memset(&keep, 0, sizeof keep);
+    for (int32_t b = 0; b < nb; b++) {
+        hctx sub = *c;
+        zg_aoi_evidence ev;
+        zg_aoi_evidence_init(&ev, "hlo", c->ev->num_devices);
+        sub.ev = &ev, sub.pend_flops = sub.pend_bytes = 0, sub.n_pend = 0, sub.n_starts = 0,
+        sub.computes = 0;
+        st = walk_comp(&sub, br[b], repeat, depth + 1);
+        if (st) {
+            zg_aoi_evidence_free(&ev);
+            zg_aoi_evidence_free(&keep);
+            return st;
+        }
+        double t = nominal_s(&ev);
+        if (t < low_s) low_s = t;
+        if (t > best_s) {
+            zg_aoi_evidence_free(&keep);
+            keep = ev, best_s = t, best = b;
+        } else {
+            zg_aoi_evidence_free(&ev);
+        }
+    }
+    st = append_evidence(c, &keep);
+    zg_aoi_evidence_free(&keep);
+    if (st) return st;
+    zg_aoi_evidence_note(c->ev, "HLO line %d: conditional %.60s: priced its most expensive branch "
+                         "%s (%d of %d; nominal %.3g s, cheapest %.3g s)", ln + 1, in->name,
+                         c->comps[br[best]].name, best + 1, nb, best_s, low_s);
+    return zg_aoi_evidence_segment(c->ev, "after_conditional", repeat, c->err);
+}
+
+static zg_status walk_while(hctx *c, const hinst *in, int64_t repeat, int depth, int32_t ln) {
+    const char *t = c->lines[ln];
+    int32_t body = comp_ref(c, in->attrs, "body");
+    if (body < 0) return perr(c, ln, "while without a known body= computation", t);
+    int64_t trip = 1;
+    const char *bc = attr(in->attrs, "backend_config");
+    const char *kt = bc ? strstr(bc, "known_trip_count") : NULL;
+    if (kt) {
+        const char *nn = strstr(kt, "\"n\"");
+        trip = 0;
+        if (nn) {
+            nn += 3;
+            while (*nn == ':' || *nn == ' ' || *nn == '"') nn++;
+            trip = strtoll(nn, NULL, 10);
+        }
+        if (trip < 1 || trip > 1000000000) return perr(c, ln, "bad known_trip_count", kt);
+    } else if (c->opts->trip_count > 0) {
+        trip = c->opts->trip_count;
+        zg_aoi_evidence_note(c->ev, "HLO line %d: while %.60s has no known_trip_count: repeated %lld "
+                             "times (the trip count given)", ln + 1, in->name, (long long)trip);
+    } else {
+        zg_aoi_evidence_note(c->ev, "HLO line %d: while %.60s has no known_trip_count: counted "
+                             "once; give the real count (aoizora --trip-count N, "
+                             "zg_aoi_hlo_opts.trip_count)", ln + 1, in->name);
+    }
+    if (repeat > INT64_MAX / trip)
+        return perr(c, ln, "nested loop trip counts overflow a 64-bit repeat", NULL);
+    zg_status st = flush_compute(c);
+    if (!st) st = walk_comp(c, body, repeat * trip, depth + 1);
+    if (!st) st = zg_aoi_evidence_segment(c->ev, "after_while", repeat, c->err);
+    return st;
+}
 
 static zg_status walk_lines(hctx *c, const hcomp *cp, int64_t repeat, int depth) {
     for (int32_t l = cp->first; l < cp->last; l++) {
@@ -591,77 +829,215 @@ static zg_status walk_lines(hctx *c, const hcomp *cp, int64_t repeat, int depth)
         if (r) return perr(c, l, "expected 'name = shape opcode(operands), attrs'", t);
         zg_coll_kind k;
         int is_start = 0, is_done = 0;
+        zg_status st = ZG_OK;
         if (coll_kind_of(in.op, &k, &is_start, &is_done)) {
-            zg_status st = is_done ? done_async(c, &in) : emit_coll(c, &in, k, is_start, l);
-            if (st) return st;
-            continue;
-        }
-        if (!strcmp(in.op, "async-start")) {
+            st = is_done ? done_async(c, &in) : emit_coll(c, &in, in.name, k, is_start, is_start, l);
+        } else if (!strcmp(in.op, "async-start")) {
             int32_t cc = comp_ref(c, in.attrs, "calls");
             if (cc < 0) return perr(c, l, "async-start without a known calls= computation", t);
             int found = 0;
-            for (int32_t m = c->comps[cc].first; m < c->comps[cc].last && !found; m++) {
+            for (int32_t m = c->comps[cc].first; m < c->comps[cc].last && !found && !st; m++) {
                 hinst w;
                 zg_coll_kind kk;
                 int s2, d2;
                 if (parse_inst(c->lines[m], m, &w) == 0 && coll_kind_of(w.op, &kk, &s2, &d2) && !s2 && !d2) {
-                    snprintf(w.name, sizeof w.name, "%s", in.name);
-                    zg_status st = emit_coll(c, &w, kk, 1, m);
-                    if (st) return st;
+                    st = emit_coll(c, &w, in.name, kk, 1, 0, m);
                     found = 1;
                 }
             }
             if (!found) c->pend_bytes += shape_total(&in.shape), c->n_pend++;
+        } else if (!strcmp(in.op, "async-done")) {
+            st = done_async(c, &in);
+        } else if (!strcmp(in.op, "async-update")) {
             continue;
+        } else if (!strcmp(in.op, "while")) {
+            st = walk_while(c, &in, repeat, depth, l);
+        } else if (!strcmp(in.op, "conditional")) {
+            if (depth > 8) return perr(c, l, "conditionals nested deeper than 8", NULL);
+            st = walk_conditional(c, &in, repeat, depth, l);
+        } else if (!strcmp(in.op, "call") && comp_has_coll(c, comp_ref(c, in.attrs, "to_apply"), 0)) {
+            if (depth > 8) return perr(c, l, "calls nested deeper than 8", NULL);
+            st = walk_lines(c, &c->comps[comp_ref(c, in.attrs, "to_apply")], repeat, depth + 1);
+        } else {
+            static const char *const skip[] = {"parameter", "constant", "tuple", "get-tuple-element",
+                                               "bitcast", "partition-id", "replica-id", "after-all",
+                                               "copy-start", "copy-done", "opt-barrier", NULL};
+            int sk = 0;
+            for (int i = 0; skip[i]; i++) sk |= !strcmp(in.op, skip[i]);
+            if (sk) continue;
+            double f = 0;
+            if (!strcmp(in.op, "dot")) f = dot_flops(c, cp, &in);
+            else if (!strcmp(in.op, "fusion") || !strcmp(in.op, "call"))
+                f = comp_flops(c, comp_ref(c, in.attrs, !strcmp(in.op, "call") ? "to_apply" : "calls"), 1);
+            c->pend_flops += f;
+            c->pend_bytes += 2 * shape_total(&in.shape);
+            c->n_pend++;
         }
-        if (!strcmp(in.op, "async-done")) {
-            zg_status st = done_async(c, &in);
-            if (st) return st;
-            continue;
-        }
-        if (!strcmp(in.op, "async-update")) continue;
-        if (!strcmp(in.op, "while")) {
-            int32_t body = comp_ref(c, in.attrs, "body");
-            if (body < 0) return perr(c, l, "while without a known body= computation", t);
-            int64_t trip = 1;
-            const char *bc = attr(in.attrs, "backend_config");
-            const char *kt = bc ? strstr(bc, "known_trip_count") : NULL;
-            if (kt) {
-                const char *nn = strstr(kt, "\"n\"");
-                if (nn) {
-                    nn += 3;
-                    while (*nn == ':' || *nn == ' ' || *nn == '"') nn++;
-                    trip = strtoll(nn, NULL, 10);
-                }
-                if (trip < 1 || trip > 1000000000) return perr(c, l, "bad known_trip_count", kt);
-            }
-            zg_status st = flush_compute(c);
-            if (!st) st = walk_comp(c, body, repeat * trip, depth + 1);
-            if (!st) st = zg_aoi_evidence_segment(c->ev, "after_while", repeat, c->err);
-            if (st) return st;
-            continue;
-        }
-        static const char *const skip[] = {"parameter", "constant", "tuple", "get-tuple-element",
-                                           "bitcast", "partition-id", "replica-id", "after-all",
-                                           "copy-start", "copy-done", "opt-barrier", NULL};
-        int sk = 0;
-        for (int i = 0; skip[i]; i++) sk |= !strcmp(in.op, skip[i]);
-        if (sk) continue;
-        double f = 0;
-        if (!strcmp(in.op, "dot")) f = dot_flops(c, cp, &in);
-        else if (!strcmp(in.op, "fusion") || !strcmp(in.op, "call"))
-            f = comp_flops(c, comp_ref(c, in.attrs, !strcmp(in.op, "call") ? "to_apply" : "calls"), 1);
-        c->pend_flops += f;
-        c->pend_bytes += 2 * shape_total(&in.shape);
-        c->n_pend++;
+        if (st) return st;
     }
     return flush_compute(c);
 }
 
 static zg_status walk_comp(hctx *c, int32_t ci, int64_t repeat, int depth) {
-    if (depth > 8) return zg_error_set(c->err, ZG_ERR_PARSE, "HLO: while loops nested deeper than 8");
+    if (depth > 8)
+        return zg_error_set(c->err, ZG_ERR_PARSE,
+                            "HLO line %d: loops, branches and calls nested deeper than 8",
+                            c->comps[ci].first);
     if (zg_aoi_evidence_segment(c->ev, c->comps[ci].name, repeat, c->err)) return c->err->status;
     return walk_lines(c, &c->comps[ci], repeat, depth);
+}
+
+// ---- peak memory estimate: liveness of instruction results inside each computation -----------
+
+static uint64_t hash_name(const char *s, size_t n) {
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h ? h : 1;
+}
+
+// Peak bytes live inside computation ci beyond its parameters (results live from definition
+// to last use; tuples, bitcasts, get-tuple-elements and while results alias; a while, call or
+// conditional adds its callee's own peak at that point). memo: -1 = not yet computed.
+static double comp_peak(const hctx *c, int32_t ci, int depth, double *memo) {
+    if (ci < 0 || depth > 8) return 0;
+    if (memo[ci] >= 0) return memo[ci];
+    const hcomp *cp = &c->comps[ci];
+    int32_t n = cp->last - cp->first;
+    if (n <= 0) return memo[ci] = 0;
+    double *bytes = calloc((size_t)n, sizeof *bytes), *extra = calloc((size_t)n, sizeof *extra);
+    int32_t *last = malloc((size_t)n * sizeof *last);
+    int32_t hcap = 16;
+    while (hcap < 2 * n) hcap *= 2;
+    uint64_t *hk = calloc((size_t)hcap, sizeof *hk);
+    int32_t *hv = calloc((size_t)hcap, sizeof *hv);
+    double peak = 0;
+    if (!bytes || !extra || !last || !hk || !hv) goto out;
+    for (int32_t i = 0; i < n; i++) {
+        hinst in;
+        last[i] = i;
+        if (parse_inst(c->lines[cp->first + i], cp->first + i, &in)) continue;
+        static const char *const alias[] = {"parameter", "tuple", "get-tuple-element", "bitcast",
+                                            "while", "after-all", "opt-barrier", NULL};
+        int al = 0;
+        for (int a = 0; alias[a]; a++) al |= !strcmp(in.op, alias[a]);
+        bytes[i] = al ? 0 : in.shape.total;
+        if (!strcmp(in.op, "while")) extra[i] = comp_peak(c, comp_ref(c, in.attrs, "body"), depth + 1, memo);
+        else if (!strcmp(in.op, "call")) extra[i] = comp_peak(c, comp_ref(c, in.attrs, "to_apply"), depth + 1, memo);
+        else if (!strcmp(in.op, "conditional")) {
+            const char *v = attr(in.attrs, "branch_computations");
+            for (const char *s = v ? v + 1 : NULL; s && *s && *s != '}';) {
+                s = skip_ws(s);
+                const char *t = s;
+                while (*t && *t != ',' && *t != '}' && *t != ' ') t++;
+                double b = comp_peak(c, find_comp(c, s, (size_t)(t - s)), depth + 1, memo);
+                if (b > extra[i]) extra[i] = b;
+                s = *t == ',' ? t + 1 : t;
+            }
+        }
+        if (!strncmp(skip_ws(c->lines[cp->first + i]), "ROOT ", 5)) last[i] = n;
+        uint64_t h = hash_name(in.name, strlen(in.name));
+        int32_t slot = (int32_t)(h & (uint64_t)(hcap - 1));
+        while (hk[slot] && hk[slot] != h) slot = (slot + 1) & (hcap - 1);
+        hk[slot] = h, hv[slot] = i;
+        // operands: the last word of every top-level piece
+        const char *s = in.operands + 1, *end = in.attrs - 1;
+        while (s < end) {
+            const char *p0 = s;
+            while (s < end && *s != ',') {
+                if (*s == '{' || *s == '[' || *s == '(') {
+                    const char *g = skip_group(s);
+                    s = g && g <= end ? g : end;
+                } else {
+                    s++;
+                }
+            }
+            const char *w1 = s;
+            while (w1 > p0 && w1[-1] == ' ') w1--;
+            const char *w0 = w1;
+            while (w0 > p0 && w0[-1] != ' ' && w0[-1] != '%') w0--;
+            if (w1 > w0) {
+                uint64_t oh = hash_name(w0, (size_t)(w1 - w0));
+                int32_t q = (int32_t)(oh & (uint64_t)(hcap - 1));
+                while (hk[q] && hk[q] != oh) q = (q + 1) & (hcap - 1);
+                if (hk[q] == oh && last[hv[q]] < i) last[hv[q]] = i;
+            }
+            if (s < end) s++;
+        }
+    }
+    // sweep: add at definition, free after the last use
+    double live = 0;
+    int32_t *head = malloc((size_t)(n + 1) * sizeof *head), *next = malloc((size_t)n * sizeof *next);
+    if (!head || !next) {
+        free(head), free(next);
+        goto out;
+    }
+    for (int32_t i = 0; i <= n; i++) head[i] = -1;
+    for (int32_t i = 0; i < n; i++) next[i] = head[last[i]], head[last[i]] = i;
+    for (int32_t i = 0; i < n; i++) {
+        live += bytes[i];
+        if (live + extra[i] > peak) peak = live + extra[i];
+        for (int32_t j = head[i]; j >= 0; j = next[j]) live -= bytes[j];
+    }
+    free(head), free(next);
+out:
+    free(bytes), free(extra), free(last), free(hk), free(hv);
+    return memo[ci] = peak;
+}
+
+static double entry_params(const hctx *c, int32_t ci) {
+    double t = 0;
+    for (int32_t l = c->comps[ci].first; l < c->comps[ci].last; l++) {
+        hinst in;
+        if (parse_inst(c->lines[l], l, &in) == 0 && !strcmp(in.op, "parameter")) t += in.shape.total;
+    }
+    return t;
+}
+
+// ---- module -----------------------------------------------------------------------------------
+
+// Removes /* ... */ comments (XLA writes /*index=5*/ inside long tuples) outside quotes.
+static void strip_comments(char *s) {
+    char *w = s, q = 0;
+    for (char *r = s; *r;) {
+        if (q) {
+            if (*r == '\\' && r[1]) *w++ = *r++;
+            else if (*r == q) q = 0;
+            *w++ = *r++;
+        } else if (*r == '"') {
+            q = *r;
+            *w++ = *r++;
+        } else if (r[0] == '/' && r[1] == '*') {
+            char *e = strstr(r + 2, "*/");
+            if (!e) break;
+            r = e + 2;
+        } else {
+            *w++ = *r++;
+        }
+    }
+    *w = 0;
+}
+
+// Pre-partitioning markers: a sharding annotation means XLA has not partitioned the program.
+static const char *prepartition_marker(const char *line, int has_partitions) {
+    static const struct { const char *needle, *what; } M[] = {
+        {"custom_call_target=\"Sharding\"", "custom-call Sharding (a sharding constraint)"},
+        {"custom_call_target=\"SPMDFullToShardShape\"", "custom-call SPMDFullToShardShape (a shard_map entry)"},
+        {"custom_call_target=\"SPMDShardToFullShape\"", "custom-call SPMDShardToFullShape (a shard_map exit)"},
+        {"xla.sdy.", "a Shardy (sdy) sharding attribute"},
+        {"sdy.sharding", "a Shardy (sdy) sharding attribute"}};
+    for (size_t i = 0; i < sizeof M / sizeof M[0]; i++)
+        if (strstr(line, M[i].needle)) return M[i].what;
+    if (!has_partitions && (strstr(line, "sharding={devices=") || strstr(line, "sharding={{devices=")))
+        return "a GSPMD sharding={devices=...} attribute in a module without num_partitions";
+    return NULL;
+}
+
+static zg_status prepartition_error(hctx *c, int32_t l, const char *what) {
+    return zg_error_set(c->err, ZG_ERR_PARSE,
+                        "HLO line %d: %s: this is HLO before SPMD partitioning (no per-device "
+                        "program yet); AoiZora reads the program XLA emits after partitioning: "
+                        "jax.jit(f, in_shardings=..., out_shardings=...).lower(...).compile()"
+                        ".as_text()", l + 1, what);
 }
 
 static zg_status parse(hctx *c, const char *text, size_t len) {
@@ -691,17 +1067,49 @@ static zg_status parse(hctx *c, const char *text, size_t len) {
         *e = 0;
         s = e + 1;
     }
+    if (memchr(text, 0, len))
+        return zg_error_set(c->err, ZG_ERR_PARSE, "HLO line 1: a NUL byte: not HLO text");
     for (int32_t l = 0; l < c->n_lines; l++) {
         size_t n = strlen(c->lines[l]);
         if (n && c->lines[l][n - 1] == '\r') c->lines[l][n - 1] = 0;
+        strip_comments(c->lines[l]);
     }
-    // header and computations
-    int32_t n_dev = -1, ccap = 16;
-    c->comps = calloc((size_t)ccap, sizeof *c->comps);
-    if (!c->comps) return zg_error_set(c->err, ZG_ERR_NOMEM, "HLO: out of memory");
-    int32_t open = -1, in_table = 0;
+    // StableHLO / MLIR text
     for (int32_t l = 0; l < c->n_lines; l++) {
         const char *s = skip_ws(c->lines[l]);
+        if (!*s || !strncmp(s, "//", 2)) continue;
+        if (strncmp(s, "HloModule", 9) && (!strncmp(s, "module", 6) || !strncmp(s, "func.func", 9) || !strncmp(s, "#loc", 4) ||
+            strstr(s, "stablehlo.") || strstr(s, "mhlo.")))
+            return zg_error_set(c->err, ZG_ERR_PARSE,
+                                "HLO line %d: '%.40s': this is StableHLO/MLIR text (jax's "
+                                "lower(...).as_text()), not HLO text; AoiZora reads the "
+                                "partitioned HLO text: jax.jit(f, ...).lower(...).compile().as_text()",
+                                l + 1, s);
+        break;
+    }
+    // header, computations, an appended buffer assignment
+    int32_t n_part = -1, n_rep = 1, ccap = 16, header_line = -1;
+    c->comps = calloc((size_t)ccap, sizeof *c->comps);
+    if (!c->comps) return zg_error_set(c->err, ZG_ERR_NOMEM, "HLO: out of memory");
+    int32_t open = -1, in_table = 0, in_ba = 0, have_ba = 0;
+    double ba_bytes = 0;
+    for (int32_t l = 0; l < c->n_lines; l++) {
+        const char *s = skip_ws(c->lines[l]);
+        if (open < 0 && !strcmp(s, "BufferAssignment:")) {
+            in_ba = have_ba = 1;
+            continue;
+        }
+        if (in_ba) {
+            if (strncmp(s, "HloModule", 9)) {
+                long long sz = 0;
+                int id = 0;
+                if (sscanf(s, "allocation %d: size %lld", &id, &sz) == 2 && sz >= 0 &&
+                    !strstr(s, "thread-local"))
+                    ba_bytes += (double)sz;
+                continue;
+            }
+            in_ba = 0;
+        }
         // newer dumps append stack-frame tables (FileNames, FunctionNames, FileLocations,
         // StackFrames), each running to the next blank line
         if (open < 0 && (!strcmp(s, "FileNames") || !strcmp(s, "FunctionNames") ||
@@ -714,9 +1122,17 @@ static zg_status parse(hctx *c, const char *text, size_t len) {
             continue;
         }
         if (!strncmp(s, "HloModule", 9)) {
+            if (header_line >= 0) return perr(c, l, "a second HloModule (one module per input)", NULL);
+            header_line = l;
             const char *np = strstr(s, "num_partitions=");
-            if (np) n_dev = (int32_t)strtol(np + 15, NULL, 10);
-            if (np && (n_dev < 1 || n_dev > 4096)) return perr(c, l, "num_partitions out of range", np);
+            if (np) n_part = (int32_t)strtol(np + 15, NULL, 10);
+            if (np && (n_part < 1 || n_part > 4096)) return perr(c, l, "num_partitions out of range", np);
+            const char *nr = strstr(s, "replica_count=");
+            if (!nr) nr = strstr(s, "num_replicas=");
+            if (nr) n_rep = (int32_t)strtol(strchr(nr, '=') + 1, NULL, 10);
+            if (nr && (n_rep < 1 || n_rep > 4096)) return perr(c, l, "replica count out of range", nr);
+            if (strstr(s, "xla.sdy.meshes"))
+                return prepartition_error(c, l, "a Shardy mesh (xla.sdy.meshes) in the module header");
             continue;
         }
         size_t n = strlen(s);
@@ -745,15 +1161,24 @@ static zg_status parse(hctx *c, const char *text, size_t len) {
         } else if (!strcmp(s, "}")) {
             c->comps[open].last = l;
             open = -1;
+        } else {
+            const char *what = prepartition_marker(s, n_part > 1);
+            if (what) return prepartition_error(c, l, what);
         }
     }
     if (open >= 0) return perr(c, c->n_lines - 1, "computation not closed with '}'", c->comps[open].name);
     int32_t entry = -1;
     for (int32_t i = 0; i < c->n_comps; i++)
-        if (c->comps[i].entry) entry = i;
+        if (c->comps[i].entry) {
+            if (entry >= 0) return perr(c, c->comps[i].first - 1, "a second ENTRY computation", NULL);
+            entry = i;
+        }
     if (entry < 0) return zg_error_set(c->err, ZG_ERR_PARSE, "HLO: no ENTRY computation (line %d)", c->n_lines);
-    if (n_dev < 0) n_dev = 1;
-    zg_aoi_evidence_init(c->ev, "hlo", n_dev);
+    if (n_part < 0) n_part = 1;
+    if ((int64_t)n_part * n_rep > 4096)
+        return perr(c, header_line, "num_partitions x replicas over 4096 devices", NULL);
+    c->n_part = n_part, c->n_rep = n_rep;
+    zg_aoi_evidence_init(c->ev, "hlo", n_part * n_rep);
     zg_status st = walk_comp(c, entry, 1, 0);
     if (st) return st;
     // drop empty segments
@@ -766,18 +1191,43 @@ static zg_status parse(hctx *c, const char *text, size_t len) {
         c->ev->segs[k++] = c->ev->segs[i];
     }
     c->ev->n_segs = k;
+    if (have_ba) {
+        c->ev->peak_mem_bytes = ba_bytes;
+        snprintf(c->ev->peak_mem_source, sizeof c->ev->peak_mem_source, "buffer-assignment");
+    } else {
+        double *memo = malloc((size_t)c->n_comps * sizeof *memo);
+        if (!memo) return zg_error_set(c->err, ZG_ERR_NOMEM, "HLO: out of memory");
+        for (int32_t i = 0; i < c->n_comps; i++) memo[i] = -1;
+        c->ev->peak_mem_bytes = entry_params(c, entry) + comp_peak(c, entry, 0, memo);
+        free(memo);
+        snprintf(c->ev->peak_mem_source, sizeof c->ev->peak_mem_source, "estimate");
+    }
     return zg_aoi_evidence_finalize(c->ev, c->err);
 }
 
-zg_status zg_aoi_hlo_parse(const char *text, size_t len, zg_aoi_evidence *ev, zg_error *err) {
+void zg_aoi_hlo_opts_default(zg_aoi_hlo_opts *o) { memset(o, 0, sizeof *o); }
+
+zg_status zg_aoi_hlo_parse_opts(const char *text, size_t len, const zg_aoi_hlo_opts *opts,
+                                zg_aoi_evidence *ev, zg_error *err) {
+    zg_aoi_hlo_opts dflt;
+    zg_aoi_hlo_opts_default(&dflt);
     hctx c;
     memset(&c, 0, sizeof c);
     memset(ev, 0, sizeof *ev);
+    if (opts && opts->trip_count < 0)
+        return zg_error_set(err, ZG_ERR_INVALID, "HLO: trip_count %lld must be >= 0 (0: none given)",
+                            (long long)opts->trip_count);
+    c.opts = opts ? opts : &dflt;
     c.ev = ev, c.err = err;
-    zg_status st = parse(&c, text, len);
+    zg_status st = text ? parse(&c, text, len)
+                        : zg_error_set(err, ZG_ERR_INVALID, "HLO line 1: no text given");
     if (c.lines) free(c.lines[0]);
     free(c.lines);
     free(c.comps);
     if (st) zg_aoi_evidence_free(ev);
     return st;
+}
+
+zg_status zg_aoi_hlo_parse(const char *text, size_t len, zg_aoi_evidence *ev, zg_error *err) {
+    return zg_aoi_hlo_parse_opts(text, len, NULL, ev, err);
 }

@@ -207,6 +207,7 @@ zg_status zg_aoi_lower(const zg_aoi_graph *g, const zg_aoi_cand *c, zg_aoi_evide
         snprintf(ev->axis_names[a], sizeof ev->axis_names[a], "%s", c->names[a]);
     }
     ev->peak_mem_bytes = c->mem_bytes;
+    snprintf(ev->peak_mem_source, sizeof ev->peak_mem_source, "lowering");
     zg_status st = ZG_OK;
     for (int mask = 1; mask < 16 && !st; mask++)
         if (!(x.grp[mask] = make_groups(x.sz, mask, &x.gsz[mask], err))) st = err ? err->status : ZG_ERR_NOMEM;

@@ -299,6 +299,110 @@ void zg_aoi_plan_free(zg_aoi_plan *plan) {
     plan->perm = NULL;
 }
 
+// One PartitionSpec argument: None -> null, 'a' -> "a", ('a','b') -> ["a","b"].
+static cJSON *spec_arg(const char *s, size_t n) {
+    while (n && (*s == ' ')) s++, n--;
+    while (n && s[n - 1] == ' ') n--;
+    if (n >= 2 && s[0] == '(' && s[n - 1] == ')') {
+        cJSON *a = cJSON_CreateArray();
+        size_t i = 1;
+        while (i < n - 1) {
+            size_t j = i;
+            while (j < n - 1 && s[j] != ',') j++;
+            cJSON *x = spec_arg(s + i, j - i);
+            if (!cJSON_IsNull(x)) cJSON_AddItemToArray(a, x);
+            else cJSON_Delete(x);
+            i = j + 1;
+        }
+        return a;
+    }
+    if (n >= 2 && s[0] == '\'' && s[n - 1] == '\'') {
+        char buf[64];
+        snprintf(buf, sizeof buf, "%.*s", (int)(n - 2), s + 1);
+        return cJSON_CreateString(buf);
+    }
+    return cJSON_CreateNull();
+}
+
+static void trim(char *s) {
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == ':')) s[--n] = 0;
+    size_t k = 0;
+    while (s[k] == ' ') k++;
+    memmove(s, s + k, strlen(s + k) + 1);
+}
+
+cJSON *zg_aoi_partition_specs_json(const char *text, cJSON **dims_out) {
+    cJSON *j = cJSON_CreateObject(), *dims = cJSON_CreateObject();
+    const char *line = text;
+    while (line && *line) {
+        const char *eol = strchr(line, '\n');
+        size_t ll = eol ? (size_t)(eol - line) : strlen(line);
+        char prefix[160] = "";
+        const char *seg = line;
+        for (;;) {
+            const char *p = strstr(seg, "P(");
+            if (!p || p >= line + ll) break;
+            const char *close = strchr(p, ')');
+            // the closing parenthesis of P(...) (one nesting level for tuples)
+            int depth = 0;
+            for (close = p + 1; close < line + ll; close++) {
+                if (*close == '(') depth++;
+                else if (*close == ')' && --depth == 0) break;
+            }
+            if (close >= line + ll) break;
+            char label[160], dim[48] = "";
+            snprintf(label, sizeof label, "%.*s", (int)(p - seg), seg);
+            char *lb = strrchr(label, '[');
+            if (lb) {
+                snprintf(dim, sizeof dim, "%.*s", (int)strcspn(lb, "]") + 1, lb);
+                *lb = 0;
+            }
+            char *colon = strstr(label, ": ");
+            if (colon && !prefix[0]) {  // "block/op: x" -> prefix "block/op"
+                *colon = 0;
+                snprintf(prefix, sizeof prefix, "%s", label);
+                memmove(label, colon + 2, strlen(colon + 2) + 1);
+            }
+            char *par = strchr(label, '(');
+            if (par) *par = 0;
+            trim(label);
+            // "w_qkv, w_ffn_up" and "q,k,v" name several tensors with one spec
+            for (char *save = NULL, *nm = strtok_r(label, ",", &save); nm; nm = strtok_r(NULL, ",", &save)) {
+                char key[128];
+                trim(nm);
+                if (!*nm) continue;
+                snprintf(key, sizeof key, "%s%s%s", prefix, prefix[0] ? "/" : "", nm);
+                cJSON *arr = cJSON_CreateArray();
+                size_t i = 2, n = (size_t)(close - p);
+                int d = 0;
+                size_t start = 2;
+                for (; i < n; i++) {
+                    if (p[i] == '(') d++;
+                    else if (p[i] == ')') d--;
+                    else if (p[i] == ',' && d == 0) {
+                        cJSON_AddItemToArray(arr, spec_arg(p + start, i - start));
+                        start = i + 1;
+                    }
+                }
+                if (n > start) cJSON_AddItemToArray(arr, spec_arg(p + start, n - start));
+                if (!cJSON_GetObjectItemCaseSensitive(j, key)) {
+                    cJSON_AddItemToObject(j, key, arr);
+                    cJSON_AddStringToObject(dims, key, dim);
+                } else {
+                    cJSON_Delete(arr);
+                }
+            }
+            seg = close + 1;
+            while (*seg == ',' || *seg == ' ') seg++;
+        }
+        line = eol ? eol + 1 : NULL;
+    }
+    if (dims_out) *dims_out = dims;
+    else cJSON_Delete(dims);
+    return j;
+}
+
 cJSON *zg_aoi_plan_to_json(const zg_aoi_graph *g, const zg_net *net, const zg_aoi_plan *p) {
     cJSON *j = cJSON_CreateObject();
     char specs[2048];
@@ -314,8 +418,11 @@ cJSON *zg_aoi_plan_to_json(const zg_aoi_graph *g, const zg_net *net, const zg_ao
     for (int a = 0; a < p->n_axes; a++) cJSON_AddItemToArray(an, cJSON_CreateString(p->axis_names[a]));
     cJSON_AddItemToObject(j, "device_order", cJSON_CreateIntArray((const int *)p->perm, net->n_devices));
     cJSON_AddItemToObject(j, "torch_rank_order", cJSON_CreateIntArray((const int *)p->perm, net->n_devices));
+    cJSON *dims = NULL;
+    cJSON_AddItemToObject(j, "partition_specs", zg_aoi_partition_specs_json(p->specs, &dims));
+    cJSON_AddItemToObject(j, "partition_spec_dims", dims);
     snprintf(specs, sizeof specs, "%s", p->specs);
-    cJSON *ps = cJSON_AddArrayToObject(j, "partition_specs");
+    cJSON *ps = cJSON_AddArrayToObject(j, "partition_specs_text");
     for (char *save = NULL, *line = strtok_r(specs, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
         cJSON_AddItemToArray(ps, cJSON_CreateString(line));
     cJSON_AddNumberToObject(j, "predicted_latency_s", p->price.total_s);

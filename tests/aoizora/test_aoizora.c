@@ -266,7 +266,7 @@ ZG_TEST(hand_written_hlo_iota_async_while) {
 ZG_TEST(bad_hlo_names_the_line) {
     zg_error e;
     zg_aoi_evidence ev;
-    const char *bad1 = "HloModule m, num_partitions=4\nENTRY %main () -> f32[] {\n  %x = f32[2] all-reduce(%y), replica_groups={{0,9}}\n}\n";
+    const char *bad1 = "HloModule m, num_partitions=4\nENTRY %main () -> f32[] {\n  %x = f32[2] all-reduce(%y), channel_id=1, replica_groups={{0,9}}, use_global_device_ids=true\n}\n";
     CHECK(zg_aoi_hlo_parse(bad1, strlen(bad1), &ev, &e) == ZG_ERR_PARSE);
     CHECK_MSG(strstr(e.msg, "line 3") != NULL, "%s", e.msg);
     const char *bad2 = "HloModule m\nENTRY %main () -> f32[] {\n  %x = q99[2] add(%a, %b)\n}\n";
@@ -275,7 +275,7 @@ ZG_TEST(bad_hlo_names_the_line) {
     const char *bad3 = "HloModule m\nENTRY %main () -> f32[] {\n  %x = f32[2] add(%a, %b)\n";
     CHECK(zg_aoi_hlo_parse(bad3, strlen(bad3), &ev, &e) == ZG_ERR_PARSE);
     CHECK(strstr(e.msg, "not closed") != NULL);
-    const char *bad4 = "HloModule m, num_partitions=8\nENTRY %main () -> f32[] {\n  %x = f32[2] all-gather(%y), replica_groups=[3,2]<=[8]\n}\n";
+    const char *bad4 = "HloModule m, num_partitions=8\nENTRY %main () -> f32[] {\n  %x = f32[2] all-gather(%y), channel_id=1, replica_groups=[3,2]<=[8], use_global_device_ids=true\n}\n";
     CHECK(zg_aoi_hlo_parse(bad4, strlen(bad4), &ev, &e) == ZG_ERR_PARSE);
     CHECK(strstr(e.msg, "line 3") && strstr(e.msg, "replica_groups"));
     CHECK(zg_aoi_hlo_parse("", 0, &ev, &e) == ZG_ERR_PARSE);
@@ -322,6 +322,145 @@ ZG_TEST(fuzzed_hlo_gives_errors_with_a_line_never_a_crash) {
     free(buf);
     free(text);
     CHECK(parsed + failed == 150 && failed > 0);
+}
+
+// Hand-written HLO in the forms XLA prints (labelled as such; tests/fixtures/hlo holds the real
+// dumps): a 6-element tuple all-to-all with XLA's /*index=5*/ comments, a conditional whose
+// branches differ, a while without known_trip_count, a collective without channel_id.
+static const char *FORMS_HLO =
+    "HloModule forms, is_scheduled=true, num_partitions=8\n"
+    "\n"
+    "%cheap (p: (f32[8,16])) -> (f32[8,16]) {\n"
+    "  %p = (f32[8,16]{1,0}) parameter(0)\n"
+    "  %g = f32[8,16]{1,0} get-tuple-element(%p), index=0\n"
+    "  %ar = f32[8,16]{1,0} all-reduce(%g), channel_id=3, replica_groups={{0,1},{2,3},{4,5},{6,7}}, use_global_device_ids=true, to_apply=%add\n"
+    "  ROOT %t = (f32[8,16]{1,0}) tuple(%ar)\n"
+    "}\n"
+    "\n"
+    "%dear (p: (f32[8,16])) -> (f32[8,16]) {\n"
+    "  %p = (f32[8,16]{1,0}) parameter(0)\n"
+    "  %g = f32[8,16]{1,0} get-tuple-element(%p), index=0\n"
+    "  %ag = f32[64,16]{1,0} all-gather(%g), channel_id=4, replica_groups=[1,8]<=[8], dimensions={0}, use_global_device_ids=true\n"
+    "  %s = f32[8,16]{1,0} slice(%ag), slice={[0:8], [0:16]}\n"
+    "  ROOT %t = (f32[8,16]{1,0}) tuple(%s)\n"
+    "}\n"
+    "\n"
+    "%body (p: (s32[], f32[8,16])) -> (s32[], f32[8,16]) {\n"
+    "  %p = (s32[], f32[8,16]{1,0}) parameter(0)\n"
+    "  %v = f32[8,16]{1,0} get-tuple-element(%p), index=1\n"
+    "  %cp = f32[8,16]{1,0} collective-permute(%v), channel_id=5, source_target_pairs={{0,1},{1,2},{2,3},{3,4},{4,5},{5,6},{6,7},{7,0}}\n"
+    "  %i = s32[] get-tuple-element(%p), index=0\n"
+    "  ROOT %t = (s32[], f32[8,16]{1,0}) tuple(%i, %cp)\n"
+    "}\n"
+    "\n"
+    "%cond (p: (s32[], f32[8,16])) -> pred[] {\n"
+    "  %p = (s32[], f32[8,16]{1,0}) parameter(0)\n"
+    "  ROOT %c = pred[] constant(true)\n"
+    "}\n"
+    "\n"
+    "ENTRY %main (x: f32[6,16], b: s32[], n: s32[]) -> f32[8,16] {\n"
+    "  %x = f32[6,16]{1,0} parameter(0)\n"
+    "  %b = s32[] parameter(1)\n"
+    "  %s0 = f32[1,16]{1,0} slice(%x), slice={[0:1], [0:16]}\n"
+    "  %a2a = (f32[1,16]{1,0}, f32[1,16]{1,0}, f32[1,16]{1,0}, f32[1,16]{1,0}, f32[1,16]{1,0}, /*index=5*/f32[1,16]{1,0}) all-to-all(%s0, %s0, %s0, %s0, %s0, /*index=5*/%s0), channel_id=1, replica_groups={{0,1,2,3,4,5},{6,7,0,1,2,3}}\n"
+    "  %lone = f32[1,16]{1,0} all-reduce(%s0), replica_groups={}, to_apply=%add\n"
+    "  %y = f32[8,16]{1,0} broadcast(%s0), dimensions={0,1}\n"
+    "  %tup = (f32[8,16]{1,0}) tuple(%y)\n"
+    "  %c = (f32[8,16]{1,0}) conditional(%b, %tup, %tup), branch_computations={%cheap, %dear}\n"
+    "  %z = f32[8,16]{1,0} get-tuple-element(%c), index=0\n"
+    "  %init = (s32[], f32[8,16]{1,0}) tuple(%b, %z)\n"
+    "  %wh = (s32[], f32[8,16]{1,0}) while(%init), condition=%cond, body=%body\n"
+    "  ROOT %out = f32[8,16]{1,0} get-tuple-element(%wh), index=1\n"
+    "}\n";
+
+static int64_t count_kind(const zg_aoi_evidence *ev, zg_coll_kind k, const zg_aoi_op **last) {
+    int64_t n = 0;
+    for (int32_t s = 0; s < ev->n_segs; s++)
+        for (int32_t i = 0; i < ev->segs[s].n_ops; i++)
+            if (ev->segs[s].ops[i].is_coll && ev->segs[s].ops[i].kind == k) {
+                n += ev->segs[s].repeat;
+                if (last) *last = &ev->segs[s].ops[i];
+            }
+    return n;
+}
+
+static int has_note(const zg_aoi_evidence *ev, const char *a, const char *b) {
+    for (int32_t i = 0; i < ev->n_notes && i < ZG_AOI_MAX_NOTES; i++)
+        if (strstr(ev->notes[i], a) && (!b || strstr(ev->notes[i], b))) return 1;
+    return 0;
+}
+
+ZG_TEST(hlo_reads_tuple_comments_conditionals_and_loops_without_trip_counts) {
+    zg_error e;
+    zg_aoi_evidence ev;
+    CHECK_OK(zg_aoi_hlo_parse(FORMS_HLO, strlen(FORMS_HLO), &ev, &e), &e);
+    const zg_aoi_op *a2a = NULL, *ag = NULL, *cp = NULL;
+    CHECK_EQ_INT(count_kind(&ev, ZG_COLL_ALL_TO_ALL, &a2a), 1);
+    CHECK(a2a->n_groups == 2 && a2a->group_size == 6 && a2a->members[6] == 6);
+    CHECK_NEAR(a2a->bytes, 6 * 16 * 4, 0, 0);  // all six tuple elements
+    // the expensive branch (an 8-way all-gather) is priced, the cheap all-reduce is not; the
+    // channel-less all-reduce moves nothing in a one-replica program
+    CHECK_EQ_INT(count_kind(&ev, ZG_COLL_ALL_GATHER, &ag), 1);
+    CHECK_EQ_INT(count_kind(&ev, ZG_COLL_ALL_REDUCE, NULL), 0);
+    CHECK(ag->group_size == 8);
+    CHECK(has_note(&ev, "conditional c:", "dear"));
+    CHECK(has_note(&ev, "no channel_id", NULL));
+    // no known_trip_count: once, with a note saying so; then with the override
+    CHECK_EQ_INT(count_kind(&ev, ZG_COLL_PERMUTE, &cp), 1);
+    CHECK(has_note(&ev, "no known_trip_count: counted once", "--trip-count"));
+    CHECK(!strcmp(ev.peak_mem_source, "estimate") && ev.peak_mem_bytes >= 6 * 16 * 4);
+    zg_aoi_evidence_free(&ev);
+    zg_aoi_hlo_opts o;
+    zg_aoi_hlo_opts_default(&o);
+    o.trip_count = 12;
+    CHECK_OK(zg_aoi_hlo_parse_opts(FORMS_HLO, strlen(FORMS_HLO), &o, &ev, &e), &e);
+    CHECK_EQ_INT(count_kind(&ev, ZG_COLL_PERMUTE, NULL), 12);
+    CHECK(has_note(&ev, "repeated 12 times", NULL));
+    // the evidence JSON keeps the notes and the memory's source
+    cJSON *j = zg_aoi_evidence_to_json(&ev);
+    zg_aoi_evidence back;
+    CHECK_OK(zg_aoi_evidence_from_json(j, &back, &e), &e);
+    CHECK(back.n_notes == ev.n_notes && !strcmp(back.peak_mem_source, "estimate"));
+    cJSON_Delete(j);
+    zg_aoi_evidence_free(&back);
+    zg_aoi_evidence_free(&ev);
+    o.trip_count = -1;
+    CHECK(zg_aoi_hlo_parse_opts(FORMS_HLO, strlen(FORMS_HLO), &o, &ev, &e) == ZG_ERR_INVALID);
+}
+
+ZG_TEST(hlo_buffer_assignment_gives_peak_memory) {
+    zg_error e;
+    zg_aoi_evidence ev;
+    // XLA's *-buffer-assignment.txt appended to the module: thread-local allocations excluded
+    char *text = malloc(strlen(HAND_HLO) + 512);
+    snprintf(text, strlen(HAND_HLO) + 512, "%s\nBufferAssignment:\n"
+             "allocation 0: size 4096, parameter 1, shape |f32[64,16]| at ShapeIndex {}:\n"
+             " value: <14 param.1 @0> (size=4096,offset=0): f32[64,16]{1,0}\n"
+             "allocation 1: size 4, thread-local:\n"
+             "allocation 2: size 544, preallocated-temp:\n"
+             "Total bytes: 4644 (4.5KiB)\n", HAND_HLO);
+    CHECK_OK(zg_aoi_hlo_parse(text, strlen(text), &ev, &e), &e);
+    CHECK_NEAR(ev.peak_mem_bytes, 4096 + 544, 0, 0);
+    CHECK(!strcmp(ev.peak_mem_source, "buffer-assignment"));
+    zg_aoi_evidence_free(&ev);
+    free(text);
+}
+
+ZG_TEST(hlo_refuses_prepartition_and_stablehlo_naming_the_construct) {
+    zg_error e;
+    zg_aoi_evidence ev;
+    const char *shardy = "HloModule jit_f, entry_computation_layout={(f32[16,64]{1,0})->f32[16,64]{1,0}}, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<[\"dp\"=2]>}}\n\nENTRY main.5 {\n  x = f32[16,64]{1,0} parameter(0)\n  ROOT t = f32[16,64]{1,0} tanh(x)\n}\n";
+    CHECK(zg_aoi_hlo_parse(shardy, strlen(shardy), &ev, &e) == ZG_ERR_PARSE);
+    CHECK_MSG(strstr(e.msg, "line 1") && strstr(e.msg, "xla.sdy.meshes") && strstr(e.msg, "compile().as_text()"), "%s", e.msg);
+    const char *gspmd = "HloModule jit_f\n\nENTRY main.5 {\n  x = f32[16,64]{1,0} parameter(0), sharding={devices=[2,1]<=[2]}\n  ROOT t = f32[16,64]{1,0} tanh(x)\n}\n";
+    CHECK(zg_aoi_hlo_parse(gspmd, strlen(gspmd), &ev, &e) == ZG_ERR_PARSE);
+    CHECK_MSG(strstr(e.msg, "line 4") && strstr(e.msg, "GSPMD"), "%s", e.msg);
+    const char *cc = "HloModule jit_f, num_partitions=2\n\nENTRY main.5 {\n  x = f32[16,64]{1,0} parameter(0)\n  ROOT s = f32[16,64]{1,0} custom-call(x), custom_call_target=\"Sharding\", sharding={replicated}\n}\n";
+    CHECK(zg_aoi_hlo_parse(cc, strlen(cc), &ev, &e) == ZG_ERR_PARSE);
+    CHECK_MSG(strstr(e.msg, "line 5") && strstr(e.msg, "custom-call Sharding"), "%s", e.msg);
+    const char *mlir = "module @jit_f attributes {mhlo.num_partitions = 8 : i32} {\n  func.func public @main() {\n  }\n}\n";
+    CHECK(zg_aoi_hlo_parse(mlir, strlen(mlir), &ev, &e) == ZG_ERR_PARSE);
+    CHECK_MSG(strstr(e.msg, "line 1") && strstr(e.msg, "StableHLO"), "%s", e.msg);
 }
 
 ZG_TEST(memory_rejection_says_why) {
