@@ -52,11 +52,15 @@ def candidates(topology: str, *, tokens: int, dim: int, heads: int, ffn: int, ba
     return call_json("candidates", json.dumps(spec).encode())
 
 
-def price_hlo(hlo_text: str, topology: str, search: bool = True) -> Dict[str, Any]:
+def price_hlo(hlo_text: str, topology: str, search: bool = True,
+              trip_count: int = 0) -> Dict[str, Any]:
     """Imports XLA's compiled HLO text (``jax.jit(...).lower(...).compile().as_text()``) into
     evidence and prices it on ``topology``: ``default_total_s`` (logical rank r on chip r) and,
     with ``search``, ``best_total_s`` and ``device_order`` (physical chip of each logical rank,
     chips numbered by coordinates, x fastest), plus compute/comm/exposed parts and an evidence
-    summary (collective counts and bytes, FLOPs per device)."""
+    summary (collective counts and bytes, FLOPs per device, peak memory, the importer's notes).
+    ``trip_count`` repeats ``while`` loops that carry no ``known_trip_count`` (0: once, noted).
+    """
     data = hlo_text.encode()
-    return call_json("price_hlo", data, len(data), topology.encode(), 1 if search else 0)
+    return call_json("price_hlo", data, len(data), topology.encode(), 1 if search else 0,
+                     int(trip_count))

@@ -77,6 +77,11 @@ static cJSON *evidence_summary(const zg_aoi_evidence *ev) {
     cJSON_AddNumberToObject(s, "num_devices", ev->num_devices);
     cJSON_AddNumberToObject(s, "flops_per_device", cs.flops);
     cJSON_AddNumberToObject(s, "peak_mem_bytes", ev->peak_mem_bytes);
+    cJSON_AddStringToObject(s, "peak_mem_source", ev->peak_mem_source);
+    cJSON *notes = cJSON_AddArrayToObject(s, "notes");
+    for (int i = 0; i < ev->n_notes && i < ZG_AOI_MAX_NOTES; i++)
+        cJSON_AddItemToArray(notes, cJSON_CreateString(ev->notes[i]));
+    cJSON_AddNumberToObject(s, "n_notes", ev->n_notes);
     cJSON_AddNumberToObject(s, "segments", ev->n_segs);
     cJSON_AddNumberToObject(s, "patterns", ev->n_patterns);
     cJSON *c = cJSON_AddObjectToObject(s, "collectives");
@@ -258,10 +263,12 @@ AOIPY_API int aoipy_candidates(const char *spec_json, char **out, char *err, siz
 }
 
 // XLA's compiled (post-SPMD-partitioning) HLO text -> evidence -> price in the default order
-// and (search = 1) under the placement search on `topology`. Result: {"evidence": summary,
+// and (search = 1) under the placement search on `topology`. trip_count: the repeat of while
+// loops the HLO gives no known_trip_count for (0: once, with a note). Result: {"evidence":
+// summary (collectives, FLOPs, peak memory and its source, the importer's notes),
 // "default_total_s", ..., "best_total_s", ..., "device_order": [...], "placements_priced"}.
 AOIPY_API int aoipy_price_hlo(const char *hlo, size_t len, const char *topology, int search,
-                              char **out, char *err, size_t errsz) {
+                              int64_t trip_count, char **out, char *err, size_t errsz) {
     zg_error e = {0};
     zg_net net;
     if (!hlo || !topology) {
@@ -270,7 +277,10 @@ AOIPY_API int aoipy_price_hlo(const char *hlo, size_t len, const char *topology,
     }
     if (zg_net_load(topology, &net, &e)) return fail(&e, err, errsz);
     zg_aoi_evidence ev;
-    if (zg_aoi_hlo_parse(hlo, len, &ev, &e)) return fail(&e, err, errsz);
+    zg_aoi_hlo_opts ho;
+    zg_aoi_hlo_opts_default(&ho);
+    if (trip_count > 0) ho.trip_count = trip_count;
+    if (zg_aoi_hlo_parse_opts(hlo, len, &ho, &ev, &e)) return fail(&e, err, errsz);
     if (ev.num_devices != net.n_devices) {
         zg_error_set(&e, ZG_ERR_INVALID,
                      "the HLO program is partitioned over %d devices but %s has %d; compile it "

@@ -10,7 +10,7 @@ import ctypes
 import glob
 import json
 import os
-from ctypes import POINTER, c_char_p, c_int, c_size_t, c_void_p
+from ctypes import POINTER, c_char_p, c_int, c_int64, c_size_t, c_void_p
 from typing import Any, Dict
 
 ABI_VERSION = 1  # must match AOIPY_ABI in _capi.c
@@ -50,7 +50,8 @@ def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
         "aoipy_free": ([c_void_p], None),
         "aoipy_topology": ([c_char_p, out_str] + errbuf, c_int),
         "aoipy_candidates": ([c_char_p, out_str] + errbuf, c_int),
-        "aoipy_price_hlo": ([c_char_p, c_size_t, c_char_p, c_int, out_str] + errbuf, c_int),
+        "aoipy_price_hlo": ([c_char_p, c_size_t, c_char_p, c_int, c_int64, out_str] + errbuf,
+                            c_int),
     }
     for name, (args, res) in sigs.items():
         f = getattr(lib, name)

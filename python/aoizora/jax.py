@@ -45,7 +45,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from . import AoizoraError, candidates as _c_candidates, price_hlo, topology as _c_topology
 
-__all__ = ["plan", "attention", "PlanResult", "CompiledCandidate", "Layout", "AoizoraError",
+__all__ = ["plan", "attention", "adam_step", "physical_devices", "PlanResult", "CompiledCandidate", "Layout", "AoizoraError",
            "ROLE_NAMES"]
 
 ROLE_NAMES = ("batch", "seq", "hidden", "heads", "col", "row", "layer", None)
@@ -469,6 +469,17 @@ class PlanResult:
         return jax.jit(_under(fn, self.layout), in_shardings=self.in_shardings,
                        out_shardings=self.out_shardings, **kw)
 
+    def jit_train_step(self, fn: Callable[..., Any], lr: float = 1e-3) -> Callable[..., Any]:
+        """The training step that was compiled and priced (:func:`adam_step` around ``fn``),
+        jitted with the plan's shardings: ``step(args, m, v, t) -> (params, m, v, loss)``
+        where ``args`` are fn's arguments, ``m``/``v`` Adam's state (f32, one pytree per
+        parameter argument, sharded with :attr:`opt_state_shardings`) and ``t`` the step."""
+        psh = self.param_shardings
+        rep = NamedSharding(self.mesh, P())
+        return jax.jit(adam_step(_under(fn, self.layout), self.program.param_args, lr),
+                       in_shardings=(self.in_shardings, psh, psh, rep),
+                       out_shardings=(psh, psh, psh, rep))
+
     def shard(self, *args: Any) -> Tuple[Any, ...]:
         """``jax.device_put`` of the arguments with :attr:`in_shardings`."""
         return tuple(jax.device_put(a, s) for a, s in zip(args, self.in_shardings))
@@ -502,10 +513,12 @@ def _shardings(prog: _Program, lay: Layout) -> Tuple[Any, Any]:
             jax.tree_util.tree_unflatten(prog.out_treedef, outs))
 
 
-def _adam_step(fn: Callable[..., Any], param_args: Tuple[int, ...],
-               lr: float = 1e-3) -> Callable[..., Any]:
-    """A training step around fn: loss = mean(fn(...)^2), gradients w.r.t. the parameter
-    arguments, Adam update. Signature (args, m, v, step) -> (params, m, v, loss)."""
+def adam_step(fn: Callable[..., Any], param_args: Tuple[int, ...],
+              lr: float = 1e-3) -> Callable[..., Any]:
+    """The training step :func:`plan` compiles in ``mode="training"``: loss = mean of the
+    square of fn's first output (in f32), gradients w.r.t. the arguments at ``param_args``,
+    an Adam update (f32 state m, v). Signature ``(args, m, v, t) -> (params, m, v, loss)``
+    with ``params``, ``m``, ``v`` tuples over ``param_args``."""
 
     def step(args: Tuple[Any, ...], m: Any, v: Any, t: jax.Array) -> Any:
         params = tuple(args[i] for i in param_args)
@@ -539,7 +552,7 @@ def _abstract(x: Any) -> Any:
 def plan(fn: Callable[..., Any], *example_args: Any, topology: str = "v5e-8",
          mode: str = "inference", roles: Optional[Dict[str, Tuple[Optional[str], ...]]] = None,
          heads: Optional[int] = None, layers: Optional[int] = None, top_k: int = 4,
-         baselines: bool = False, name: Optional[str] = None,
+         baselines: bool = False, include: Sequence[str] = (), name: Optional[str] = None,
          verbose: bool = False) -> PlanResult:
     """Chooses the mesh, the shardings and the device order of ``fn`` on ``topology``.
 
@@ -557,8 +570,9 @@ def plan(fn: Callable[..., Any], *example_args: Any, topology: str = "v5e-8",
     parameter arguments, Adam) instead of the forward pass; the result then has
     ``param_shardings`` and ``opt_state_shardings``.
 
-    ``top_k`` candidates survive stage 1 and are compiled; ``baselines=True`` also compiles
-    the expert configurations (for comparison; they can win). Raises
+    ``top_k`` candidates survive stage 1 and are compiled (0: none); ``baselines=True`` also
+    compiles the expert configurations and ``include`` the candidates with these labels (e.g.
+    ``"dp=2,ring=4,uly=1,tp=1"``; for comparison, and they can win). Raises
     :class:`aoizora.AoizoraError` with the reason when nothing is legal or an argument
     cannot be understood.
     """
@@ -573,21 +587,32 @@ def plan(fn: Callable[..., Any], *example_args: Any, topology: str = "v5e-8",
     training = mode == "training"
     stage = _c_candidates(topology, tokens=prog.tokens, dim=prog.dim, heads=prog.heads,
                           ffn=prog.ffn, batch=prog.batch, layers=prog.layers, text=prog.text,
-                          training=training, top_k=top_k,
+                          training=training, top_k=max(1, top_k),
                           name=name or getattr(fn, "__name__", "program"))
     cands = stage["candidates"]
-    todo: List[Tuple[Dict[str, Any], Optional[str]]] = [(c, None) for c in
-                                                         cands[:stage["survivors"]]]
+    todo: List[Tuple[Dict[str, Any], Optional[str]]] = [
+        (c, None) for c in cands[:min(top_k, stage["survivors"])]]
+
+    def add(c: Dict[str, Any], tag: Optional[str]) -> None:
+        hit = next((i for i, (t, _) in enumerate(todo) if t is c), None)
+        if hit is None:
+            todo.append((c, tag))
+        elif todo[hit][1] is None:
+            todo[hit] = (c, tag)
+
     if baselines:
         for e in stage["experts"]:
-            if not e["legal"] or e["index"] < 0:
-                continue
-            c = cands[e["index"]]
-            hit = next((i for i, (t, _) in enumerate(todo) if t is c), None)
-            if hit is None:
-                todo.append((c, e["name"]))
-            elif todo[hit][1] is None:
-                todo[hit] = (c, e["name"])
+            if e["legal"] and e["index"] >= 0:
+                add(cands[e["index"]], e["name"])
+    by_label = {c["label"]: c for c in cands}
+    for lab in include:
+        c = by_label.get(lab)
+        if c is None or not c["legal"]:
+            why = c["reject"] if c else "not a candidate on this topology"
+            raise AoizoraError(f"plan: include names '{lab}': {why}")
+        add(c, None)
+    if not todo:
+        raise AoizoraError("plan: nothing to compile (top_k=0 and no include or baselines)")
 
     compiled: List[CompiledCandidate] = []
     t_compile = t_price = 0.0
@@ -599,7 +624,7 @@ def plan(fn: Callable[..., Any], *example_args: Any, topology: str = "v5e-8",
         t0 = time.perf_counter()
         try:
             if training:
-                step = _adam_step(_under(fn, lay), prog.param_args)
+                step = adam_step(_under(fn, lay), prog.param_args)
                 psh = tuple(in_sh[i] for i in prog.param_args)
                 opt_abs = tuple(jax.tree_util.tree_map(
                     lambda a: jax.ShapeDtypeStruct(a.shape, jnp.float32), args[i])
@@ -621,7 +646,7 @@ def plan(fn: Callable[..., Any], *example_args: Any, topology: str = "v5e-8",
                 expert_name, f"{type(ex).__name__}: {ex}"[:500], cand))
             continue
         t1 = time.perf_counter()
-        pr = price_hlo(text, topology, search=True)
+        pr = price_hlo(text, topology, search=True, trip_count=prog.layers)
         t2 = time.perf_counter()
         t_compile += t1 - t0
         t_price += t2 - t1
