@@ -34,7 +34,7 @@ def topology(name: str) -> Dict[str, Any]:
 
 def candidates(topology: str, *, tokens: int, dim: int, heads: int, ffn: int, batch: int,
                layers: int = 1, text: int = 0, training: bool = False, top_k: int = 4,
-               name: str = "program") -> Dict[str, Any]:
+               alpa_ilp: bool = False, name: str = "program") -> Dict[str, Any]:
     """Candidate shardings of a Wan-style DiT program on ``topology``, from the C candidate
     generator and stage-1 pruning.
 
@@ -43,12 +43,14 @@ def candidates(topology: str, *, tokens: int, dim: int, heads: int, ffn: int, ba
     each with ``label``, degrees ``dp/ring/uly/tp``, ``fsdp`` and ``fsdp_axes``,
     ``mesh_shape``/``axis_names``, ``reject`` (why not legal), and for survivors and experts
     ``lowering``: AoiZora's own lowering priced in the default order and after the placement
-    search. Raises :class:`AoizoraError` (status ``"infeasible"`` when nothing is legal).
+    search. ``alpa_ilp`` adds ``"alpa_ilp"``: the Alpa-style ILP's sharding (XLA
+    auto-sharding's per-op ILP) in AoiZora's own lowering, priced the same two ways. Raises
+    :class:`AoizoraError` (status ``"infeasible"`` when nothing is legal).
     """
     import json
     spec = dict(topology=topology, name=name, tokens=int(tokens), text=int(text), dim=int(dim),
                 heads=int(heads), ffn=int(ffn), layers=int(layers), batch=int(batch),
-                training=int(bool(training)), top_k=int(top_k))
+                training=int(bool(training)), top_k=int(top_k), alpa_ilp=int(bool(alpa_ilp)))
     return call_json("candidates", json.dumps(spec).encode())
 
 

@@ -142,8 +142,11 @@ static zg_status get_int(const cJSON *spec, const char *key, int64_t lo, int64_t
 // The program's dimensions and the topology -> every candidate with its stage-1 price (legal
 // first, by price), the top_k survivors, the expert configurations, and (for survivors and
 // experts) our own lowering priced in the default order and under the placement search.
+// With "alpa_ilp": 1, also the Alpa-style ILP's sharding (its own lowering: the ILP's per-op
+// roles are not mapped onto a user's function) priced in the default order and placed.
 // spec: {"topology": "v5e-8", "name": "wan_block", "tokens": N, "text": T, "dim": D,
-//        "heads": H, "ffn": F, "layers": L, "batch": B, "training": 0|1, "top_k": K}
+//        "heads": H, "ffn": F, "layers": L, "batch": B, "training": 0|1, "top_k": K,
+//        "alpa_ilp": 0|1}
 AOIPY_API int aoipy_candidates(const char *spec_json, char **out, char *err, size_t errsz) {
     zg_error e = {0};
     cJSON *spec = spec_json ? cJSON_Parse(spec_json) : NULL;
@@ -154,7 +157,7 @@ AOIPY_API int aoipy_candidates(const char *spec_json, char **out, char *err, siz
     }
     zg_aoi_dims d;
     memset(&d, 0, sizeof d);
-    int64_t v[9];
+    int64_t v[10];
     const char *topo = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "topology"));
     const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "name"));
     zg_status st = ZG_OK;
@@ -168,6 +171,7 @@ AOIPY_API int aoipy_candidates(const char *spec_json, char **out, char *err, siz
     if (!st) st = get_int(spec, "batch", 1, 1 << 20, 1, 0, &v[6], &e);
     if (!st) st = get_int(spec, "training", 0, 1, 0, 0, &v[7], &e);
     if (!st) st = get_int(spec, "top_k", 1, 1 << 20, 0, 4, &v[8], &e);
+    if (!st) st = get_int(spec, "alpa_ilp", 0, 1, 0, 0, &v[9], &e);
     zg_net net;
     if (!st) st = zg_net_load(topo, &net, &e);
     if (st) {
@@ -178,7 +182,7 @@ AOIPY_API int aoipy_candidates(const char *spec_json, char **out, char *err, siz
     d.tokens = v[0], d.text = v[1], d.dim = (int32_t)v[2], d.heads = (int32_t)v[3];
     d.ffn = (int32_t)v[4], d.layers = (int32_t)v[5], d.batch = (int32_t)v[6];
     d.training = (int32_t)v[7];
-    int32_t top_k = (int32_t)v[8];
+    int32_t top_k = (int32_t)v[8], with_ilp = (int32_t)v[9];
     cJSON_Delete(spec);
 
     zg_aoi_graph g;
@@ -255,6 +259,29 @@ AOIPY_API int aoipy_candidates(const char *spec_json, char **out, char *err, siz
         cJSON_AddNumberToObject(o, "index", ex_index[i]);
     }
     free(cs);
+    // the Alpa-style ILP (XLA auto-sharding's per-op ILP, exact): its own program priced
+    if (!st && with_ilp) {
+        zg_aoi_autoshard as;
+        cJSON *io = cJSON_AddObjectToObject(j, "alpa_ilp");
+        st = zg_aoi_autoshard_run(&g, &net, "auto", &as, &e);
+        if (!st && !as.found) cJSON_AddStringToObject(io, "reject", "no 2-D mesh fits in memory");
+        if (!st && as.found) {
+            zg_aoi_as_problem p;
+            if (!(st = zg_aoi_as_build(&g, &net, as.mesh[0], as.mesh[1], &p, &e))) {
+                char lab[256];
+                zg_aoi_as_label(&p, &as.sol, lab, sizeof lab);
+                cJSON_AddStringToObject(io, "label", lab);
+                cJSON_AddStringToObject(io, "solver", as.sol.solver);
+                cJSON_AddNumberToObject(io, "solve_s", as.solve_s);
+                zg_aoi_evidence ev;
+                if (!(st = zg_aoi_as_lower(&p, &as.sol, &ev, &e))) {
+                    st = price_and_search(&ev, &net, 1, io, &e);
+                    zg_aoi_evidence_free(&ev);
+                }
+                zg_aoi_as_free(&p);
+            }
+        }
+    }
     if (st) {
         cJSON_Delete(j);
         return fail(&e, err, errsz);

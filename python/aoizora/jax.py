@@ -442,7 +442,9 @@ class PlanResult:
     Attributes: ``mesh`` (a ``jax.sharding.Mesh`` over the devices in the chosen order),
     ``in_shardings`` (a pytree matching the example arguments: one ``NamedSharding`` per
     array, i.e. per positional argument for array arguments), ``out_shardings``,
-    ``param_shardings`` (the shardings of the parameter arguments, by position) and, for
+    ``param_shardings`` (the shardings of the parameter arguments, by position), ``skipped``
+    (legal candidates that do not divide the program's batch, sequence or heads, with the
+    reason) and, for
     training, ``opt_state_shardings`` (Adam's m and v: the same as the parameters);
     ``predicted_latency_s``, ``default_order_latency_s`` (same sharding, logical rank r on
     physical device r), ``label``, ``device_order``, ``candidates`` (every compiled
@@ -545,6 +547,19 @@ def adam_step(fn: Callable[..., Any], param_args: Tuple[int, ...],
     return step
 
 
+def _misfit(prog: _Program, c: Dict[str, Any]) -> Optional[str]:
+    """Why candidate c cannot shard this program exactly (None: it can)."""
+    sp = c["ring"] * c["uly"]
+    if prog.batch % c["dp"]:
+        return f"{c['label']}: batch {prog.batch} is not divisible by dp {c['dp']}"
+    if prog.tokens % sp:
+        return (f"{c['label']}: the sequence of {prog.tokens} tokens is not divisible by "
+                f"ring x ulysses = {sp} (the program is not padded)")
+    if prog.heads % (c["tp"] * c["uly"]):
+        return f"{c['label']}: {prog.heads} heads are not divisible by tp x ulysses"
+    return None
+
+
 def _abstract(x: Any) -> Any:
     return jax.tree_util.tree_map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), x)
 
@@ -587,11 +602,14 @@ def plan(fn: Callable[..., Any], *example_args: Any, topology: str = "v5e-8",
     training = mode == "training"
     stage = _c_candidates(topology, tokens=prog.tokens, dim=prog.dim, heads=prog.heads,
                           ffn=prog.ffn, batch=prog.batch, layers=prog.layers, text=prog.text,
-                          training=training, top_k=max(1, top_k),
+                          training=training, top_k=max(1, top_k), alpa_ilp=baselines,
                           name=name or getattr(fn, "__name__", "program"))
     cands = stage["candidates"]
-    todo: List[Tuple[Dict[str, Any], Optional[str]]] = [
-        (c, None) for c in cands[:min(top_k, stage["survivors"])]]
+    # the C model pads the sequence; a JAX program cannot: candidates whose degrees do not
+    # divide the program's batch, sequence or heads are skipped (the next one survives)
+    skipped = {c["label"]: why for c in cands if c["legal"] and (why := _misfit(prog, c))}
+    fit = [c for c in cands if c["legal"] and c["label"] not in skipped]
+    todo: List[Tuple[Dict[str, Any], Optional[str]]] = [(c, None) for c in fit[:top_k]]
 
     def add(c: Dict[str, Any], tag: Optional[str]) -> None:
         hit = next((i for i, (t, _) in enumerate(todo) if t is c), None)
@@ -602,13 +620,13 @@ def plan(fn: Callable[..., Any], *example_args: Any, topology: str = "v5e-8",
 
     if baselines:
         for e in stage["experts"]:
-            if e["legal"] and e["index"] >= 0:
+            if e["legal"] and e["index"] >= 0 and e["label"] not in skipped:
                 add(cands[e["index"]], e["name"])
     by_label = {c["label"]: c for c in cands}
     for lab in include:
         c = by_label.get(lab)
-        if c is None or not c["legal"]:
-            why = c["reject"] if c else "not a candidate on this topology"
+        if c is None or not c["legal"] or lab in skipped:
+            why = (skipped.get(lab) or c["reject"]) if c else "not a candidate on this topology"
             raise AoizoraError(f"plan: include names '{lab}': {why}")
         add(c, None)
     if not todo:
@@ -621,7 +639,8 @@ def plan(fn: Callable[..., Any], *example_args: Any, topology: str = "v5e-8",
         lay = Layout.from_candidate(mesh, cand)
         in_sh, out_sh = _shardings(prog, lay)
         low = cand.get("lowering", {})
-        t0 = time.perf_counter()
+        t0 = t1 = time.perf_counter()
+        phase = "compile"
         try:
             if training:
                 step = adam_step(_under(fn, lay), prog.param_args)
@@ -638,16 +657,23 @@ def plan(fn: Callable[..., Any], *example_args: Any, topology: str = "v5e-8",
                 lowered = jax.jit(_under(fn, lay), in_shardings=in_sh,
                                   out_shardings=out_sh).lower(*args)
             text = lowered.compile().as_text()
-        except Exception as ex:  # a candidate XLA cannot compile is reported, not fatal
+            t1 = time.perf_counter()
+            phase = "HLO import"
+            pr = price_hlo(text, topology, search=True, trip_count=prog.layers)
+        except Exception as ex:  # a candidate XLA cannot compile or we cannot read: reported
             compiled.append(CompiledCandidate(
                 cand["label"], tuple(cand["mesh_shape"]), tuple(cand["axis_names"]),
                 cand["stage1_s"], low.get("best_total_s"), low.get("default_total_s"),
                 math.inf, math.inf, 0, 0, 0, (), time.perf_counter() - t0, 0.0, {}, 0.0,
-                expert_name, f"{type(ex).__name__}: {ex}"[:500], cand))
+                expert_name, f"{phase}: {type(ex).__name__}: {ex}"[:500], cand))
+            if verbose:
+                print(f"aoizora: {cand['label']:32s} {compiled[-1].error[:200]}", flush=True)
             continue
-        t1 = time.perf_counter()
-        pr = price_hlo(text, topology, search=True, trip_count=prog.layers)
         t2 = time.perf_counter()
+        if pr["best_total_s"] >= pr["default_total_s"] * (1 - 1e-9):  # ties: default order
+            for k in ("total_s", "compute_s", "comm_s", "exposed_comm_s"):
+                pr["best_" + k] = pr["default_" + k]
+            pr["device_order"] = list(range(n_dev))
         t_compile += t1 - t0
         t_price += t2 - t1
         ev = pr["evidence"]
@@ -682,7 +708,7 @@ def plan(fn: Callable[..., Any], *example_args: Any, topology: str = "v5e-8",
         label=win.label, device_order=win.device_order,
         predicted_latency_s=win.best_s, default_order_latency_s=win.default_s,
         compute_s=win.compute_s, comm_s=win.comm_s, exposed_comm_s=win.exposed_comm_s,
-        candidates=compiled_sorted, stage1=stage, n_candidates=len(cands),
+        candidates=compiled_sorted, stage1=stage, n_candidates=len(cands), skipped=skipped,
         n_legal=stage["n_legal"], compile_s=t_compile, price_s=t_price,
         plan_s=time.perf_counter() - t_start, program=prog, explanation=expl)
 
