@@ -127,40 +127,57 @@ def _under(fn: Callable[..., Any], layout: Any) -> Callable[..., Any]:
 # ---------------------------------------------------------------------------------------------
 # Attention: plain, Ulysses (all_to_all over sp), ring (ppermute of K/V over ring).
 
+def _scaled(q: jax.Array) -> jax.Array:
+    """q / sqrt(head width), in q's dtype (scaling q, not the scores, saves a pass over them)."""
+    return (q.astype(jnp.float32) * (1.0 / math.sqrt(q.shape[-1]))).astype(q.dtype)
+
+
+def _attn_block(qs: jax.Array, k: jax.Array,
+                v: jax.Array) -> Tuple[jax.Array, jax.Array, jax.Array]:
+    """One block of attention with its own softmax statistics: qs (B, Nq, H, hd) already
+    scaled, k and v (B, Nk, H, hd). Returns o (B, H, Nq, hd) = sum_k p v (f32, not normalized),
+    the row max m and the row sum l of p = exp(s - m) (f32, (B, H, Nq)). p is kept in the
+    inputs' dtype and l sums exactly those values, so o / l is a convex combination."""
+    s = jnp.einsum("bqhd,bkhd->bhqk", qs, k, preferred_element_type=jnp.float32)
+    m = s.max(-1)
+    p = jnp.exp(s - m[..., None]).astype(qs.dtype)
+    l = p.astype(jnp.float32).sum(-1)
+    o = jnp.einsum("bhqk,bkhd->bhqd", p, v, preferred_element_type=jnp.float32)
+    return o, m, l
+
+
+def _finish(o: jax.Array, l: jax.Array, dtype: Any) -> jax.Array:
+    # o is (B, H, Nq, hd), l (B, H, Nq) -> (B, Nq, H, hd)
+    return jnp.transpose(o / l[..., None], (0, 2, 1, 3)).astype(dtype)
+
+
 def _plain_attention(q: jax.Array, k: jax.Array, v: jax.Array) -> jax.Array:
-    # q is (B, Nq, H, hd), k and v (B, Nk, H, hd); softmax in f32
-    scale = 1.0 / math.sqrt(q.shape[-1])
-    s = jnp.einsum("bqhd,bkhd->bhqk", q, k, preferred_element_type=jnp.float32) * scale
-    p = jax.nn.softmax(s, axis=-1)
-    o = jnp.einsum("bhqk,bkhd->bqhd", p.astype(v.dtype), v, preferred_element_type=jnp.float32)
-    return o.astype(q.dtype)
+    # q is (B, Nq, H, hd), k and v (B, Nk, H, hd); softmax statistics in f32
+    o, _, l = _attn_block(_scaled(q), k, v)
+    return _finish(o, l, q.dtype)
 
 
 def _ring_attention(q: jax.Array, k: jax.Array, v: jax.Array, axis: str, n: int) -> jax.Array:
-    """Ring attention inside shard_map: n steps, each attends to the K/V chunk it holds and
-    passes K/V (stacked, one collective-permute) to the next rank of ``axis``; the partial
-    results merge exactly with the running max / sum (online softmax, f32)."""
-    scale = 1.0 / math.sqrt(q.shape[-1])
+    """Ring attention inside shard_map: n steps, each attends to the K/V chunk it holds (the
+    same block as plain attention) and passes K/V (stacked: one collective-permute) to the
+    next rank of ``axis``; blocks merge exactly by their maxima and sums (f32)."""
+    qs = _scaled(q)
     B, Nq, H, hd = q.shape
     m = jnp.full((B, H, Nq), -jnp.inf, jnp.float32)
     l = jnp.zeros((B, H, Nq), jnp.float32)
-    o = jnp.zeros((B, Nq, H, hd), jnp.float32)
+    o = jnp.zeros((B, H, Nq, hd), jnp.float32)
     kv = jnp.stack([k, v])
     perm = [(i, (i + 1) % n) for i in range(n)]
     for step in range(n):
-        kk, vv = kv[0], kv[1]
-        s = jnp.einsum("bqhd,bkhd->bhqk", q, kk, preferred_element_type=jnp.float32) * scale
-        m_new = jnp.maximum(m, s.max(-1))
-        p = jnp.exp(s - m_new[..., None])
-        corr = jnp.exp(m - m_new)
-        l = l * corr + p.sum(-1)
-        pv = jnp.einsum("bhqk,bkhd->bqhd", p.astype(vv.dtype), vv,
-                        preferred_element_type=jnp.float32)
-        o = o * jnp.transpose(corr, (0, 2, 1))[..., None] + pv
-        m = m_new
+        ob, mb, lb = _attn_block(qs, kv[0], kv[1])
+        mn = jnp.maximum(m, mb)
+        a, b = jnp.exp(m - mn), jnp.exp(mb - mn)
+        o = o * a[..., None] + ob * b[..., None]
+        l = l * a + lb * b
+        m = mn
         if step + 1 < n:
             kv = jax.lax.ppermute(kv, axis, perm)
-    return (o / jnp.transpose(l, (0, 2, 1))[..., None]).astype(q.dtype)
+    return _finish(o, l, q.dtype)
 
 
 def attention(q: jax.Array, k: jax.Array, v: jax.Array) -> jax.Array:
