@@ -45,7 +45,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from . import AoizoraError, candidates as _c_candidates, price_hlo, topology as _c_topology
 
-__all__ = ["plan", "attention", "adam_step", "physical_devices", "PlanResult", "CompiledCandidate", "Layout", "AoizoraError",
+__all__ = ["plan", "attention", "adam_step", "physical_devices", "order_devices", "PlanResult", "CompiledCandidate", "Layout", "AoizoraError",
            "ROLE_NAMES"]
 
 ROLE_NAMES = ("batch", "seq", "hidden", "heads", "col", "row", "layer", None)
@@ -394,24 +394,27 @@ def _spec(lay: Layout, roles: Tuple[Optional[str], ...], shape: Tuple[int, ...],
 # ---------------------------------------------------------------------------------------------
 # Devices and meshes.
 
+def order_devices(devs: Sequence[Any]) -> List[Any]:
+    """Devices in the network model's chip order: by coordinates (x fastest, then y, then z,
+    then core) when every device has ``.coords`` (TPUs), by id otherwise (CPU, GPU)."""
+    if devs and all(getattr(d, "coords", None) is not None for d in devs):
+        def key(d: Any) -> Tuple[int, ...]:
+            c = tuple(d.coords) + (0,) * (3 - len(d.coords))
+            return (c[2], c[1], c[0], getattr(d, "core_on_chip", 0) or 0, d.id)
+        return sorted(devs, key=key)
+    return sorted(devs, key=lambda d: d.id)
+
+
 def physical_devices(n: int) -> List[Any]:
-    """The first n of ``jax.devices()`` in physical order: by coordinates (x fastest, then y,
-    then z, then core) where devices have ``.coords`` (TPUs), by id otherwise (CPU, GPU).
-    Index i of this list is chip i of the network model."""
+    """The first n of ``jax.devices()`` in physical order (:func:`order_devices`): index i of
+    this list is chip i of the network model (chips numbered by coordinates, x fastest)."""
     devs = list(jax.devices())
     if len(devs) < n:
         raise AoizoraError(
             f"plan: the topology has {n} chips but JAX sees {len(devs)} devices "
             f"({devs[0].platform if devs else 'none'}); on CPU set "
             f"XLA_FLAGS=--xla_force_host_platform_device_count={n} before importing jax")
-    if all(getattr(d, "coords", None) is not None for d in devs):
-        def key(d: Any) -> Tuple[int, ...]:
-            c = tuple(d.coords) + (0,) * (3 - len(d.coords))
-            return (c[2], c[1], c[0], getattr(d, "core_on_chip", 0), d.id)
-        devs = sorted(devs, key=key)
-    else:
-        devs = sorted(devs, key=lambda d: d.id)
-    return devs[:n]
+    return order_devices(devs)[:n]
 
 
 def _mesh(devs: List[Any], cand: Dict[str, Any], order: Optional[Sequence[int]]) -> Mesh:
@@ -614,6 +617,14 @@ def plan(fn: Callable[..., Any], *example_args: Any, topology: str = "v5e-8",
     topo = _c_topology(topology)
     n_dev = int(topo["n_devices"])
     devs = physical_devices(n_dev)
+    if all(getattr(d, "coords", None) is not None for d in devs) and topo["kind"] == "grid":
+        ext = [max(int(d.coords[i]) for d in devs) + 1 for i in range(len(topo["dims"]))]
+        if ext != list(topo["dims"]):
+            raise AoizoraError(
+                f"plan: the devices span coordinates {'x'.join(map(str, ext))} but topology "
+                f"{topo['name']} is {'x'.join(map(str, topo['dims']))}; pass the slice's own "
+                f"shape, e.g. topology='{topo['device'].replace('tpu-', '')}:"
+                f"{'x'.join(map(str, ext))}'")
     args = tuple(_abstract(a) for a in example_args)
     prog = _analyse(fn, args, roles, heads, layers)
     training = mode == "training"

@@ -227,6 +227,28 @@ def test_training_step_sharded_equals_unsharded(runs):
     assert "'dp'" in r["fsdp_spec"] and "'ring'" in r["fsdp_spec"], r["fsdp_spec"]
 
 
+def test_device_order_follows_coords_where_devices_have_them(site):
+    """TPU-like devices (with .coords) are numbered x fastest, then y, then z; without
+    coords (CPU) by id. Index i of the order is chip i of the network model."""
+    code = textwrap.dedent(r'''
+        import json, types
+        import aoizora.jax as aj
+        D = lambda i, c=None: types.SimpleNamespace(id=i, coords=c, core_on_chip=0)
+        # a 2x4 slice whose ids are not in coordinate order
+        coords = {0: (1, 0, 0), 1: (0, 0, 0), 2: (0, 1, 0), 3: (1, 1, 0),
+                  4: (0, 2, 0), 5: (1, 2, 0), 6: (1, 3, 0), 7: (0, 3, 0)}
+        tpu = [aj.order_devices([D(i, c) for i, c in coords.items()])[k].id for k in range(8)]
+        cpu = [d.id for d in aj.order_devices([D(i) for i in (3, 1, 2, 0)])]
+        print(json.dumps([tpu, cpu]))
+    ''')
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                       env=dict(os.environ, PYTHONPATH=site, JAX_PLATFORMS="cpu"), timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    tpu, cpu = json.loads(r.stdout.strip().splitlines()[-1])
+    assert tpu == [1, 0, 2, 3, 4, 5, 7, 6]
+    assert cpu == [0, 1, 2, 3]
+
+
 def test_errors_are_clear(runs):
     e = runs[8]["errors"]
     assert e["devices"] and "16 chips" in e["devices"] and "XLA_FLAGS" in e["devices"]
