@@ -260,6 +260,7 @@ class _Program:
     text: int
     param_args: Tuple[int, ...]  # positions of the parameter pytrees
     out_roles: List[Tuple[Optional[str], ...]]
+    out_shapes: List[Tuple[int, ...]]
     out_treedef: Any
 
 
@@ -363,9 +364,10 @@ def _analyse(fn: Callable[..., Any], args: Tuple[Any, ...],
             r = _act_roles(shape, B, N)
         leaves.append(_Leaf(ps, shape, a.dtype, is_param, r))
     out_flat, out_treedef = jax.tree_util.tree_flatten(out_shape)
-    out_roles = [_act_roles(tuple(o.shape), B, N) for o in out_flat]
+    out_shapes = [tuple(int(d) for d in o.shape) for o in out_flat]
+    out_roles = [_act_roles(sh, B, N) for sh in out_shapes]
     return _Program(leaves, treedef, B, N, D, int(heads), int(F), int(layers), text,
-                    param_args, out_roles, out_treedef)
+                    param_args, out_roles, out_shapes, out_treedef)
 
 
 def _spec(lay: Layout, roles: Tuple[Optional[str], ...], shape: Tuple[int, ...],
@@ -530,7 +532,8 @@ class PlanResult:
 
 def _shardings(prog: _Program, lay: Layout) -> Tuple[Any, Any]:
     ins = [NamedSharding(lay.mesh, _spec(lay, l.roles, l.shape, l.is_param)) for l in prog.leaves]
-    outs = [NamedSharding(lay.mesh, _spec(lay, r, (0,) * len(r), False)) for r in prog.out_roles]
+    outs = [NamedSharding(lay.mesh, _spec(lay, r, sh, False))
+            for r, sh in zip(prog.out_roles, prog.out_shapes)]
     return (jax.tree_util.tree_unflatten(prog.treedef, ins),
             jax.tree_util.tree_unflatten(prog.out_treedef, outs))
 
