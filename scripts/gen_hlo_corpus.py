@@ -6,7 +6,8 @@ compiled by JAX on fake CPU devices (`--xla_force_host_platform_device_count=16`
 Post-partitioning programs (`jax.jit(f, in_shardings=..., out_shardings=...).lower(...)
 .compile().as_text()`): a lax.scan over layers with FSDP weights (a while with a known trip
 count), a conditional whose branches run different collectives, a while without a trip count,
-8- and 16-way all-to-alls (tuples past 5 elements carry XLA's /*index=5*/ comments), a
+8- and 16-way all-to-alls (tuples past 5 elements carry XLA's /*index=5*/ comments), a DiT-like
+block scanned over layers with Ulysses attention (an 8-element loop state), a
 shard_map ring of collective-permutes, Megatron TP, FSDP and Ulysses on 2-D meshes (the
 mesh-axes replica_groups form), one with XLA's buffer assignment appended (peak memory). And
 pre-partitioning samples the importer must refuse with a clear error: Shardy and GSPMD
@@ -211,7 +212,33 @@ def main():
          (sds((B, N, H * HD), m28, P("dp", "sp", None)), sds((H * HD, 3 * H * HD), m28, P()),
           sds((H * HD, H * HD), m28, P())), P("dp", "sp", None))
 
-    # 10. GSPMD (Shardy off) pre-partitioning HLO
+    # 10. a DiT-like block scanned over 3 layers with Ulysses attention (the loop state is a
+    # tuple of 8: XLA writes /*index=5*/ inside it)
+    m24u = mesh_of((2, 4), ("dp", "sp"))
+    Bs, Ns, Hs = 2, 32, 4
+
+    def dit_scan(x, wqkv, wo, w1, w2, g, b):
+        def layer(x, w):
+            wqkv, wo, w1, w2, g, b = w
+            h = x * g + b
+            qkv = jnp.einsum("bnd,de->bne", h, wqkv).reshape(Bs, Ns, 3, Hs, D // Hs)
+            qkv = jax.lax.with_sharding_constraint(qkv, NamedSharding(m24u, P("dp", None, None, "sp", None)))
+            q, k, v = qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]
+            a = jax.nn.softmax(jnp.einsum("bqhd,bkhd->bhqk", q, k), axis=-1)
+            o = jnp.einsum("bhqk,bkhd->bqhd", a, v)
+            o = jax.lax.with_sharding_constraint(o, NamedSharding(m24u, P("dp", "sp", None, None)))
+            x = x + jnp.einsum("bnd,de->bne", o.reshape(Bs, Ns, D), wo)
+            return x + jax.nn.gelu(x @ w1) @ w2, None
+        x, _ = jax.lax.scan(layer, x, (wqkv, wo, w1, w2, g, b))
+        return x
+    Ls = 3
+    post("corpus_scan_dit_ulysses_2x4.hlo", "a DiT-like block (Ulysses attention + MLP) scanned over 3 layers on 2x4 (dp, sp)",
+         m24u, dit_scan,
+         (sds((Bs, Ns, D), m24u, P("dp", "sp", None)), sds((Ls, D, 3 * D), m24u, P()),
+          sds((Ls, D, D), m24u, P()), sds((Ls, D, F), m24u, P()), sds((Ls, F, D), m24u, P()),
+          sds((Ls, D), m24u, P()), sds((Ls, D), m24u, P())), P("dp", "sp", None))
+
+    # 11. GSPMD (Shardy off) pre-partitioning HLO
     try:
         jax.config.update("jax_use_shardy_partitioner", False)
         m4 = mesh_of((4,), ("x",))

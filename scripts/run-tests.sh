@@ -72,6 +72,10 @@ if command -v clang >/dev/null 2>&1 && [ "${FUZZ_SECONDS:-5}" != 0 ]; then
             n=$(basename "$f" .c)
             corpus=$(mktemp -d)
             cp tests/*/fuzz-crashes/*.json "$corpus"/ 2>/dev/null || true
+            # the HLO reader starts from the real XLA dumps and its kept crashes
+            if [ "$n" = fuzz_hlo ]; then
+                cp tests/fixtures/hlo/*.hlo tests/aoizora/fuzz-crashes/*.hlo "$corpus"/ 2>/dev/null || true
+            fi
             if "$f" -max_total_time="${FUZZ_SECONDS:-5}" -artifact_prefix="$corpus/" \
                 "$corpus" >"$log.out" 2>&1; then
                 echo "PASS $n" >"$log"

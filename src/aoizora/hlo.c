@@ -46,6 +46,10 @@ typedef struct hctx {
     int32_t n_lines;
     hcomp *comps;
     int32_t n_comps;
+    double *flops_memo;     // per computation: dot FLOPs inside (-1: not yet computed)
+    int8_t *coll_memo;      // per computation: holds a collective (-1: not yet computed)
+    int8_t *active;         // per computation: being walked (a cycle is an error)
+    int64_t walked;         // computations walked (loop bodies, branches, calls): capped
     zg_aoi_evidence *ev;
     zg_error *err;
     double pend_flops, pend_bytes;
@@ -247,113 +251,231 @@ static int64_t parse_int_list(const char *s, int64_t *out, int max, const char *
     return k;
 }
 
-// replica_groups value -> members (G x S). n_dev used for {}. Returns 0 ok, else -1.
-// Mesh-axes form: mesh['a'=2,'b'=4] {'b'}: groups vary the listed axes (row-major ids).
-static int parse_mesh_groups(const char *v, int32_t **mem, int32_t *G, int32_t *S) {
-    char names[8][32];
-    int64_t sz[8];
-    int na = 0, sel[8] = {0};
-    const char *s = v + 5;
-    while (*s && *s != ']') {
-        if (*s == ',' || *s == ' ') {
-            s++;
-            continue;
+// An iota list "<=[r0,r1,...]T(p...)" starting at s ('<'): the ids of iota(prod r) reshaped to
+// r, transposed by p, in row-major order (XLA's IotaTileAssignment). Returns the count (<= max)
+// or -1; *end past it.
+static int64_t parse_iota_ids(const char *s, int32_t *out, int64_t max, const char **end) {
+    int64_t rd[8], perm[8], pd[8];
+    const char *e;
+    if (strncmp(s, "<=[", 3)) return -1;
+    int64_t nr = parse_int_list(s + 3, rd, 8, &e);
+    if (nr < 1 || nr > 8 || *e != ']') return -1;
+    int64_t tot = 1;
+    for (int i = 0; i < nr; i++) {
+        if (rd[i] < 1 || rd[i] > 65536) return -1;
+        tot *= rd[i];
+        if (tot > 65536 || tot > max) return -1;
+    }
+    for (int i = 0; i < nr; i++) perm[i] = i;
+    e++;
+    if (*e == 'T') {
+        if (e[1] != '(') return -1;
+        int64_t np = parse_int_list(e + 2, perm, 8, &e);
+        if (np != nr || *e != ')') return -1;
+        int seen[8] = {0};
+        for (int i = 0; i < nr; i++) {
+            if (perm[i] < 0 || perm[i] >= nr || seen[perm[i]]) return -1;
+            seen[perm[i]] = 1;
         }
-        if (*s != '\'' || na >= 8) return -1;
-        const char *e = strchr(s + 1, '\'');
-        if (!e || e - s - 1 >= 32 || e[1] != '=') return -1;
-        memcpy(names[na], s + 1, (size_t)(e - s - 1));
-        names[na][e - s - 1] = 0;
+        e++;
+    }
+    // element at transposed position idx: coordinates in the permuted shape
+    for (int i = 0; i < nr; i++) pd[i] = rd[perm[i]];
+    for (int64_t idx = 0; idx < tot; idx++) {
+        int64_t c[8], oc[8], rem = idx, src = 0;
+        for (int i = (int)nr - 1; i >= 0; i--) c[i] = rem % pd[i], rem /= pd[i];
+        for (int i = 0; i < nr; i++) oc[perm[i]] = c[i];
+        for (int i = 0; i < nr; i++) src = src * rd[i] + oc[i];
+        out[idx] = (int32_t)src;
+    }
+    *end = e;
+    return tot;
+}
+
+// Mesh-axes form (XLA's MeshAxesReplicaGroupList):
+//   mesh['a'=2,'b'=4][, device_ids=([2,4]<=[8]T(1,0) | ids...)] {'b'[, 'a':(pre)size]}
+// A group per value of the axes not listed; its members vary the listed (sub-)axes in the order
+// listed, each major to minor; a member's id is the device at its mesh position. A sub-axis
+// 'a':(pre)size is digit `size` of axis a with `pre` below it. Quotes around names optional.
+#define MESH_MAXA 8
+#define MESH_MAXD 32
+static int parse_mesh_groups(const char *v, int32_t **mem, int32_t *G, int32_t *S) {
+    char names[MESH_MAXA][32];
+    int64_t sz[MESH_MAXA];
+    int na = 0;
+    const char *s = v + 5;
+    for (;;) {  // axes
+        while (*s == ' ' || *s == ',') s++;
+        if (*s == ']') break;
+        if (na >= MESH_MAXA) return -1;
+        int q = *s == '\'';
+        const char *n0 = s + q, *e = n0;
+        while (*e && *e != '=' && *e != '\'' && *e != ']' && *e != ',') e++;
+        if (e == n0 || e - n0 >= 32 || (q && *e != '\'')) return -1;
+        memcpy(names[na], n0, (size_t)(e - n0));
+        names[na][e - n0] = 0;
+        e += q;
+        if (*e != '=') return -1;
         char *end = NULL;
-        sz[na] = strtoll(e + 2, &end, 10);
-        if (end == e + 2 || sz[na] < 1 || sz[na] > 4096) return -1;
+        sz[na] = strtoll(e + 1, &end, 10);
+        if (end == e + 1 || sz[na] < 1 || sz[na] > 4096) return -1;
         na++;
         s = end;
     }
-    if (*s != ']' || na == 0) return -1;
-    s = skip_ws(s + 1);
-    if (*s != '{') return -1;
-    s++;
-    while (*s && *s != '}') {
-        if (*s == ',' || *s == ' ') {
-            s++;
-            continue;
-        }
-        if (*s != '\'') return -1;
-        const char *e = strchr(s + 1, '\'');
-        if (!e) return -1;
-        int found = 0;
-        for (int a = 0; a < na; a++)
-            if ((size_t)(e - s - 1) == strlen(names[a]) && !strncmp(names[a], s + 1, (size_t)(e - s - 1)))
-                sel[a] = 1, found = 1;
-        if (!found || (e[1] != ',' && e[1] != '}' && e[1] != ' ')) return -1;  // sub-axes unsupported
-        s = e + 1;
-    }
-    if (*s != '}') return -1;
-    int64_t tot = 1, gs = 1;
+    if (na == 0) return -1;
+    int64_t tot = 1;
     for (int a = 0; a < na; a++) {
         tot *= sz[a];
-        if (sel[a]) gs *= sz[a];
         if (tot > 65536) return -1;
     }
-    int32_t *m = calloc((size_t)tot, sizeof *m);
-    if (!m) return -1;
+    int32_t *dev = malloc((size_t)tot * sizeof *dev);
+    int32_t *m = malloc((size_t)tot * sizeof *m);
+    if (!dev || !m) goto bad;
+    for (int64_t i = 0; i < tot; i++) dev[i] = (int32_t)i;
+    s = skip_ws(s + 1);
+    if (!strncmp(s, ", device_ids=(", 14) || !strncmp(s, ",device_ids=(", 13)) {
+        s = strchr(s, '(') + 1;
+        const char *e;
+        if (*s == '[') {  // [dims]<=[...]T(...): the dims must multiply to the mesh size
+            int64_t dd[8], prod = 1;
+            int64_t nd = parse_int_list(s + 1, dd, 8, &e);
+            if (nd < 1 || *e != ']') goto bad;
+            for (int i = 0; i < nd && i < 8; i++) prod *= dd[i];
+            if (prod != tot || parse_iota_ids(e + 1, dev, tot, &e) != tot) goto bad;
+        } else {  // explicit ids, possibly nested in braces or brackets
+            int64_t k = 0;
+            e = s;
+            while (*e && *e != ')') {
+                if (isdigit((unsigned char)*e)) {
+                    char *x = NULL;
+                    long long id = strtoll(e, &x, 10);
+                    if (k >= tot || id < 0 || id >= tot) goto bad;
+                    dev[k++] = (int32_t)id;
+                    e = x;
+                } else if (strchr("{}[], ", *e)) {
+                    e++;
+                } else {
+                    goto bad;
+                }
+            }
+            if (k != tot) goto bad;
+        }
+        s = skip_ws(e);
+        if (*s != ')') goto bad;
+        s = skip_ws(s + 1);
+    }
+    if (*s != '{') goto bad;
+    s++;
+    // selections: (axis, pre, size); pre = 0 for a full axis
+    int sel_a[MESH_MAXD], n_sel = 0;
+    int64_t sel_pre[MESH_MAXD], sel_sz[MESH_MAXD];
+    for (;;) {
+        while (*s == ' ' || *s == ',') s++;
+        if (*s == '}') break;
+        if (n_sel >= MESH_MAXD) goto bad;
+        int q = *s == '\'';
+        const char *n0 = s + q, *e = n0;
+        while (*e && *e != '\'' && *e != ':' && *e != ',' && *e != '}' && *e != ' ') e++;
+        int found = -1;
+        for (int a = 0; a < na; a++)
+            if ((size_t)(e - n0) == strlen(names[a]) && !strncmp(names[a], n0, (size_t)(e - n0))) found = a;
+        if (found < 0 || (q && *e != '\'')) goto bad;
+        e += q;
+        sel_a[n_sel] = found, sel_pre[n_sel] = 0, sel_sz[n_sel] = sz[found];
+        if (*e == ':') {
+            char *x = NULL;
+            if (e[1] != '(') goto bad;
+            sel_pre[n_sel] = strtoll(e + 2, &x, 10);
+            if (!x || *x != ')') goto bad;
+            sel_sz[n_sel] = strtoll(x + 1, &x, 10);
+            if (sel_pre[n_sel] < 1 || sel_sz[n_sel] < 2 || sz[found] % (sel_pre[n_sel] * sel_sz[n_sel]))
+                goto bad;
+            e = x;
+        }
+        n_sel++;
+        s = e;
+    }
+    // digits of each axis: boundaries 1 = b0 < b1 < ... = size, each dividing the next
+    int64_t bnd[MESH_MAXA][2 * MESH_MAXD + 2];
+    int nb[MESH_MAXA];
+    for (int a = 0; a < na; a++) {
+        int k = 0;
+        bnd[a][k++] = 1, bnd[a][k++] = sz[a];
+        for (int i = 0; i < n_sel; i++)
+            if (sel_a[i] == a && sel_pre[i]) bnd[a][k++] = sel_pre[i], bnd[a][k++] = sel_pre[i] * sel_sz[i];
+        for (int i = 1; i < k; i++)  // sort, dedup
+            for (int j = i; j > 0 && bnd[a][j - 1] > bnd[a][j]; j--) {
+                int64_t t = bnd[a][j];
+                bnd[a][j] = bnd[a][j - 1], bnd[a][j - 1] = t;
+            }
+        int u = 1;
+        for (int i = 1; i < k; i++)
+            if (bnd[a][i] != bnd[a][u - 1]) bnd[a][u++] = bnd[a][i];
+        for (int i = 1; i < u; i++)
+            if (bnd[a][i] % bnd[a][i - 1]) goto bad;
+        nb[a] = u;
+    }
+    // digit d of axis a: [bnd[a][d], bnd[a][d+1]); owner selection or -1
+    int owner[MESH_MAXA][2 * MESH_MAXD + 2];
+    for (int a = 0; a < na; a++)
+        for (int d = 0; d + 1 < nb[a]; d++) {
+            owner[a][d] = -1;
+            for (int i = 0; i < n_sel; i++)
+                if (sel_a[i] == a && (!sel_pre[i] || (sel_pre[i] <= bnd[a][d] && bnd[a][d + 1] <= sel_pre[i] * sel_sz[i]))) {
+                    if (owner[a][d] >= 0) goto bad;  // selected twice
+                    owner[a][d] = i;
+                }
+        }
+    // inner digits (group members): selections in order, each major to minor; outer: the rest
+    int in_a[64], in_d[64], out_a[64], out_d[64], n_in = 0, n_out = 0;
+    int64_t gs = 1;
+    for (int i = 0; i < n_sel; i++) {
+        int a = sel_a[i];
+        for (int d = nb[a] - 2; d >= 0; d--)
+            if (owner[a][d] == i && n_in < 64) in_a[n_in] = a, in_d[n_in++] = d, gs *= bnd[a][d + 1] / bnd[a][d];
+    }
+    for (int a = 0; a < na; a++)
+        for (int d = nb[a] - 2; d >= 0; d--)
+            if (owner[a][d] < 0 && n_out < 64) out_a[n_out] = a, out_d[n_out++] = d;
     int64_t k = 0;
     for (int64_t outer = 0; outer < tot / gs; outer++)
         for (int64_t inner = 0; inner < gs; inner++) {
-            int64_t co[8], o = outer, in = inner, id = 0;
-            for (int a = na - 1; a >= 0; a--) {
-                if (sel[a]) co[a] = in % sz[a], in /= sz[a];
-                else co[a] = o % sz[a], o /= sz[a];
+            int64_t coord[MESH_MAXA] = {0}, o = outer, in = inner;
+            for (int j = n_in - 1; j >= 0; j--) {
+                int64_t ds = bnd[in_a[j]][in_d[j] + 1] / bnd[in_a[j]][in_d[j]];
+                coord[in_a[j]] += (in % ds) * bnd[in_a[j]][in_d[j]], in /= ds;
             }
-            for (int a = 0; a < na; a++) id = id * sz[a] + co[a];
-            m[k++] = (int32_t)id;
+            for (int j = n_out - 1; j >= 0; j--) {
+                int64_t ds = bnd[out_a[j]][out_d[j] + 1] / bnd[out_a[j]][out_d[j]];
+                coord[out_a[j]] += (o % ds) * bnd[out_a[j]][out_d[j]], o /= ds;
+            }
+            int64_t pos = 0;
+            for (int a = 0; a < na; a++) pos = pos * sz[a] + coord[a];
+            m[k++] = dev[pos];
         }
+    free(dev);
     *mem = m, *G = (int32_t)(tot / gs), *S = (int32_t)gs;
     return 0;
+bad:
+    free(dev);
+    free(m);
+    return -1;
 }
 
+// replica_groups value -> members (G x S). n_dev used for {}. Returns 0 ok, else -1.
 static int parse_groups(const char *v, int32_t n_dev, int32_t **mem, int32_t *G, int32_t *S) {
     *mem = NULL;
     if (!strncmp(v, "mesh[", 5)) return parse_mesh_groups(v, mem, G, S);
     if (*v == '[') {  // iota: [G,S]<=[d...]T(p...)
-        int64_t gs[4], rd[8], perm[8];
+        int64_t gs[4];
         const char *e;
         if (parse_int_list(v + 1, gs, 4, &e) != 2 || *e != ']') return -1;
-        if (strncmp(e + 1, "<=[", 3)) return -1;
-        int64_t nr = parse_int_list(e + 4, rd, 8, &e);
-        if (nr < 1 || nr > 8 || *e != ']') return -1;
-        int64_t tot = 1;
-        for (int i = 0; i < nr; i++) {
-            if (rd[i] < 1 || rd[i] > 65536) return -1;
-            tot *= rd[i];
-            if (tot > 65536) return -1;
-        }
-        if (gs[0] < 1 || gs[1] < 1 || gs[0] * gs[1] != tot) return -1;
-        for (int i = 0; i < nr; i++) perm[i] = i;
-        e++;
-        if (*e == 'T') {
-            if (e[1] != '(') return -1;
-            int64_t np = parse_int_list(e + 2, perm, 8, &e);
-            if (np != nr || *e != ')') return -1;
-            int seen[8] = {0};
-            for (int i = 0; i < nr; i++) {
-                if (perm[i] < 0 || perm[i] >= nr || seen[perm[i]]) return -1;
-                seen[perm[i]] = 1;
-            }
-        }
-        int32_t *m = calloc((size_t)tot, sizeof *m);
+        if (gs[0] < 1 || gs[1] < 1 || gs[0] * gs[1] > 65536) return -1;
+        int32_t *m = calloc((size_t)(gs[0] * gs[1]), sizeof *m);
         if (!m) return -1;
-        // element at transposed position idx: coordinates in the permuted shape
-        int64_t pd[8];
-        for (int i = 0; i < nr; i++) pd[i] = rd[perm[i]];
-        for (int64_t idx = 0; idx < tot; idx++) {
-            int64_t c[8], rem = idx, src = 0;
-            for (int i = (int)nr - 1; i >= 0; i--) c[i] = rem % pd[i], rem /= pd[i];
-            int64_t oc[8];
-            for (int i = 0; i < nr; i++) oc[perm[i]] = c[i];
-            for (int i = 0; i < nr; i++) src = src * rd[i] + oc[i];
-            m[idx] = (int32_t)src;
+        if (parse_iota_ids(e + 1, m, gs[0] * gs[1], &e) != gs[0] * gs[1]) {
+            free(m);
+            return -1;
         }
         *mem = m, *G = (int32_t)gs[0], *S = (int32_t)gs[1];
         return 0;
@@ -484,6 +606,7 @@ static double dot_flops(const hctx *c, const hcomp *cp, const hinst *in) {
 
 static double comp_flops(const hctx *c, int32_t ci, int depth) {
     if (ci < 0 || depth > 8) return 0;
+    if (c->flops_memo[ci] >= 0) return c->flops_memo[ci];
     const hcomp *cp = &c->comps[ci];
     double f = 0;
     for (int32_t l = cp->first; l < cp->last; l++) {
@@ -493,7 +616,7 @@ static double comp_flops(const hctx *c, int32_t ci, int depth) {
         else if (!strcmp(in.op, "fusion") || !strcmp(in.op, "call"))
             f += comp_flops(c, comp_ref(c, in.attrs, !strcmp(in.op, "call") ? "to_apply" : "calls"), depth + 1);
     }
-    return f;
+    return c->flops_memo[ci] = f;
 }
 
 static zg_status flush_compute(hctx *c) {
@@ -601,6 +724,26 @@ static zg_status coll_groups(hctx *c, const hinst *in, zg_coll_kind k, int32_t l
             free(m);
             return perr(c, ln, msg, NULL);
         }
+    // XLA's verifier: an id in at most one group; a permute's sources and targets each once
+    {
+        uint8_t *seen = calloc((size_t)id_range * 2, 1);
+        if (!seen) {
+            free(m);
+            return zg_error_set(c->err, ZG_ERR_NOMEM, "HLO: out of memory");
+        }
+        for (int64_t i = 0; i < (int64_t)g * sz; i++) {
+            int slot = permute ? (int)(i % 2) : 0;
+            if (seen[(size_t)m[i] * 2 + (size_t)slot]++) {
+                char msg[120];
+                snprintf(msg, sizeof msg, "%s %d appears twice in %s", permute && slot ? "target" : permute ? "source" : "id",
+                         m[i], permute ? "source_target_pairs" : "replica_groups");
+                free(seen);
+                free(m);
+                return perr(c, ln, msg, NULL);
+            }
+        }
+        free(seen);
+    }
     *moves = 1;
     if (mode != FLAT) {
         int32_t *e = NULL, g2 = 0, s2 = 0;
@@ -669,19 +812,22 @@ static zg_status done_async(hctx *c, const hinst *in) {
 // 1 if computation ci (or one it calls, runs as a loop body or branch) holds a collective.
 static int comp_has_coll(const hctx *c, int32_t ci, int depth) {
     if (ci < 0 || depth > 8) return 0;
-    for (int32_t l = c->comps[ci].first; l < c->comps[ci].last; l++) {
+    if (c->coll_memo[ci] >= 0) return c->coll_memo[ci];
+    int has = 0;
+    for (int32_t l = c->comps[ci].first; l < c->comps[ci].last && !has; l++) {
         hinst in;
         zg_coll_kind k;
         int a, b;
         if (parse_inst(c->lines[l], l, &in)) continue;
-        if (coll_kind_of(in.op, &k, &a, &b)) return 1;
-        if (!strcmp(in.op, "call") && comp_has_coll(c, comp_ref(c, in.attrs, "to_apply"), depth + 1))
-            return 1;
+        if (coll_kind_of(in.op, &k, &a, &b)) has = 1;
+        else if (!strcmp(in.op, "call") && comp_has_coll(c, comp_ref(c, in.attrs, "to_apply"), depth + 1))
+            has = 1;
     }
-    return 0;
+    return c->coll_memo[ci] = (int8_t)has;
 }
 
 static zg_status walk_comp(hctx *c, int32_t ci, int64_t repeat, int depth);
+static zg_status walk_body(hctx *c, int32_t ci, int64_t repeat, int depth, int new_segment);
 static zg_status walk_lines(hctx *c, const hcomp *cp, int64_t repeat, int depth);
 
 // Placement-free nominal time of an evidence (v5e-like constants: 197 TFLOP/s at 60%, 819 GB/s
@@ -763,6 +909,7 @@ static zg_status walk_conditional(hctx *c, const hinst *in, int64_t repeat, int 
         sub.ev = &ev, sub.pend_flops = sub.pend_bytes = 0, sub.n_pend = 0, sub.n_starts = 0,
         sub.computes = 0;
         st = walk_comp(&sub, br[b], repeat, depth + 1);
+        c->walked = sub.walked;
         if (st) {
             zg_aoi_evidence_free(&ev);
             zg_aoi_evidence_free(&keep);
@@ -857,7 +1004,7 @@ static zg_status walk_lines(hctx *c, const hcomp *cp, int64_t repeat, int depth)
             st = walk_conditional(c, &in, repeat, depth, l);
         } else if (!strcmp(in.op, "call") && comp_has_coll(c, comp_ref(c, in.attrs, "to_apply"), 0)) {
             if (depth > 8) return perr(c, l, "calls nested deeper than 8", NULL);
-            st = walk_lines(c, &c->comps[comp_ref(c, in.attrs, "to_apply")], repeat, depth + 1);
+            st = walk_body(c, comp_ref(c, in.attrs, "to_apply"), repeat, depth + 1, 0);
         } else {
             static const char *const skip[] = {"parameter", "constant", "tuple", "get-tuple-element",
                                                "bitcast", "partition-id", "replica-id", "after-all",
@@ -878,13 +1025,29 @@ static zg_status walk_lines(hctx *c, const hcomp *cp, int64_t repeat, int depth)
     return flush_compute(c);
 }
 
-static zg_status walk_comp(hctx *c, int32_t ci, int64_t repeat, int depth) {
+// Walks computation ci's lines into the current segment (new_segment: into a new one).
+static zg_status walk_body(hctx *c, int32_t ci, int64_t repeat, int depth, int new_segment) {
     if (depth > 8)
         return zg_error_set(c->err, ZG_ERR_PARSE,
                             "HLO line %d: loops, branches and calls nested deeper than 8",
                             c->comps[ci].first);
-    if (zg_aoi_evidence_segment(c->ev, c->comps[ci].name, repeat, c->err)) return c->err->status;
-    return walk_lines(c, &c->comps[ci], repeat, depth);
+    if (c->active[ci])
+        return zg_error_set(c->err, ZG_ERR_PARSE, "HLO line %d: computation %s runs itself",
+                            c->comps[ci].first, c->comps[ci].name);
+    if (++c->walked > 100000)
+        return zg_error_set(c->err, ZG_ERR_PARSE,
+                            "HLO line %d: over 100000 loop bodies, branches and calls to walk",
+                            c->comps[ci].first);
+    if (new_segment && zg_aoi_evidence_segment(c->ev, c->comps[ci].name, repeat, c->err))
+        return c->err->status;
+    c->active[ci] = 1;
+    zg_status st = walk_lines(c, &c->comps[ci], repeat, depth);
+    c->active[ci] = 0;
+    return st;
+}
+
+static zg_status walk_comp(hctx *c, int32_t ci, int64_t repeat, int depth) {
+    return walk_body(c, ci, repeat, depth, 1);
 }
 
 // ---- peak memory estimate: liveness of instruction results inside each computation -----------
@@ -1178,6 +1341,11 @@ static zg_status parse(hctx *c, const char *text, size_t len) {
     if ((int64_t)n_part * n_rep > 4096)
         return perr(c, header_line, "num_partitions x replicas over 4096 devices", NULL);
     c->n_part = n_part, c->n_rep = n_rep;
+    c->flops_memo = malloc((size_t)c->n_comps * sizeof *c->flops_memo);
+    c->coll_memo = malloc((size_t)c->n_comps);
+    c->active = calloc((size_t)c->n_comps, 1);
+    if (!c->flops_memo || !c->coll_memo || !c->active) return zg_error_set(c->err, ZG_ERR_NOMEM, "HLO: out of memory");
+    for (int32_t i = 0; i < c->n_comps; i++) c->flops_memo[i] = -1, c->coll_memo[i] = -1;
     zg_aoi_evidence_init(c->ev, "hlo", n_part * n_rep);
     zg_status st = walk_comp(c, entry, 1, 0);
     if (st) return st;
@@ -1224,6 +1392,9 @@ zg_status zg_aoi_hlo_parse_opts(const char *text, size_t len, const zg_aoi_hlo_o
     if (c.lines) free(c.lines[0]);
     free(c.lines);
     free(c.comps);
+    free(c.flops_memo);
+    free(c.coll_memo);
+    free(c.active);
     if (st) zg_aoi_evidence_free(ev);
     return st;
 }

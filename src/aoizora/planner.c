@@ -416,8 +416,13 @@ cJSON *zg_aoi_plan_to_json(const zg_aoi_graph *g, const zg_net *net, const zg_ao
     cJSON_AddItemToObject(j, "mesh_shape", cJSON_CreateIntArray((const int *)p->mesh_shape, p->n_axes));
     cJSON *an = cJSON_AddArrayToObject(j, "axis_names");
     for (int a = 0; a < p->n_axes; a++) cJSON_AddItemToArray(an, cJSON_CreateString(p->axis_names[a]));
-    cJSON_AddItemToObject(j, "device_order", cJSON_CreateIntArray((const int *)p->perm, net->n_devices));
-    cJSON_AddItemToObject(j, "torch_rank_order", cJSON_CreateIntArray((const int *)p->perm, net->n_devices));
+    int32_t *order = malloc((size_t)net->n_devices * sizeof *order);
+    for (int32_t r = 0; order && r < net->n_devices; r++) order[r] = zg_net_user_index(net, p->perm[r]);
+    cJSON_AddItemToObject(j, "device_order", cJSON_CreateIntArray((const int *)(order ? order : p->perm), net->n_devices));
+    cJSON_AddItemToObject(j, "torch_rank_order", cJSON_CreateIntArray((const int *)(order ? order : p->perm), net->n_devices));
+    cJSON_AddStringToObject(j, "device_numbering", net->has_user_order ? "the topology's device_coords list"
+                                                                      : "chips sorted by coordinates, x fastest");
+    free(order);
     cJSON *dims = NULL;
     cJSON_AddItemToObject(j, "partition_specs", zg_aoi_partition_specs_json(p->specs, &dims));
     cJSON_AddItemToObject(j, "partition_spec_dims", dims);

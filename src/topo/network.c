@@ -197,6 +197,83 @@ static zg_status get_kind_map(const cJSON *j, const char *key, double *vals, zg_
     return ZG_OK;
 }
 
+int32_t zg_net_user_index(const zg_net *n, int32_t dev) {
+    return n->has_user_order && dev >= 0 && dev < n->n_devices ? n->phys_to_user[dev] : dev;
+}
+
+zg_status zg_net_set_device_coords(zg_net *n, const int32_t *coords, int32_t nd, int32_t ndims,
+                                   zg_error *err) {
+    if (nd != n->n_devices)
+        return zg_error_set(err, ZG_ERR_INVALID,
+                            "network %s: device_coords lists %d devices, the slice has %d chips",
+                            n->name, nd, n->n_devices);
+    if (ndims < n->ndims || ndims > ZG_NET_MAX_DIMS)  // (x, y, 0) for a 2-D slice is fine
+        return zg_error_set(err, ZG_ERR_INVALID,
+                            "network %s: device_coords entries have %d coordinates, the slice has %d "
+                            "dimensions", n->name, ndims, n->ndims);
+    if (nd > ZG_NET_MAX_DEVICES)
+        return zg_error_set(err, ZG_ERR_INVALID, "network %s: device_coords for over %d chips",
+                            n->name, ZG_NET_MAX_DEVICES);
+    for (int32_t p = 0; p < nd; p++) n->phys_to_user[p] = -1;
+    for (int32_t i = 0; i < nd; i++) {
+        int32_t c[ZG_NET_MAX_DIMS] = {0, 0, 0};
+        for (int d = 0; d < ndims; d++) {
+            c[d] = coords[i * ndims + d];
+            if (c[d] < 0 || c[d] >= n->dims[d])
+                return zg_error_set(err, ZG_ERR_INVALID,
+                                    "network %s: device_coords[%d] coordinate %d = %d is outside "
+                                    "0..%d", n->name, i, d, c[d], n->dims[d] - 1);
+        }
+        int32_t p = zg_net_device_at(n, c);
+        if (n->phys_to_user[p] >= 0)
+            return zg_error_set(err, ZG_ERR_INVALID,
+                                "network %s: device_coords[%d] repeats the chip of device_coords[%d]",
+                                n->name, i, n->phys_to_user[p]);
+        n->phys_to_user[p] = (int16_t)i;
+        n->user_to_phys[i] = (int16_t)p;
+    }
+    n->has_user_order = 1;
+    return ZG_OK;
+}
+
+static zg_status get_device_coords(const cJSON *j, zg_net *n, zg_error *err) {
+    const cJSON *dc = cJSON_GetObjectItemCaseSensitive(j, "device_coords");
+    if (!dc) return ZG_OK;
+    if (!cJSON_IsArray(dc))
+        return zg_error_set(err, ZG_ERR_INVALID, "network: \"device_coords\" must be an array of "
+                                                 "coordinate arrays like [[0,0],[1,0],...]");
+    int32_t nd = cJSON_GetArraySize(dc), ndims = -1;
+    if (nd < 1 || nd > ZG_NET_MAX_DEVICES)
+        return zg_error_set(err, ZG_ERR_INVALID, "network: device_coords has %d entries (1..%d)",
+                            nd, ZG_NET_MAX_DEVICES);
+    int32_t *co = calloc((size_t)nd * ZG_NET_MAX_DIMS, sizeof *co);
+    if (!co) return zg_error_set(err, ZG_ERR_NOMEM, "network: out of memory");
+    int32_t i = 0;
+    zg_status st = ZG_OK;
+    for (const cJSON *e = dc->child; e && !st; e = e->next, i++) {
+        int32_t k = cJSON_IsArray(e) ? cJSON_GetArraySize(e) : -1;
+        if (k < 1 || k > ZG_NET_MAX_DIMS || (ndims >= 0 && k != ndims)) {
+            st = zg_error_set(err, ZG_ERR_INVALID,
+                              "network: device_coords[%d] must be an array of %s coordinates", i,
+                              ndims >= 0 ? (ndims == 2 ? "2" : "3") : "2 or 3");
+            break;
+        }
+        ndims = k;
+        int d = 0;
+        for (const cJSON *x = e->child; x; x = x->next, d++) {
+            if (!cJSON_IsNumber(x) || x->valuedouble != (double)(int32_t)x->valuedouble) {
+                st = zg_error_set(err, ZG_ERR_INVALID,
+                                  "network: device_coords[%d] has a non-integer coordinate", i);
+                break;
+            }
+            co[i * k + d] = (int32_t)x->valuedouble;
+        }
+    }
+    if (!st) st = zg_net_set_device_coords(n, co, nd, ndims, err);
+    free(co);
+    return st;
+}
+
 zg_status zg_net_from_json(const cJSON *j, zg_net *n, zg_error *err) {
     char preset[64] = "";
     if (!cJSON_IsObject(j)) return zg_error_set(err, ZG_ERR_PARSE, "network: expected an object");
@@ -216,6 +293,7 @@ zg_status zg_net_from_json(const cJSON *j, zg_net *n, zg_error *err) {
     if (get_kind_map(j, "alpha", n->alpha, err) || get_kind_map(j, "eff", n->eff, err))
         return err->status;
     zg_json_get_str(j, "name", 0, n->name, sizeof n->name, "network", err);
+    if (get_device_coords(j, n, err)) return err->status;
     return zg_net_validate(n, err);
 }
 
@@ -237,6 +315,14 @@ cJSON *zg_net_to_json(const zg_net *n) {
     cJSON_AddStringToObject(j, "kind", n->kind == ZG_NET_GRID ? "grid" : "switched");
     cJSON_AddItemToObject(j, "dims", cJSON_CreateIntArray((const int *)n->dims, n->ndims));
     cJSON_AddItemToObject(j, "wrap", cJSON_CreateIntArray((const int *)n->wrap, n->ndims));
+    if (n->has_user_order) {
+        cJSON *dc = cJSON_AddArrayToObject(j, "device_coords");
+        for (int32_t i = 0; i < n->n_devices; i++) {
+            int32_t c[ZG_NET_MAX_DIMS];
+            zg_net_coords(n, n->user_to_phys[i], c);
+            cJSON_AddItemToArray(dc, cJSON_CreateIntArray((const int *)c, n->ndims));
+        }
+    }
     cJSON_AddNumberToObject(j, "link_bw", n->link_bw);
     cJSON_AddNumberToObject(j, "link_lat", n->link_lat);
     if (n->kind == ZG_NET_SWITCHED) {

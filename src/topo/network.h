@@ -16,6 +16,7 @@
 #include "core/core.h"
 
 #define ZG_NET_MAX_DIMS 3
+#define ZG_NET_MAX_DEVICES 4096
 
 typedef enum {
     ZG_COLL_ALL_GATHER = 0,
@@ -57,7 +58,19 @@ typedef struct zg_net {
     double hbm_bw;             // bytes/s per device
     double hbm_bytes;          // memory per device
     double hbm_usable_frac;    // fraction usable by the program
+    // The user's device list (optional, "device_coords" in a topology JSON): when has_user_order,
+    // user device i (e.g. jax.devices()[i]) is physical chip user_to_phys[i] and chip p is user
+    // device phys_to_user[p]; plans then name chips by the user's indices.
+    int32_t has_user_order;
+    int16_t user_to_phys[ZG_NET_MAX_DEVICES], phys_to_user[ZG_NET_MAX_DEVICES];
 } zg_net;
+
+// The user's index of physical chip dev (dev itself without a device list).
+int32_t zg_net_user_index(const zg_net *net, int32_t dev);
+// Sets the user's device list from coordinates: coords[i * ndims + d] is coordinate d of user
+// device i (grid: x, y[, z]; switched: gpu, switch, node). Every chip exactly once.
+zg_status zg_net_set_device_coords(zg_net *net, const int32_t *coords, int32_t n_devices,
+                                   int32_t ndims, zg_error *err);
 
 // Presets: v5e-4 (2x2), v5e-8 (2x4), v5e-16 (4x4), v5e-256 (16x16 torus), v5p-4 (2x2x1),
 // v5p-8 (2x2x2), v5p-64 (4x4x4 torus), h100x8 (NVSwitch), pcie8 (8 GPUs, 2 PCIe switches),
@@ -66,7 +79,8 @@ typedef struct zg_net {
 zg_status zg_net_preset(const char *name, zg_net *net, zg_error *err);
 const char *const *zg_net_preset_names(void);
 // A preset name or a JSON file {"preset":"v5e-8", "link_bw":4.5e10, "alpha":{"all-gather":2e-6},
-// "eff":{...}, "peak_flops":..., ...}: fields given override the preset.
+// "eff":{...}, "peak_flops":..., "device_coords":[[x,y],...], ...}: fields given override the
+// preset; device_coords lists the user's devices by coordinates (zg_net_set_device_coords).
 zg_status zg_net_load(const char *name_or_path, zg_net *net, zg_error *err);
 zg_status zg_net_from_json(const cJSON *j, zg_net *net, zg_error *err);
 cJSON *zg_net_to_json(const zg_net *net);

@@ -1,7 +1,10 @@
 // test_aoizora.c — lowering (exact collective counts and bytes), HLO front end (JAX-made
 // fixtures agree with our lowering; iota groups; async; while trip counts; errors; fuzz),
 // memory rejection, symmetry dedup against brute force over all 8! placements on 2x4,
-// determinism, evidence JSON round trip, plan JSON keys.
+// determinism, evidence JSON round trip, plan JSON keys; the HLO forms XLA prints (tuple
+// comments, conditionals, loops without trip counts, channel ids, buffer assignment, refused
+// pre-partition input) and the fuzzer's kept inputs.
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -328,7 +331,7 @@ ZG_TEST(fuzzed_hlo_gives_errors_with_a_line_never_a_crash) {
 // dumps): a 6-element tuple all-to-all with XLA's /*index=5*/ comments, a conditional whose
 // branches differ, a while without known_trip_count, a collective without channel_id.
 static const char *FORMS_HLO =
-    "HloModule forms, is_scheduled=true, num_partitions=8\n"
+    "HloModule forms, is_scheduled=true, num_partitions=12\n"
     "\n"
     "%cheap (p: (f32[8,16])) -> (f32[8,16]) {\n"
     "  %p = (f32[8,16]{1,0}) parameter(0)\n"
@@ -362,7 +365,7 @@ static const char *FORMS_HLO =
     "  %x = f32[6,16]{1,0} parameter(0)\n"
     "  %b = s32[] parameter(1)\n"
     "  %s0 = f32[1,16]{1,0} slice(%x), slice={[0:1], [0:16]}\n"
-    "  %a2a = (f32[1,16]{1,0}, f32[1,16]{1,0}, f32[1,16]{1,0}, f32[1,16]{1,0}, f32[1,16]{1,0}, /*index=5*/f32[1,16]{1,0}) all-to-all(%s0, %s0, %s0, %s0, %s0, /*index=5*/%s0), channel_id=1, replica_groups={{0,1,2,3,4,5},{6,7,0,1,2,3}}\n"
+    "  %a2a = (f32[1,16]{1,0}, f32[1,16]{1,0}, f32[1,16]{1,0}, f32[1,16]{1,0}, f32[1,16]{1,0}, /*index=5*/f32[1,16]{1,0}) all-to-all(%s0, %s0, %s0, %s0, %s0, /*index=5*/%s0), channel_id=1, replica_groups={{0,1,2,3,4,5},{6,7,8,9,10,11}}\n"
     "  %lone = f32[1,16]{1,0} all-reduce(%s0), replica_groups={}, to_apply=%add\n"
     "  %y = f32[8,16]{1,0} broadcast(%s0), dimensions={0,1}\n"
     "  %tup = (f32[8,16]{1,0}) tuple(%y)\n"
@@ -428,6 +431,61 @@ ZG_TEST(hlo_reads_tuple_comments_conditionals_and_loops_without_trip_counts) {
     CHECK(zg_aoi_hlo_parse_opts(FORMS_HLO, strlen(FORMS_HLO), &o, &ev, &e) == ZG_ERR_INVALID);
 }
 
+// The mesh-axes replica_groups form in all its printed variants (XLA's
+// MeshAxesReplicaGroupList): listed axes in order, sub-axes 'b':(pre)size, unquoted names, an
+// explicit or iota device_ids list. Groups worked out by hand.
+ZG_TEST(hlo_mesh_axes_replica_groups) {
+    static const struct {
+        const char *groups;
+        int32_t G, S;
+        int32_t want[8];
+    } T[] = {
+        {"mesh['a'=2,'b'=4] {'b'}", 2, 4, {0, 1, 2, 3, 4, 5, 6, 7}},
+        {"mesh['a'=2,'b'=4] {'a'}", 4, 2, {0, 4, 1, 5, 2, 6, 3, 7}},
+        {"mesh['a'=2,'b'=4] {'b','a'}", 1, 8, {0, 4, 1, 5, 2, 6, 3, 7}},
+        {"mesh['a'=2,'b'=4] {'b':(2)2}", 4, 2, {0, 2, 1, 3, 4, 6, 5, 7}},
+        {"mesh[a=2,b=4] {b:(1)2}", 4, 2, {0, 1, 2, 3, 4, 5, 6, 7}},
+        {"mesh['a'=2,'b'=4] {'a','b':(1)2}", 2, 4, {0, 1, 4, 5, 2, 3, 6, 7}},
+        {"mesh['a'=2,'b'=2], device_ids=(3,1,2,0) {'b'}", 2, 2, {3, 1, 2, 0}},
+        {"mesh['a'=2,'b'=2], device_ids=([2,2]<=[2,2]T(1,0)) {'b'}", 2, 2, {0, 2, 1, 3}},
+    };
+    for (size_t t = 0; t < sizeof T / sizeof T[0]; t++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "HloModule m, num_partitions=8\n\nENTRY %%e (x: f32[4]) -> f32[4] {\n"
+                 "  %%x = f32[4]{0} parameter(0)\n"
+                 "  ROOT %%ar = f32[4]{0} all-reduce(%%x), channel_id=1, replica_groups=%s, "
+                 "use_global_device_ids=true, to_apply=%%add\n}\n", T[t].groups);
+        zg_error e;
+        zg_aoi_evidence ev;
+        CHECK_OK(zg_aoi_hlo_parse(text, strlen(text), &ev, &e), &e);
+        const zg_aoi_op *op = NULL;
+        CHECK_EQ_INT(count_kind(&ev, ZG_COLL_ALL_REDUCE, &op), 1);
+        CHECK_MSG(op->n_groups == T[t].G && op->group_size == T[t].S, "%s: %d x %d", T[t].groups,
+                  op->n_groups, op->group_size);
+        for (int k = 0; k < T[t].G * T[t].S; k++)
+            CHECK_MSG(op->members[k] == T[t].want[k], "%s: member %d is %d, want %d", T[t].groups, k,
+                      op->members[k], T[t].want[k]);
+        zg_aoi_evidence_free(&ev);
+    }
+    // malformed variants name the line
+    const char *bad[] = {"mesh['a'=2,'b'=4] {'c'}", "mesh['a'=2,'b'=4] {'b':(3)2}",
+                         "mesh['a'=2,'b'=4] {'b','b'}", "mesh['a'=2], device_ids=(0,0) {'a'}",
+                         "mesh['a'=2,'b'=4] {'b'"};
+    for (size_t t = 0; t < sizeof bad / sizeof bad[0]; t++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "HloModule m, num_partitions=8\n\nENTRY %%e (x: f32[4]) -> f32[4] {\n"
+                 "  %%x = f32[4]{0} parameter(0)\n"
+                 "  ROOT %%ar = f32[4]{0} all-reduce(%%x), channel_id=1, replica_groups=%s, "
+                 "use_global_device_ids=true, to_apply=%%add\n}\n", bad[t]);
+        zg_error e;
+        zg_aoi_evidence ev;
+        CHECK_MSG(zg_aoi_hlo_parse(text, strlen(text), &ev, &e) == ZG_ERR_PARSE, "%s accepted", bad[t]);
+        CHECK_MSG(strstr(e.msg, "line 5") != NULL, "%s: %s", bad[t], e.msg);
+    }
+}
+
 ZG_TEST(hlo_buffer_assignment_gives_peak_memory) {
     zg_error e;
     zg_aoi_evidence ev;
@@ -461,6 +519,40 @@ ZG_TEST(hlo_refuses_prepartition_and_stablehlo_naming_the_construct) {
     const char *mlir = "module @jit_f attributes {mhlo.num_partitions = 8 : i32} {\n  func.func public @main() {\n  }\n}\n";
     CHECK(zg_aoi_hlo_parse(mlir, strlen(mlir), &ev, &e) == ZG_ERR_PARSE);
     CHECK_MSG(strstr(e.msg, "line 1") && strstr(e.msg, "StableHLO"), "%s", e.msg);
+}
+
+// Replays every input the HLO fuzzer (fuzz/fuzz_hlo.c) found: each imports into evidence that
+// prices, or fails with a message naming the line; none may crash.
+ZG_TEST(hlo_fuzz_crash_replay) {
+    const char *dirpath = "tests/aoizora/fuzz-crashes";
+    DIR *d = opendir(dirpath);
+    CHECK_MSG(d != NULL, "cannot open %s (run the tests from the repository root)", dirpath);
+    int files = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.' || !strcmp(de->d_name, "README.md")) continue;
+        char path[512], *text = NULL;
+        size_t len = 0;
+        zg_error e;
+        snprintf(path, sizeof path, "%s/%s", dirpath, de->d_name);
+        CHECK_OK(zg_file_read(path, &text, &len, &e), &e);
+        zg_aoi_evidence ev;
+        if (zg_aoi_hlo_parse(text, len, &ev, &e) == ZG_OK) {
+            zg_net net;
+            zg_aoi_price p;
+            char preset[16];
+            snprintf(preset, sizeof preset, "v5e-%d", ev.num_devices);
+            if (zg_net_preset(preset, &net, &e) == ZG_OK)
+                CHECK_OK(zg_aoi_price_placement(&ev, &net, NULL, NULL, &p, &e), &e);
+            zg_aoi_evidence_free(&ev);
+        } else {
+            CHECK_MSG(strstr(e.msg, "line") != NULL, "%s: %s", de->d_name, e.msg);
+        }
+        free(text);
+        files++;
+    }
+    closedir(d);
+    CHECK(files >= 1);
 }
 
 ZG_TEST(memory_rejection_says_why) {

@@ -239,4 +239,59 @@ ZG_TEST(calibration_recovers_efficiency_and_alpha) {
     CHECK(zg_net_calibrate(&fit, s, 6, NULL, &e) == ZG_ERR_INVALID);
 }
 
+// TPU wraparound as on the real slices: a v5e axis wraps only when it spans all 16 chips, a v5p
+// slice on every axis of a 4x4x4 or larger cube.
+ZG_TEST(wraparound_only_where_the_real_slices_have_it) {
+    zg_error e;
+    zg_net n;
+    CHECK_OK(zg_net_preset("v5e:4x4", &n, &e), &e);
+    CHECK(!n.wrap[0] && !n.wrap[1]);
+    CHECK_OK(zg_net_preset("v5e:8x16", &n, &e), &e);
+    CHECK(!n.wrap[0] && n.wrap[1]);
+    CHECK_OK(zg_net_preset("v5p:2x2x4", &n, &e), &e);
+    CHECK(!n.wrap[0] && !n.wrap[1] && !n.wrap[2]);
+    CHECK_OK(zg_net_preset("v5p:4x4x8", &n, &e), &e);
+    CHECK(n.wrap[0] && n.wrap[1] && n.wrap[2]);
+}
+
+// A topology can list the user's devices by coordinates (jax: [d.coords for d in devices]);
+// plans then name chips by the user's indices.
+ZG_TEST(device_coords_map_user_devices_to_chips) {
+    zg_error e;
+    zg_net n;
+    cJSON *j = NULL;
+    const char *txt = "{\"preset\":\"v5e-8\",\"device_coords\":[[1,3,0],[0,3,0],[1,2,0],[0,2,0],"
+                      "[1,1,0],[0,1,0],[1,0,0],[0,0,0]]}";
+    CHECK_OK(zg_json_parse(txt, "t", &j, &e), &e);
+    CHECK_OK(zg_net_from_json(j, &n, &e), &e);
+    cJSON_Delete(j);
+    CHECK(n.has_user_order);
+    // chip 0 is (0,0): user device 7; chip 7 is (1,3): user device 0
+    CHECK_EQ_INT(zg_net_user_index(&n, 0), 7);
+    CHECK_EQ_INT(zg_net_user_index(&n, 7), 0);
+    CHECK_EQ_INT(n.user_to_phys[2], 5);  // (1,2) = 1 + 2*2
+    // the topology's JSON lists them back in the user's order
+    cJSON *w = zg_net_to_json(&n);
+    const cJSON *dc = cJSON_GetObjectItemCaseSensitive(w, "device_coords");
+    CHECK(cJSON_GetArraySize(dc) == 8);
+    CHECK(cJSON_GetArrayItem(cJSON_GetArrayItem(dc, 0), 0)->valueint == 1 &&
+          cJSON_GetArrayItem(cJSON_GetArrayItem(dc, 0), 1)->valueint == 3);
+    cJSON_Delete(w);
+    zg_net m;
+    // bad lists name what is wrong
+    const char *bad[][2] = {
+        {"{\"preset\":\"v5e-4\",\"device_coords\":[[0,0],[1,0],[0,1]]}", "lists 3 devices"},
+        {"{\"preset\":\"v5e-4\",\"device_coords\":[[0,0],[1,0],[0,1],[0,1]]}", "repeats"},
+        {"{\"preset\":\"v5e-4\",\"device_coords\":[[0,0],[1,0],[0,1],[2,1]]}", "= 2 is outside 0..1"},
+        {"{\"preset\":\"v5e-4\",\"device_coords\":[[0,0],[1,0],[0,1],[1,1,1]]}", "array of 2"},
+        {"{\"preset\":\"v5e-4\",\"device_coords\":[[0],[1],[2],[3]]}", "have 1 coordinates"},
+        {"{\"preset\":\"v5e-4\",\"device_coords\":{}}", "must be an array"}};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        CHECK_OK(zg_json_parse(bad[k][0], "t", &j, &e), &e);
+        CHECK(zg_net_from_json(j, &m, &e) == ZG_ERR_INVALID);
+        CHECK_MSG(strstr(e.msg, bad[k][1]) != NULL, "%s: %s", bad[k][0], e.msg);
+        cJSON_Delete(j);
+    }
+}
+
 ZG_TEST_MAIN()

@@ -320,7 +320,7 @@ static void fmt_perm(const zg_net *net, const int32_t *perm, char *buf, size_t n
     size_t l = 0;
     buf[0] = 0;
     for (int32_t i = 0; i < net->n_devices && l + 8 < n; i++)
-        l += (size_t)snprintf(buf + l, n - l, "%s%d", i ? "," : "", perm ? perm[i] : i);
+        l += (size_t)snprintf(buf + l, n - l, "%s%d", i ? "," : "", zg_net_user_index(net, perm ? perm[i] : i));
 }
 
 typedef struct link_row {
@@ -387,6 +387,12 @@ static zg_status emit_json(const aoi_opts *o, const cJSON *j, zg_error *err) {
     return ZG_OK;
 }
 
+// JSON goes to stdout or a file: the importer's notes also go to stderr, so they are seen.
+static void warn_notes(const aoi_opts *o, const zg_aoi_evidence *ev) {
+    for (int32_t i = 0; i < ev->n_notes && i < ZG_AOI_MAX_NOTES; i++)
+        fprintf(stderr, "aoizora %s: warning: %s\n", o->cmd, ev->notes[i]);
+}
+
 static void print_notes(const zg_aoi_evidence *ev) {
     for (int32_t i = 0; i < ev->n_notes && i < ZG_AOI_MAX_NOTES; i++) printf("note: %s\n", ev->notes[i]);
     if (ev->n_notes > ZG_AOI_MAX_NOTES) printf("note: ... and %d more\n", ev->n_notes - ZG_AOI_MAX_NOTES);
@@ -419,8 +425,12 @@ static zg_status place_program(const aoi_opts *o, const zg_net *net, const zg_ao
             cJSON *an = cJSON_AddArrayToObject(j, "axis_names");
             for (int a = 0; a < ev->n_axes; a++) cJSON_AddItemToArray(an, cJSON_CreateString(ev->axis_names[a]));
         }
-        cJSON_AddItemToObject(j, "device_order", cJSON_CreateIntArray((const int *)r.perm, net->n_devices));
-        cJSON_AddItemToObject(j, "torch_rank_order", cJSON_CreateIntArray((const int *)r.perm, net->n_devices));
+        cJSON *dorder = cJSON_AddArrayToObject(j, "device_order");
+        for (int32_t q = 0; q < net->n_devices; q++)
+            cJSON_AddItemToArray(dorder, cJSON_CreateNumber(zg_net_user_index(net, r.perm[q])));
+        cJSON_AddItemToObject(j, "torch_rank_order", cJSON_Duplicate(dorder, 1));
+        cJSON_AddStringToObject(j, "device_numbering", net->has_user_order ? "the topology's device_coords list"
+                                                                          : "chips sorted by coordinates, x fastest");
         if (specs) {
             cJSON *dims = NULL;
             cJSON_AddItemToObject(j, "partition_specs", zg_aoi_partition_specs_json(specs, &dims));
@@ -441,12 +451,20 @@ static zg_status place_program(const aoi_opts *o, const zg_net *net, const zg_ao
         cJSON_AddStringToObject(j, "note", "latencies are predictions of an uncalibrated network and roofline model");
         st = emit_json(o, j, err);
         cJSON_Delete(j);
+        if (!st) warn_notes(o, ev);
     } else {
         char perm[4096], mb[32];
         fmt_perm(net, r.perm, perm, sizeof perm);
         printf("aoizora plan: the given program (%s %s), %d devices, on %s\n", o->hlo ? "--hlo" : o->evidence ? "--evidence" : "--sharding", given,
                ev->num_devices, net->name);
         if (label) printf("sharding: %s\n", label);
+        zg_aoi_coll_summary cs;
+        zg_aoi_evidence_summary(ev, &cs);
+        printf("program: %.4g FLOPs per device;", cs.flops);
+        int any = 0;
+        for (int k = 0; k < ZG_COLL_N; k++)
+            if (cs.count[k]) printf(" %s x%lld (%.4g bytes)", zg_coll_kind_name(k), (long long)cs.count[k], cs.bytes[k]), any = 1;
+        printf("%s\n", any ? "" : " no collectives");
         if (ev->n_axes) {
             printf("mesh: (");
             for (int a = 0; a < ev->n_axes; a++) printf("%s%d", a ? "," : "", ev->mesh_shape[a]);
@@ -454,8 +472,9 @@ static zg_status place_program(const aoi_opts *o, const zg_net *net, const zg_ao
             for (int a = 0; a < ev->n_axes; a++) printf("%s'%s'", a ? "," : "", ev->axis_names[a]);
             printf(")\n");
         }
-        printf("device order (logical id / XLA partition i runs on chip order[i]; chips numbered by\n"
-               "  coordinates, x fastest): [%s]\n", perm);
+        printf("device order (logical id / XLA partition i runs on chip order[i]; chips numbered %s): [%s]\n",
+               net->has_user_order ? "as in the topology's device_coords" : "by\n  coordinates, x fastest",
+               perm);
         if (specs) printf("partition specs:\n%s", specs);
         printf("predicted latency: %.6g s (compute %.6g s, communication %.6g s, exposed %.6g s)\n",
                r.price.total_s, r.price.compute_s, r.price.comm_s, r.price.exposed_comm_s);
@@ -524,7 +543,8 @@ zg_status aoi_cmd_plan(const aoi_opts *o, int do_explain, zg_error *err) {
         for (int a = 0; a < p.n_axes; a++) printf("%s'%s'", a ? "," : "", p.axis_names[a]);
         printf(")  [%s]%s\n", p.label, p.from_ilp ? "  (the Alpa-style ILP's sharding, placed by AoiZora)" : "");
         printf("device order (jax.sharding.Mesh: np.array(devices)[order].reshape(mesh); devices\n"
-               "  sorted by coords, x fastest; torch DeviceMesh rank order is the same): [%s]\n", perm);
+               "  %s; torch DeviceMesh rank order is the same): [%s]\n",
+               net.has_user_order ? "as listed in the topology's device_coords" : "sorted by coords, x fastest", perm);
         printf("partition specs:\n%s", p.specs);
         char mb[32];
         printf("predicted latency: %.4f s (compute %.4f s, communication %.4f s, exposed %.4f s); "
@@ -569,6 +589,7 @@ zg_status aoi_cmd_evidence(const aoi_opts *o, zg_error *err) {
     cJSON *j = zg_aoi_evidence_to_json(&ev);
     zg_status st = emit_json(o, j, err);
     cJSON_Delete(j);
+    if (!st) warn_notes(o, &ev);
     zg_aoi_evidence_free(&ev);
     return st;
 }
