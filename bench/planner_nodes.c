@@ -16,7 +16,7 @@ static const char usage[] =
 
 static void dump_model(const zel_model *m) {
     printf("  model N=%d cap=%.4g extra_area=%.6g fill_mem=%.6g groups=%d units=%lld\n",
-           m->n_ranks, m->mem_cap, m->extra_area, m->fill_mem, m->n_grps,
+           m->n_ranks, m->mem_room, m->extra_area, m->fill_mem, m->n_grps,
            (long long)m->n_units);
     for (int32_t g = 0; g < m->n_grps; g++) {
         const zel_grp *G = &m->grps[g];
@@ -126,7 +126,7 @@ int main(int argc, char **argv) {
                             }
                             for (int32_t r = 0; r < m.n_ranks; r++)
                                 printf("   rank %d L=%.4f H=%.4g room=%.4f fcap=%.4f\n", r,
-                                       LL[r], HH[r], Tq - LL[r], tau * (m.mem_cap - HH[r]));
+                                       LL[r], HH[r], Tq - LL[r], tau * (m.mem_room - HH[r]));
                             double *scr = malloc(sizeof(double) * zel_dff_scratch(&m));
                             double sL = 0;
                             for (int32_t r = 0; r < m.n_ranks; r++) sL += m.base_load[r];

@@ -72,7 +72,8 @@ static int export_anchor_problems(const char *dir, int count) {
         if (zel_solve_minmax(&m, &s, &lim, &st, &err) == ZG_OK && st.complete && m.n_units >= 2) {
             cJSON *j = cJSON_CreateObject();
             cJSON_AddNumberToObject(j, "world_size", pr.world_size);
-            cJSON_AddNumberToObject(j, "mem_cap", pr.mem_cap);
+            cJSON_AddNumberToObject(j, "mem_cap", pr.mem_cap);  // the cap; placements: - mem_base
+            cJSON_AddNumberToObject(j, "mem_base", pr.mem_base);
             cJSON_AddNumberToObject(j, "optimum", s.T);
             cJSON_AddNumberToObject(j, "nodes", (double)st.nodes);
             cJSON *gs = cJSON_AddArrayToObject(j, "groups");

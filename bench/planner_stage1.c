@@ -58,7 +58,7 @@ static const char *usage =
 static cJSON *model_json(const zel_model *m) {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "N", m->n_ranks);
-    cJSON_AddNumberToObject(j, "cap", m->mem_cap);
+    cJSON_AddNumberToObject(j, "cap", m->mem_room);
     cJSON_AddNumberToObject(j, "extra_area", m->extra_area);
     cJSON_AddNumberToObject(j, "free_area", m->free_area);
     cJSON_AddNumberToObject(j, "fill_mem", m->fill_mem);

@@ -79,7 +79,7 @@ class BuildLib(build_ext):
         jobs = []
         # the library's sources come from ../src (not ext.sources: setuptools wants those
         # inside python/); the shim is the extension's own source
-        sources = (_sources.c_sources(ROOT, _sources.PACKAGES[package]) +
+        sources = (_sources.c_sources(ROOT, package) +
                    [os.path.join(HERE, s) for s in ext.sources])
         for src in sources:
             name = os.path.relpath(src, ROOT).replace(os.sep, "__")[:-2]

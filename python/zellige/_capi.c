@@ -1,6 +1,7 @@
 // _capi.c — the flat C entry points the Python package calls through ctypes.
 //
-// A thin shim over the library (src/planner, src/plan, src/cost, src/workload): it turns strings,
+// A thin shim over the library (src/planner, src/plan, src/cost, src/workload, and the
+// engine's schedule export src/engine/sched.c for zellige.torch): it turns strings,
 // flat arrays and one options JSON object into the structs `zellige plan` builds
 // (tools/zellige/cmd_plan.c), calls zg_planner_plan, and hands the plan back as flat arrays (and
 // as the library's plan JSON on request). No planning logic lives here. Every function returns a
@@ -17,11 +18,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/engine.h"
 #include "planner/planner.h"
 
 #define ZGPY_API __attribute__((visibility("default")))
 // Bumped when a signature or struct below changes; the Python loader checks it.
-#define ZGPY_ABI 1
+#define ZGPY_ABI 2
 
 // ---------------------------------------------------------------------------------------------
 // Types shared with python/zellige/_lib.py (keep the field order in step).
@@ -604,4 +606,135 @@ ZGPY_API int zgpy_workload_mix(const char *model, const char *mix, int64_t token
     cJSON *j = zg_batch_to_json(&b);
     zg_batch_free(&b);
     return json_out(j, out, err, errsz);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The engine's schedule for zellige.torch (src/engine/sched.c): the plan as flat arrays (the
+// plan view's layout), the loader rank of each sequence, this rank and the attention shape ->
+// zg_engine_sched (every array the Python executor runs). Collective-free, like zg_engine_init.
+
+typedef struct zgpy_sched {
+    zg_plan plan;
+    zg_engine *engine;
+    zg_engine_sched sched;
+} zgpy_sched;
+
+ZGPY_API void zgpy_sched_free(zgpy_sched *s) {
+    if (!s) return;
+    zg_engine_sched_free(&s->sched);
+    zg_engine_free(s->engine);
+    zg_plan_free(&s->plan);
+    free(s);
+}
+
+ZGPY_API int zgpy_sched_new(int32_t world, int64_t n, const int64_t *ids, const int64_t *tokens,
+                            const int32_t *config, const int64_t *offset,
+                            const int32_t *shard_rank, const int64_t *shard_start,
+                            const int64_t *shard_end, const int32_t *origin, int32_t rank,
+                            int32_t n_heads, int32_t head_dim, zgpy_sched **out, char *err,
+                            size_t errsz) {
+    zg_error e;
+    zg_error_clear(&e);
+    *out = NULL;
+    zgpy_sched *h = zg_calloc(1, sizeof *h, &e);
+    if (!h) return fail(err, errsz, &e);
+    zg_plan_init(&h->plan);
+    zg_status st = ZG_OK;
+    if (world < 1 || rank < 0 || rank >= world)
+        st = zg_error_set(&e, ZG_ERR_INVALID, "schedule: rank %d outside a world of %d ranks",
+                          rank, world);
+    if (!st) st = zg_plan_alloc(&h->plan, n, world, &e);
+    int64_t *lens = NULL;
+    for (int64_t i = 0; i < n && !st; i++) {
+        int64_t a = offset[i], b = offset[i + 1];
+        zg_config c = {config[3 * i], config[3 * i + 1], config[3 * i + 2]};
+        if (b - a < 1 || b - a > 1 << 20) {
+            st = zg_error_set(&e, ZG_ERR_INVALID, "sequence %lld: %lld shards",
+                              (long long)ids[i], (long long)(b - a));
+            break;
+        }
+        free(lens);
+        lens = zg_calloc((size_t)(b - a), sizeof *lens, &e);
+        int32_t *ranks = lens ? zg_calloc((size_t)(b - a), sizeof *ranks, &e) : NULL;
+        if (!ranks) {
+            st = ZG_ERR_NOMEM;
+            break;
+        }
+        int64_t at = 0;
+        for (int64_t k = a; k < b && !st; k++) {
+            if (shard_start[k] != at)
+                st = zg_error_set(&e, ZG_ERR_INVALID,
+                                  "sequence %lld: shard %lld starts at token %lld, expected %lld "
+                                  "(shards must cover the sequence in position order)",
+                                  (long long)ids[i], (long long)(k - a), (long long)shard_start[k],
+                                  (long long)at);
+            lens[k - a] = shard_end[k] - shard_start[k];
+            ranks[k - a] = shard_rank[k];
+            at = shard_end[k];
+        }
+        if (!st && at != tokens[i])
+            st = zg_error_set(&e, ZG_ERR_INVALID,
+                              "sequence %lld: shards cover %lld of %lld tokens", (long long)ids[i],
+                              (long long)at, (long long)tokens[i]);
+        zg_seq s;
+        zg_seq_init(&s);
+        s.id = ids[i];
+        s.tokens = tokens[i];
+        if (!st)
+            st = zg_plan_set_ranks(&h->plan, i, &s, i, c, ranks, lens, (int32_t)(b - a), &e);
+        free(ranks);
+        if (st) zg_error_prefix(&e, "plan: ");
+    }
+    free(lens);
+    zg_comm fake; // the schedule is built without messages: only rank and size are read
+    memset(&fake, 0, sizeof fake);
+    fake.rank = rank;
+    fake.size = world;
+    zg_attn_shape shape = {n_heads, head_dim, head_dim > 0 ? 1.0f / sqrtf((float)head_dim) : 1};
+    if (!st) st = zg_engine_init(&h->engine, &fake, &h->plan, shape, NULL, &e);
+    if (!st) st = zg_engine_sched_export(h->engine, origin, &h->sched, &e);
+    if (st) {
+        zgpy_sched_free(h);
+        return fail(err, errsz, &e);
+    }
+    *out = h;
+    return 0;
+}
+
+ZGPY_API const zg_engine_sched *zgpy_sched_view(const zgpy_sched *s) {
+    return &s->sched;
+}
+
+// The analytic cost model's communication bytes (zg_comm_bytes: all-gather, all-to-all, ring;
+// per participating rank, forward + backward) of one sequence of `tokens` under (q, h, k), for
+// one attention layer of n_heads x head_dim in fp32 without recompute: what bench_engine_comm
+// compares the C engine with.
+ZGPY_API int zgpy_comm_model(int32_t n_heads, int32_t head_dim, int64_t tokens, int32_t q,
+                             int32_t h, int32_t k, double *out3, char *err, size_t errsz) {
+    zg_error e;
+    zg_error_clear(&e);
+    zg_model m;
+    zg_cluster cl;
+    zg_pricer pr;
+    zg_cost_opts co;
+    zg_cost_opts_default(&co);
+    co.act_ckpt = 0;
+    co.act_bytes = 4;
+    zg_status st = zg_model_preset("wan2.1-1.3b", &m, &e);
+    if (!st) st = zg_cluster_preset("8xA800", &cl, &e);
+    if (st) return fail(err, errsz, &e);
+    m.n_heads = n_heads;
+    m.head_dim = head_dim;
+    m.dim = n_heads * head_dim;
+    m.n_layers = 1;
+    if (zg_cost_analytic_init(&pr, &m, &cl, &co, &e)) return fail(err, errsz, &e);
+    zg_seq s;
+    zg_seq_init(&s);
+    s.tokens = tokens;
+    zg_comm_bytes b = pr.comm(&pr, &s, (zg_config){q, h, k});
+    out3[0] = b.allgather;
+    out3[1] = b.alltoall;
+    out3[2] = b.ring;
+    if (pr.free_impl) zg_pricer_free(&pr);
+    return 0;
 }

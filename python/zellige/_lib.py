@@ -10,7 +10,7 @@ import glob
 import os
 from ctypes import POINTER, c_char_p, c_double, c_int, c_int32, c_int64, c_size_t, c_uint64, c_void_p
 
-ABI_VERSION = 1  # must match ZGPY_ABI in _capi.c
+ABI_VERSION = 2  # must match ZGPY_ABI in _capi.c
 ERR_SIZE = 1024
 
 # zg_status values (src/core/core.h)
@@ -69,6 +69,24 @@ class PlanView(ctypes.Structure):
     ]
 
 
+class SchedView(ctypes.Structure):
+    """zg_engine_sched (src/engine/engine.h): one rank's schedule as flat int64 arrays
+    (addresses). Read by zellige.torch."""
+
+    _fields_ = [
+        ("rank", c_int32), ("world_size", c_int32), ("n_heads", c_int32), ("head_dim", c_int32),
+        ("k_max", c_int32),
+        ("t_local", c_int64), ("loader_tokens", c_int64), ("q_rows", c_int64),
+        ("kv_rows", c_int64), ("ring_rows", c_int64),
+        ("d_loff", c_void_p), ("d_lrows", c_void_p), ("d_poff", c_void_p), ("d_prows", c_void_p),
+        ("n_x", c_int64), ("n_members", c_int64),
+        ("x_kind", c_void_p), ("x_me", c_void_p), ("x_moff", c_void_p), ("m_rank", c_void_p),
+        ("m_ioff", c_void_p), ("idx", c_void_p),
+        ("sl_off", c_void_p), ("sl", c_void_p),
+        ("n_ring", c_int64), ("ring", c_void_p),
+    ]
+
+
 def _find_library() -> str:
     here = os.path.dirname(os.path.abspath(__file__))
     found = sorted(glob.glob(os.path.join(here, "_libzellige*.so")) +
@@ -99,6 +117,12 @@ def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
         "zgpy_result_write": ([c_void_p, c_char_p] + errbuf, c_int),
         "zgpy_result_free": ([c_void_p], None),
         "zgpy_batch_read": ([c_char_p, c_char_p, c_int, out_str] + errbuf, c_int),
+        "zgpy_sched_new": ([c_int32, c_int64] + [c_void_p] * 8 + [c_int32, c_int32, c_int32,
+                           POINTER(c_void_p)] + errbuf, c_int),
+        "zgpy_sched_view": ([c_void_p], POINTER(SchedView)),
+        "zgpy_sched_free": ([c_void_p], None),
+        "zgpy_comm_model": ([c_int32, c_int32, c_int64, c_int32, c_int32, c_int32,
+                            POINTER(c_double)] + errbuf, c_int),
         "zgpy_workload_mix": ([c_char_p, c_char_p, c_int64, c_int32, c_int32, c_uint64, c_int64,
                                out_str] + errbuf, c_int),
     }

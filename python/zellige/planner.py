@@ -773,8 +773,9 @@ class Planner:
     cluster = _info_property("cluster", dict, "The cluster as JSON (docs/formats.md §4).")
     pricer = _info_property("pricer", str, '``"analytic"`` or ``"table"`` (a measured profile).')
     mem_cap = _info_property("mem_cap", float,
-                             "Bytes per rank available to placements (usable memory − "
-                             "``mem_base``).")
+                             "The memory cap per rank in bytes: device memory × usable "
+                             "fraction (docs/cost-model.md). A rank's total, ``mem_base`` "
+                             "included, must stay under it.")
     mem_base = _info_property("mem_base", float,
                               "Bytes every rank holds independent of placement (weights, "
                               "optimizer, …).")

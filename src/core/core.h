@@ -46,8 +46,11 @@ zg_status zg_error_prefix(zg_error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void zg_error_clear(zg_error *err);
 const char *zg_status_name(zg_status st);
-// Process exit code a CLI should use for a status (1 for input errors, 2 infeasible, 3 io...).
+// Process exit code a CLI should use for a status (2 bad input, 3 infeasible, 4 I/O, 70 internal).
 int zg_status_exit_code(zg_status st);
+// The CLIs' exit status when they wrote a plan of a baseline that ignores memory and that plan
+// is over the memory cap (zg_plan.over_cap; docs/planners.md): not a failure to plan, not success.
+#define ZG_EXIT_OVER_CAP 5
 
 // Allocation helpers that fill err on failure (nmemb*size overflow checked).
 void *zg_calloc(size_t nmemb, size_t size, zg_error *err);
@@ -91,6 +94,18 @@ double zg_time_now(void);  // monotonic seconds
 
 zg_status zg_file_read(const char *path, char **data, size_t *len, zg_error *err);
 zg_status zg_file_write_atomic(const char *path, const void *data, size_t len, zg_error *err);
+// zg_file_write_atomic in two steps, for several outputs that are all-or-nothing: stage writes
+// the temp file beside path (*tmp: its name, to hand to commit or discard); commit renames it
+// into place (and frees *tmp); discard removes it (an existing file at path stays untouched).
+zg_status zg_file_stage(const char *path, const void *data, size_t len, char **tmp,
+                        zg_error *err);
+zg_status zg_file_commit(char *tmp, const char *path, zg_error *err);
+void zg_file_discard(char *tmp);
+// Checks, before any work, that zg_file_write_atomic(path) can succeed: path is not empty, does
+// not end in '/', is not an existing directory or other non-regular file, and its directory
+// exists, is a directory and is writable (the temp file goes there). One line naming the path,
+// what is wrong and what to do.
+zg_status zg_file_check_writable(const char *path, zg_error *err);
 
 // ---------------------------------------------------------------------------------------------
 // JSON (cJSON underneath). Readers report the file, the key and the bad value.
@@ -112,6 +127,10 @@ zg_status zg_json_load_named(const char *name_or_path, const char *what, zg_name
 
 // Typed getters. `ctx` names the object in messages (e.g. "sequence 3"). When the key is
 // absent: required -> error; optional -> *out keeps its default and ZG_OK is returned.
+// Fails naming the first key of obj that is not in known (NULL-terminated) and listing them:
+// a misspelt key ("n_head") would otherwise be ignored silently.
+zg_status zg_json_check_keys(const cJSON *obj, const char *const *known, const char *ctx,
+                             zg_error *err);
 zg_status zg_json_get_int(const cJSON *obj, const char *key, int required, int64_t *out,
                           const char *ctx, zg_error *err);
 zg_status zg_json_get_num(const cJSON *obj, const char *key, int required, double *out,

@@ -13,7 +13,14 @@ zg_status zg_file_read(const char *path, char **data, size_t *len, zg_error *err
     *data = NULL;
     if (len) *len = 0;
     FILE *f = fopen(path, "rb");
-    if (!f) return zg_error_set(err, ZG_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    if (!f)
+        return zg_error_set(err, ZG_ERR_IO, "cannot open '%s': %s (check the path)", path,
+                            strerror(errno));
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fclose(f);
+        return zg_error_set(err, ZG_ERR_IO, "'%s' is a directory, not a file (give a file)", path);
+    }
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap + 1);
     if (!buf) {
@@ -33,11 +40,11 @@ zg_status zg_file_read(const char *path, char **data, size_t *len, zg_error *err
         buf = nb;
         cap *= 2;
     }
-    int bad = ferror(f);
+    int bad = ferror(f), eno = errno;
     fclose(f);
     if (bad) {
         free(buf);
-        return zg_error_set(err, ZG_ERR_IO, "error reading '%s'", path);
+        return zg_error_set(err, ZG_ERR_IO, "cannot read '%s': %s", path, strerror(eno));
     }
     buf[n] = '\0';
     *data = buf;
@@ -45,7 +52,9 @@ zg_status zg_file_read(const char *path, char **data, size_t *len, zg_error *err
     return ZG_OK;
 }
 
-zg_status zg_file_write_atomic(const char *path, const void *data, size_t len, zg_error *err) {
+zg_status zg_file_stage(const char *path, const void *data, size_t len, char **tmp_out,
+                        zg_error *err) {
+    *tmp_out = NULL;
     if (!path || !*path) return zg_error_set(err, ZG_ERR_INVALID, "empty output path");
     size_t plen = strlen(path);
     char *tmp = malloc(plen + 32);
@@ -75,12 +84,80 @@ zg_status zg_file_write_atomic(const char *path, const void *data, size_t len, z
     }
     if (fsync(fd) != 0 && errno != EINVAL) { /* not fatal on pipes/special files */
     }
-    if (close(fd) != 0 || rename(tmp, path) != 0) {
+    if (close(fd) != 0) {
         zg_status st = zg_error_set(err, ZG_ERR_IO, "cannot finish '%s': %s", path, strerror(errno));
         unlink(tmp);
         free(tmp);
         return st;
     }
+    *tmp_out = tmp;
+    return ZG_OK;
+}
+
+zg_status zg_file_commit(char *tmp, const char *path, zg_error *err) {
+    if (rename(tmp, path) != 0) {
+        zg_status st = zg_error_set(err, ZG_ERR_IO, "cannot finish '%s': %s", path, strerror(errno));
+        zg_file_discard(tmp);
+        return st;
+    }
     free(tmp);
     return ZG_OK;
+}
+
+void zg_file_discard(char *tmp) {
+    if (!tmp) return;
+    unlink(tmp);
+    free(tmp);
+}
+
+zg_status zg_file_write_atomic(const char *path, const void *data, size_t len, zg_error *err) {
+    char *tmp = NULL;
+    zg_status st = zg_file_stage(path, data, len, &tmp, err);
+    return st ? st : zg_file_commit(tmp, path, err);
+}
+
+zg_status zg_file_check_writable(const char *path, zg_error *err) {
+    if (!path || !*path)
+        return zg_error_set(err, ZG_ERR_INVALID, "the output path is empty (give a file name)");
+    size_t n = strlen(path);
+    if (path[n - 1] == '/')
+        return zg_error_set(err, ZG_ERR_INVALID,
+                            "'%s' names a directory, not a file (give a file name in it)", path);
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return zg_error_set(err, ZG_ERR_INVALID,
+                                "'%s' is a directory, not a file (give a file name in it)", path);
+        if (!S_ISREG(st.st_mode))
+            return zg_error_set(err, ZG_ERR_INVALID,
+                                "'%s' exists and is not a regular file; outputs are written to a "
+                                "temp file renamed over it (give a regular file path)",
+                                path);
+    }
+    const char *slash = strrchr(path, '/');
+    char *dir = NULL;
+    if (!slash)
+        dir = strdup(".");
+    else if (slash == path)
+        dir = strdup("/");
+    else
+        dir = strndup(path, (size_t)(slash - path));
+    if (!dir) return zg_error_set(err, ZG_ERR_NOMEM, "out of memory");
+    zg_status rc = ZG_OK;
+    if (stat(dir, &st) != 0)
+        rc = zg_error_set(err, ZG_ERR_IO,
+                          "cannot write '%s': directory '%s' %s (create it first, or give a path "
+                          "in an existing directory)",
+                          path, dir, errno == ENOENT ? "does not exist" : strerror(errno));
+    else if (!S_ISDIR(st.st_mode))
+        rc = zg_error_set(err, ZG_ERR_IO,
+                          "cannot write '%s': '%s' is not a directory (give a path in a directory)",
+                          path, dir);
+    else if (access(dir, W_OK | X_OK) != 0)
+        rc = zg_error_set(err, ZG_ERR_IO,
+                          "cannot write '%s': directory '%s' is not writable: %s (give a path in "
+                          "a writable directory)",
+                          path, dir, strerror(errno));
+    free(dir);
+    return rc;
 }

@@ -2,12 +2,15 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/core.h"
 
 zg_status zg_json_parse(const char *text, const char *what, cJSON **out, zg_error *err) {
     *out = NULL;
     const char *end = NULL;
+    if (!text[strspn(text, " \t\r\n")])
+        return zg_error_set(err, ZG_ERR_PARSE, "%s is empty; expected JSON", what);
     cJSON *j = cJSON_ParseWithOpts(text, &end, 1);
     if (!j) {
         // report line and column of the failure
@@ -22,8 +25,13 @@ zg_status zg_json_parse(const char *text, const char *what, cJSON **out, zg_erro
                     col++;
             }
         }
-        return zg_error_set(err, ZG_ERR_PARSE, "%s: malformed JSON at line %d, column %d", what,
-                            line, col);
+        const char *a = at ? at + (*at == '-') : "";
+        int nonfinite = !strncasecmp(a, "nan", 3) || !strncasecmp(a, "inf", 3);
+        return zg_error_set(err, ZG_ERR_PARSE, "%s: malformed JSON at line %d, column %d%s", what,
+                            line, col,
+                            nonfinite ? " (NaN and Infinity are not JSON numbers; give a finite "
+                                        "number)"
+                                      : " (fix the JSON there)");
     }
     *out = j;
     return ZG_OK;
@@ -83,13 +91,54 @@ static zg_status get_item(const cJSON *obj, const char *key, int required, const
     return required ? zg_error_set(err, ZG_ERR_INVALID, "%s: missing \"%s\"", ctx, key) : ZG_OK;
 }
 
+// "a string (\"x\")", "an object", ... for messages about a value of the wrong type.
+static const char *json_kind(const cJSON *v, char *buf, size_t sz) {
+    if (cJSON_IsString(v))
+        snprintf(buf, sz, "a string (\"%.40s%s\")", v->valuestring,
+                 strlen(v->valuestring) > 40 ? "..." : "");
+    else if (cJSON_IsNumber(v))
+        snprintf(buf, sz, "a number (%g)", v->valuedouble);
+    else if (cJSON_IsBool(v))
+        snprintf(buf, sz, "%s", cJSON_IsTrue(v) ? "true" : "false");
+    else if (cJSON_IsArray(v))
+        snprintf(buf, sz, "an array");
+    else if (cJSON_IsObject(v))
+        snprintf(buf, sz, "an object");
+    else
+        snprintf(buf, sz, "null");
+    return buf;
+}
+
+zg_status zg_json_check_keys(const cJSON *obj, const char *const *known, const char *ctx,
+                             zg_error *err) {
+    for (const cJSON *it = obj ? obj->child : NULL; it; it = it->next) {
+        int ok = 0;
+        for (const char *const *k = known; *k && !ok; k++)
+            ok = it->string && !strcmp(it->string, *k);
+        if (ok) continue;
+        char list[512] = "";
+        size_t n = 0;
+        for (const char *const *k = known; *k && n + 1 < sizeof list; k++, n = strlen(list))
+            snprintf(list + n, sizeof list - n, "%s%s", k == known ? "" : ", ", *k);
+        return zg_error_set(err, ZG_ERR_INVALID, "%s: unknown key \"%s\" (known keys: %s)", ctx,
+                            it->string ? it->string : "", list);
+    }
+    return ZG_OK;
+}
+
 zg_status zg_json_get_num(const cJSON *obj, const char *key, int required, double *out,
                           const char *ctx, zg_error *err) {
     const cJSON *v;
     zg_status st = get_item(obj, key, required, ctx, &v, err);
     if (st || !v) return st;
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
-        return zg_error_set(err, ZG_ERR_INVALID, "%s: \"%s\" must be a number", ctx, key);
+    char kind[96];
+    if (!cJSON_IsNumber(v))
+        return zg_error_set(err, ZG_ERR_INVALID, "%s: \"%s\" must be a number, got %s", ctx, key,
+                            json_kind(v, kind, sizeof kind));
+    if (!isfinite(v->valuedouble))
+        return zg_error_set(err, ZG_ERR_INVALID,
+                            "%s: \"%s\" = %g is not a finite number (too large for a double)",
+                            ctx, key, v->valuedouble);
     *out = v->valuedouble;
     return ZG_OK;
 }
@@ -99,12 +148,19 @@ zg_status zg_json_get_int(const cJSON *obj, const char *key, int required, int64
     const cJSON *v;
     zg_status st = get_item(obj, key, required, ctx, &v, err);
     if (st || !v) return st;
+    char kind[96];
     if (!cJSON_IsNumber(v))
-        return zg_error_set(err, ZG_ERR_INVALID, "%s: \"%s\" must be an integer", ctx, key);
+        return zg_error_set(err, ZG_ERR_INVALID, "%s: \"%s\" must be an integer, got %s", ctx,
+                            key, json_kind(v, kind, sizeof kind));
     double d = v->valuedouble;
-    if (!isfinite(d) || d != floor(d) || fabs(d) > 9007199254740992.0)
+    if (isfinite(d) && d != floor(d))
         return zg_error_set(err, ZG_ERR_INVALID, "%s: \"%s\" = %g is not an integer", ctx, key,
                             d);
+    if (!isfinite(d) || fabs(d) > 9007199254740992.0)
+        return zg_error_set(err, ZG_ERR_INVALID,
+                            "%s: \"%s\" = %g is out of range (integers up to 2^53 = "
+                            "9007199254740992 in magnitude)",
+                            ctx, key, d);
     *out = (int64_t)d;
     return ZG_OK;
 }
@@ -114,8 +170,10 @@ zg_status zg_json_get_str(const cJSON *obj, const char *key, int required, char 
     const cJSON *v;
     zg_status st = get_item(obj, key, required, ctx, &v, err);
     if (st || !v) return st;
+    char kind[96];
     if (!cJSON_IsString(v))
-        return zg_error_set(err, ZG_ERR_INVALID, "%s: \"%s\" must be a string", ctx, key);
+        return zg_error_set(err, ZG_ERR_INVALID, "%s: \"%s\" must be a string, got %s", ctx, key,
+                            json_kind(v, kind, sizeof kind));
     size_t n = strlen(v->valuestring);
     if (n >= outsz)
         return zg_error_set(err, ZG_ERR_INVALID, "%s: \"%s\" is too long (%zu chars, max %zu)",

@@ -245,7 +245,7 @@ static zg_status check_args(const analytic *a, const zg_seq *s, zg_config c,
         return zg_error_set(err, ZG_ERR_INVALID,
                             "pricing sequence %lld: %lld tokens; tokens must be positive",
                             (long long)s->id, (long long)s->tokens);
-    zg_status st = zg_config_check(&a->m, a->c.world_size, c, s->tokens, err);
+    zg_status st = zg_config_check_priced(&a->m, a->c.world_size, c, s->tokens, err);
     if (st) return zg_error_prefix(err, "pricing sequence %lld: ", (long long)s->id), st;
     int32_t deg = zg_config_degree(c);
     if (n != deg)
@@ -493,16 +493,16 @@ zg_status zg_cost_analytic_init(zg_pricer *p, const zg_model *m, const zg_cluste
         gathered = 2 * P / m->n_layers * o->param_bytes;
     }
     p->mem_base = states + gathered + a->dev.framework_bytes;
-    p->mem_cap = c->mem_bytes * c->mem_usable_frac - p->mem_base;
-    if (!(p->mem_cap > 0)) {
+    p->mem_cap = zg_cluster_mem_cap_bytes(c);
+    if (!(zg_pricer_mem_room(p) > 0)) {
         char bb[32], ub[32];
         zg_fmt_bytes(p->mem_base, bb, sizeof bb);
-        zg_fmt_bytes(c->mem_bytes * c->mem_usable_frac, ub, sizeof ub);
+        zg_fmt_bytes(p->mem_cap, ub, sizeof ub);
         free(a);
         memset(p, 0, sizeof *p);
         return zg_error_set(err, ZG_ERR_INFEASIBLE,
                             "model '%s' on cluster '%s': base memory %s (weights, grads, optimizer"
-                            "%s) leaves nothing of the %s usable per rank; shard the weights or "
+                            "%s) leaves nothing of the %s memory cap per rank; shard the weights or "
                             "use devices with more memory",
                             m->name, c->name, bb, o->shard_weights ? ", sharded" : ", unsharded",
                             ub);

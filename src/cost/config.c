@@ -39,6 +39,14 @@ zg_status zg_config_check(const zg_model *m, int32_t world_size, zg_config c, in
     return ZG_OK;
 }
 
+zg_status zg_config_check_priced(const zg_model *m, int32_t world_size, zg_config c,
+                                 int64_t tokens, zg_error *err) {
+    int64_t deg = (int64_t)c.q * c.h * c.k;
+    if (tokens >= 1 && tokens < deg && zg_config_is_ulysses(c))
+        tokens = deg;  // the other rules still apply
+    return zg_config_check(m, world_size, c, tokens, err);
+}
+
 zg_status zg_config_enumerate(const zg_model *m, int32_t max_degree, zg_config **out,
                               int32_t *n, zg_error *err) {
     *out = NULL;

@@ -33,6 +33,16 @@ const char *zg_config_name(zg_config c, char *buf, size_t bufsz);
 // saying which rule failed.
 zg_status zg_config_check(const zg_model *m, int32_t world_size, zg_config c, int64_t tokens,
                           zg_error *err);
+// 1 when c is pure Ulysses (1,h,1) with h > 1: every rank of the group computes its heads over
+// all the group's tokens, so a rank may start with none of them (a zero-length shard).
+static inline int zg_config_is_ulysses(zg_config c) {
+    return c.q == 1 && c.k == 1 && c.h > 1;
+}
+// What the pricers accept: zg_config_check, except that a pure Ulysses config may have fewer
+// tokens than ranks (KnapFormer routes such a sequence to its fallback bag with zero-length
+// chunks; docs/knapformer.md). Priced as an even split of the tokens.
+zg_status zg_config_check_priced(const zg_model *m, int32_t world_size, zg_config c,
+                                 int64_t tokens, zg_error *err);
 // Enumerates the legal configurations of degree <= max_degree (sorted by degree, then q, k, h);
 // caller frees *out.
 zg_status zg_config_enumerate(const zg_model *m, int32_t max_degree, zg_config **out,
@@ -65,7 +75,8 @@ struct zg_pricer {
     zg_comm_bytes (*comm)(const zg_pricer *p, const zg_seq *s, zg_config c);
     void (*free_impl)(zg_pricer *p);
     double mem_base;  // bytes per rank independent of placement (weights, grads, optimizer, ...)
-    double mem_cap;   // bytes per rank available to placements: usable - base
+    double mem_cap;   // the memory cap per rank (total: base + placements), bytes; set from
+                      // zg_cluster_mem_cap_bytes. Placements may use zg_pricer_mem_room().
     // Optional block entry (NULL: none). The price of c on the contiguous rank block
     // [start, start + n), without a rank list: bit-identical (status, error message, both
     // doubles) to price() on the list start, start+1, ..., start+n-1. It belongs to the price
@@ -83,6 +94,15 @@ static inline zg_status zg_pricer_price(const zg_pricer *p, const zg_seq *s, zg_
     return p->price(p, s, c, ranks, n, out, err);
 }
 void zg_pricer_free(zg_pricer *p);
+// Bytes per rank the placements may use on top of the base: mem_cap - mem_base (what planners
+// compare a rank's summed placement memory with; INFINITY when mem_cap is). <= 0: nothing fits.
+static inline double zg_pricer_mem_room(const zg_pricer *p) {
+    return p->mem_cap - p->mem_base;
+}
+// Sets the base and the cap of a pricer (tests and wrappers that build one by hand).
+static inline void zg_pricer_set_mem(zg_pricer *p, double mem_base, double mem_cap) {
+    p->mem_base = mem_base, p->mem_cap = mem_cap;
+}
 
 // 1 when p's block entry may be used: set and paired with p's current price function.
 static inline int zg_pricer_has_block(const zg_pricer *p) {
@@ -204,7 +224,7 @@ double zg_cost_table_mem(const zg_cost_table *t, const zg_model *m, const zg_seq
                          zg_config c);
 
 // A pricer over a copy of the table. Communication bytes come from the analytic model (they
-// are volumes, not times). mem_cap = cluster memory * usable fraction - mem_base.
+// are volumes, not times). mem_cap = zg_cluster_mem_cap_bytes(c); mem_base = the table's.
 zg_status zg_cost_table_init(zg_pricer *p, const zg_cost_table *t, const zg_model *m,
                              const zg_cluster *c, zg_error *err);
 // Reads a profile file and makes its pricer; errors if the profile's model name differs from

@@ -308,7 +308,7 @@ typedef struct table_impl {
 static zg_status table_price_n(const zg_pricer *p, const zg_seq *s, zg_config c, int32_t n,
                                zg_price *out, zg_error *err) {
     const table_impl *ti = p->impl;
-    zg_status st = zg_config_check(&ti->m, INT32_MAX, c, s->tokens, err);
+    zg_status st = zg_config_check_priced(&ti->m, INT32_MAX, c, s->tokens, err);
     if (st) return st;
     if (n != zg_config_degree(c))
         return zg_error_set(err, ZG_ERR_INVALID, "table pricer: %d ranks for degree %d", n,
@@ -387,7 +387,7 @@ zg_status zg_cost_table_init(zg_pricer *p, const zg_cost_table *t, const zg_mode
     p->comm = table_comm;
     p->free_impl = table_free;
     p->mem_base = t->mem_base;
-    p->mem_cap = c->mem_bytes * c->mem_usable_frac - t->mem_base;
+    p->mem_cap = zg_cluster_mem_cap_bytes(c);
     return ZG_OK;
 }
 

@@ -14,65 +14,6 @@ int64_t zg_engine_loader_tokens(const zg_engine *e, const int32_t *origin, int32
     return n;
 }
 
-typedef struct xfer {
-    size_t *sc, *sd, *rc, *rd; // bytes per world rank
-    int64_t *loff;             // loader-layout row offset per placement (origin == me), else -1
-    int64_t *item;             // my item per placement, else -1
-} xfer;
-
-static void xfer_free(xfer *x) {
-    free(x->sc);
-    free(x->loff);
-}
-
-static zg_status xfer_build(zg_engine *e, const int32_t *origin, size_t rb, int undo, xfer *x,
-                            zg_error *err) {
-    const zg_plan *plan = e->plan;
-    int32_t P = e->comm->size;
-    memset(x, 0, sizeof *x);
-    x->sc = zg_calloc(4 * (size_t)P, sizeof(size_t), err);
-    x->loff = zg_calloc(2 * (size_t)plan->n + 1, sizeof(int64_t), err);
-    if (!x->sc || !x->loff) {
-        xfer_free(x);
-        return err ? err->status : ZG_ERR_NOMEM;
-    }
-    x->sd = x->sc + P;
-    x->rc = x->sc + 2 * P;
-    x->rd = x->sc + 3 * P;
-    x->item = x->loff + plan->n;
-    int64_t lo = 0;
-    for (int64_t p = 0; p < plan->n; p++) {
-        if (origin[p] < 0 || origin[p] >= P) {
-            xfer_free(x);
-            return zg_error_set(err, ZG_ERR_INVALID,
-                                "dispatch: placement %lld has origin rank %d outside [0, %d)",
-                                (long long)p, origin[p], P);
-        }
-        x->loff[p] = origin[p] == e->me ? lo : -1;
-        if (origin[p] == e->me) lo += plan->p[p].tokens;
-        x->item[p] = -1;
-    }
-    for (int64_t j = 0; j < e->n_items; j++)
-        x->item[e->items[j].p] = j;
-    // loader side: rows of my sequences going to each shard's rank; plan side: my shards
-    size_t *lsend = undo ? x->rc : x->sc, *psend = undo ? x->sc : x->rc;
-    for (int64_t p = 0; p < plan->n; p++) {
-        const zg_placement *pl = &plan->p[p];
-        if (origin[p] == e->me)
-            for (int32_t i = 0; i < pl->n_ranks; i++)
-                lsend[pl->ranks[i]] += (size_t)(pl->shards[i].end - pl->shards[i].start) * rb;
-        if (x->item[p] >= 0) psend[origin[p]] += (size_t)e->items[x->item[p]].cl * rb;
-    }
-    size_t so = 0, ro = 0;
-    for (int32_t r = 0; r < P; r++) {
-        x->sd[r] = so;
-        x->rd[r] = ro;
-        so += x->sc[r];
-        ro += x->rc[r];
-    }
-    return ZG_OK;
-}
-
 static void row_put(char *dst, const float *xs, const int32_t *ps, int64_t row, int32_t width,
                     int has_pos) {
     memcpy(dst, xs + (size_t)row * (size_t)width, (size_t)width * 4);
@@ -85,7 +26,9 @@ static void row_get(const char *src, float *xs, int32_t *ps, int64_t row, int32_
     if (has_pos) memcpy(ps + (size_t)row * 3, src + (size_t)width * 4, 12);
 }
 
-// dir 0: loader -> plan (dispatch); 1: plan -> loader (undispatch).
+// dir 0: loader -> plan (dispatch); 1: plan -> loader (undispatch). The rows each rank sends
+// and receives, in order, come from zg_eng_dispatch_rows (sched.c), which the schedule export
+// hands to other runtimes too.
 static zg_status move(zg_engine *e, const int32_t *origin, int32_t width, int dir,
                       const float *xsrc, const int32_t *psrc, float *xdst, int32_t *pdst,
                       zg_error *err) {
@@ -95,68 +38,45 @@ static zg_status move(zg_engine *e, const int32_t *origin, int32_t width, int di
     memset(&e->stats, 0, sizeof e->stats);
     int has_pos = psrc != NULL && pdst != NULL;
     size_t rb = (size_t)width * 4 + (has_pos ? 12 : 0);
-    xfer x;
-    zg_status st = xfer_build(e, origin, rb, dir, &x, err);
+    int64_t *loff, *lrows, *poff, *prows;
+    zg_status st = zg_eng_dispatch_rows(e, origin, &loff, &lrows, &poff, &prows, err);
     if (st) return st;
-    const zg_plan *plan = e->plan;
+    // dispatch sends loader rows and receives plan rows; undispatch the opposite
+    const int64_t *soff = dir ? poff : loff, *srows = dir ? prows : lrows;
+    const int64_t *roff = dir ? loff : poff, *rrows = dir ? lrows : prows;
     int32_t P = e->comm->size;
-    size_t so = x.sd[P - 1] + x.sc[P - 1], ro = x.rd[P - 1] + x.rc[P - 1];
-    char *sbuf = zg_eng_scratch(e, 0, so, err);
-    char *rbuf = sbuf ? zg_eng_scratch(e, 1, ro, err) : NULL;
-    size_t *cur = zg_calloc((size_t)P, sizeof(size_t), err);
-    if (!sbuf || !rbuf || !cur) {
-        free(cur);
-        xfer_free(&x);
+    size_t *cnt = zg_calloc(4 * (size_t)P, sizeof(size_t), err);
+    if (!cnt) {
+        free(loff);
         return err ? err->status : ZG_ERR_NOMEM;
     }
-    // pack in plan order per destination
-    for (int32_t r = 0; r < P; r++)
-        cur[r] = x.sd[r];
-    for (int64_t p = 0; p < plan->n; p++) {
-        const zg_placement *pl = &plan->p[p];
-        if (dir == 0 && origin[p] == e->me) {
-            for (int32_t i = 0; i < pl->n_ranks; i++)
-                for (int64_t t = pl->shards[i].start; t < pl->shards[i].end; t++) {
-                    row_put(sbuf + cur[pl->ranks[i]], xsrc, psrc, x.loff[p] + t, width, has_pos);
-                    cur[pl->ranks[i]] += rb;
-                }
-        } else if (dir == 1 && x.item[p] >= 0) {
-            const zg_eitem *it = &e->items[x.item[p]];
-            for (int64_t t = 0; t < it->cl; t++) {
-                row_put(sbuf + cur[origin[p]], xsrc, psrc, it->tok_off + t, width, has_pos);
-                cur[origin[p]] += rb;
-            }
-        }
+    size_t *sc = cnt, *sd = cnt + P, *rc = cnt + 2 * P, *rd = cnt + 3 * P;
+    for (int32_t r = 0; r < P; r++) {
+        sc[r] = (size_t)(soff[r + 1] - soff[r]) * rb;
+        rc[r] = (size_t)(roff[r + 1] - roff[r]) * rb;
+        sd[r] = (size_t)soff[r] * rb;
+        rd[r] = (size_t)roff[r] * rb;
     }
+    char *sbuf = zg_eng_scratch(e, 0, (size_t)soff[P] * rb, err);
+    char *rbuf = sbuf ? zg_eng_scratch(e, 1, (size_t)roff[P] * rb, err) : NULL;
+    if (!sbuf || !rbuf) {
+        free(cnt);
+        free(loff);
+        return err ? err->status : ZG_ERR_NOMEM;
+    }
+    for (int64_t i = 0; i < soff[P]; i++)
+        row_put(sbuf + (size_t)i * rb, xsrc, psrc, srows[i], width, has_pos);
     int32_t *world = NULL;
     st = zg_comm_world_ranks(e->comm, &world, err);
     uint64_t before = e->comm->bytes_sent;
-    if (!st)
-        st = zg_comm_alltoallv(e->comm, world, P, sbuf, x.sc, x.sd, rbuf, x.rc, x.rd, 8 + dir, err);
+    if (!st) st = zg_comm_alltoallv(e->comm, world, P, sbuf, sc, sd, rbuf, rc, rd, 8 + dir, err);
     e->stats.bytes_dispatch = e->comm->bytes_sent - before;
     e->stats.collectives = 1;
     free(world);
-    // unpack in plan order per source
-    for (int32_t r = 0; r < P && !st; r++)
-        cur[r] = x.rd[r];
-    for (int64_t p = 0; p < plan->n && !st; p++) {
-        const zg_placement *pl = &plan->p[p];
-        if (dir == 0 && x.item[p] >= 0) {
-            const zg_eitem *it = &e->items[x.item[p]];
-            for (int64_t t = 0; t < it->cl; t++) {
-                row_get(rbuf + cur[origin[p]], xdst, pdst, it->tok_off + t, width, has_pos);
-                cur[origin[p]] += rb;
-            }
-        } else if (dir == 1 && origin[p] == e->me) {
-            for (int32_t i = 0; i < pl->n_ranks; i++)
-                for (int64_t t = pl->shards[i].start; t < pl->shards[i].end; t++) {
-                    row_get(rbuf + cur[pl->ranks[i]], xdst, pdst, x.loff[p] + t, width, has_pos);
-                    cur[pl->ranks[i]] += rb;
-                }
-        }
-    }
-    free(cur);
-    xfer_free(&x);
+    for (int64_t i = 0; i < roff[P] && !st; i++)
+        row_get(rbuf + (size_t)i * rb, xdst, pdst, rrows[i], width, has_pos);
+    free(cnt);
+    free(loff);
     e->stats.t_total = zg_time_now() - t0;
     return st;
 }

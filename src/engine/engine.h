@@ -93,6 +93,65 @@ zg_status zg_engine_undispatch(zg_engine *e, const int32_t *origin, int32_t widt
                                int32_t *pos_loader, zg_error *err);
 
 // ---------------------------------------------------------------------------------------------
+// Schedule export: this rank's whole schedule as flat arrays, for runtimes that execute the plan
+// with their own collectives and kernels (python/zellige/torch runs it on torch.distributed).
+// Everything is computed here, by the code the engine itself runs (the items, batches, slices
+// and ring postings of engine_init.c / engine_attn.c), so the runtime derives nothing.
+//
+// Row spaces (each row is D floats; head-major work rows as in the engine):
+//   X  plan layout (T, H, D) seen as (T*H) rows: row = token*H + head (LSE: (T*H) scalars)
+//   Q  query work rows [0, q_rows): Q, O, LSE, dO, dQ of every item's Ulysses group
+//   KV K/V work rows [0, kv_rows): K and V (and dK, dV) blocks
+//   R_s ring buffer of step s (1 <= s <= k_max), [0, ring_rows): K/V (forward) and dK/dV
+//      accumulators (backward) of the block held at step s
+//   L  loader layout rows (whole sequences of this origin, plan order)
+typedef enum zg_sched_xkind {
+    ZG_SCHED_ULYSSES = 0, // all-to-all(v): X -> Q and KV (forward), inverse: Q/KV -> X
+    ZG_SCHED_GATHER = 1   // all-gather of KV sections (forward), reduce-scatter (backward)
+} zg_sched_xkind;
+typedef enum zg_sched_rkind {
+    ZG_SCHED_KV_RECV = 0,  // receive K/V block rows [row, row+rows) of R_buf from peer (prev)
+    ZG_SCHED_KV_SEND = 1,  // send K/V rows of buf (0: KV work, s >= 1: R_s) to peer (next)
+    ZG_SCHED_ACC_RECV = 2, // backward: receive dK/dV accumulator into R_buf rows
+    ZG_SCHED_ACC_SEND = 3, // backward: send the accumulator of R_buf rows to peer
+    ZG_SCHED_ACC_HOME = 4  // backward: add R_buf rows [row, row+rows) to dKV rows dst_row..
+} zg_sched_rkind;
+enum { ZG_SCHED_RING_FIELDS = 7 }; // phase, kind, peer, buf, row, rows, dst_row
+
+typedef struct zg_engine_sched {
+    int32_t rank, world_size, n_heads, head_dim, k_max;
+    int64_t t_local, loader_tokens, q_rows, kv_rows, ring_rows;
+    // Dispatch (one all-to-all(v) over the world): loader rows d_lrows[d_loff[r] .. d_loff[r+1])
+    // go to world rank r (in this order) and plan rows d_prows[d_poff[r] ..] come from r.
+    // Undispatch is the same lists with the roles swapped.
+    int64_t *d_loff, *d_lrows, *d_poff, *d_prows; // offsets: world_size + 1
+    // Exchanges in the engine's global order (Ulysses batches, then all-gather batches).
+    // Exchange x has kind x_kind[x], members m in [x_moff[x], x_moff[x+1]) (world rank m_rank[m]),
+    // this rank at member x_moff[x] + x_me[x]. Member m has three index lists
+    // idx[m_ioff[3m+f] .. m_ioff[3m+f+1]), f = 0, 1, 2:
+    //   Ulysses:    f0: X rows sent to m (forward), f1: Q rows received from m, f2: KV rows
+    //               received from m (|f1| = |f2|); the inverse sends f1/f2 rows back to m and
+    //               receives into f0 rows. Sender f0 and receiver f1 agree in length and order.
+    //   all-gather: f0: KV rows of m's section (sent by m to every member; f1, f2 empty).
+    //               Backward: partial dK/dV of section m is sent to m, summed in member order.
+    int64_t n_x, n_members;
+    int64_t *x_kind, *x_me, *x_moff, *m_rank, *m_ioff, *idx;
+    // Kernel slices per step s in [0, k_max) (step 0: K/V from KV; s >= 1: from R_s):
+    // slices [sl_off[s], sl_off[s+1]), 4 values each: q_start, q_len, k_start, k_len (rows).
+    int64_t *sl_off, *sl;
+    // Ring postings, ZG_SCHED_RING_FIELDS values each, in the engine's posting order within a
+    // phase: forward runs phases 1 .. k_max-1 (KV kinds); backward phases 1 .. k_max (all kinds).
+    int64_t n_ring;
+    int64_t *ring;
+} zg_engine_sched;
+
+// Exports this rank's schedule; origin[i] (i < plan->n) is placement i's loader rank (as in
+// zg_engine_dispatch), or NULL for no dispatch lists. Free with zg_engine_sched_free.
+zg_status zg_engine_sched_export(const zg_engine *e, const int32_t *origin, zg_engine_sched *out,
+                                 zg_error *err);
+void zg_engine_sched_free(zg_engine_sched *s);
+
+// ---------------------------------------------------------------------------------------------
 // Checks (used by tests, `zellige check-engine` and benchmarks).
 
 // A random legal plan for `world` ranks over `n_heads` heads: sequences with configs drawn from

@@ -28,19 +28,9 @@ static int32_t ring_tag(int32_t s, int kind) {
     return TAG_RING + 4 * (s % 64) + kind;
 }
 
-static inline int64_t roff(const zg_engine *e, int32_t s, int64_t j) {
-    return e->roff[(size_t)s * (size_t)e->n_items + (size_t)j];
-}
-
-static inline int64_t blk_rows(const zg_engine *e, const zg_eitem *it, int32_t s) {
-    return (int64_t)it->hs * zg_eng_block_len(&e->plan->p[it->p], zg_eng_ring_block(it, s));
-}
-
-// Slice list for step s (0: own blocks from the work space; s >= 1: ring buffer of step s).
+// Slice list for step s (zg_eng_step_slices) into the engine's growing buffers.
 static zg_status build_slices(zg_engine *e, int32_t s, int32_t *n_out, zg_error *err) {
-    int64_t n = 0;
-    for (int64_t j = 0; j < e->n_items; j++)
-        if (s == 0 || e->items[j].c.k > s) n += e->items[j].hs;
+    int64_t n = zg_eng_step_slices(e, s, NULL, NULL);
     if (n > e->cap_slices) {
         zg_attn_slice *sl = zg_realloc_array(e->slices, (size_t)n, sizeof *sl, err);
         if (!sl) return err ? err->status : ZG_ERR_NOMEM;
@@ -53,18 +43,7 @@ static zg_status build_slices(zg_engine *e, int32_t s, int32_t *n_out, zg_error 
     if (n > INT32_MAX)
         return zg_error_set(err, ZG_ERR_UNSUPPORTED, "engine: %lld slices in one step",
                             (long long)n);
-    int64_t x = 0;
-    for (int64_t j = 0; j < e->n_items; j++) {
-        const zg_eitem *it = &e->items[j];
-        if (s > 0 && it->c.k <= s) continue;
-        int64_t kl = s == 0 ? it->lkv : blk_rows(e, it, s) / it->hs;
-        int64_t kb = s == 0 ? it->kvrow : roff(e, s, j);
-        for (int32_t jj = 0; jj < it->hs; jj++, x++) {
-            e->slice_item[x] = j;
-            e->slices[x] =
-                (zg_attn_slice){it->qrow + (int64_t)jj * it->lq, it->lq, kb + (int64_t)jj * kl, kl};
-        }
-    }
+    zg_eng_step_slices(e, s, e->slices, e->slice_item);
     *n_out = (int32_t)n;
     return ZG_OK;
 }
@@ -181,7 +160,7 @@ static zg_status post_kv(zg_engine *e, reqs *q, int32_t s, zg_error *err) {
     for (int64_t j = 0; j < e->n_items && !st; j++) {
         const zg_eitem *it = &e->items[j];
         if (it->c.k <= s) continue;
-        int64_t rr = blk_rows(e, it, s), ro = roff(e, s, j);
+        int64_t rr = zg_eng_blk_rows(e, it, s), ro = zg_eng_roff(e, s, j);
         st = post(e, q, 0, e->rk[s % 2] + (size_t)ro * D, rr, it->prev, ring_tag(s, 0), err);
         if (!st)
             st = post(e, q, 0, e->rv[s % 2] + (size_t)ro * D, rr, it->prev, ring_tag(s, 1), err);
@@ -189,11 +168,11 @@ static zg_status post_kv(zg_engine *e, reqs *q, int32_t s, zg_error *err) {
     for (int64_t j = 0; j < e->n_items && !st; j++) {
         const zg_eitem *it = &e->items[j];
         if (it->c.k <= s) continue;
-        int64_t sr = blk_rows(e, it, s - 1);
+        int64_t sr = zg_eng_blk_rows(e, it, s - 1);
         float *k = s == 1 ? e->kw + (size_t)it->kvrow * D
-                          : e->rk[(s - 1) % 2] + (size_t)roff(e, s - 1, j) * D;
+                          : e->rk[(s - 1) % 2] + (size_t)zg_eng_roff(e, s - 1, j) * D;
         float *v = s == 1 ? e->vw + (size_t)it->kvrow * D
-                          : e->rv[(s - 1) % 2] + (size_t)roff(e, s - 1, j) * D;
+                          : e->rv[(s - 1) % 2] + (size_t)zg_eng_roff(e, s - 1, j) * D;
         st = post(e, q, 1, k, sr, it->next, ring_tag(s, 0), err);
         if (!st) st = post(e, q, 1, v, sr, it->next, ring_tag(s, 1), err);
     }
@@ -209,7 +188,7 @@ static zg_status post_acc(zg_engine *e, reqs *q, int32_t s, int recv, zg_error *
         const zg_eitem *it = &e->items[j];
         if (it->c.k < s || s < 2) continue;
         int32_t ss = recv ? s : s - 1;
-        int64_t rr = blk_rows(e, it, ss), ro = roff(e, ss, j);
+        int64_t rr = zg_eng_blk_rows(e, it, ss), ro = zg_eng_roff(e, ss, j);
         int32_t peer = recv ? it->prev : it->next;
         st = post(e, q, !recv, e->rdk[ss % 2] + (size_t)ro * D, rr, peer, ring_tag(s, 2), err);
         if (!st)
@@ -453,8 +432,8 @@ static zg_status backward(zg_engine *e, int saved, const float *q, const float *
             if (it->c.k < 2 || it->c.k != s) continue;
             size_t n = (size_t)it->hs * (size_t)it->lkv * D;
             float *dk0 = e->dkw + (size_t)it->kvrow * D, *dv0 = e->dvw + (size_t)it->kvrow * D;
-            const float *ak = e->rdk[s % 2] + (size_t)roff(e, s, j) * D;
-            const float *av = e->rdv[s % 2] + (size_t)roff(e, s, j) * D;
+            const float *ak = e->rdk[s % 2] + (size_t)zg_eng_roff(e, s, j) * D;
+            const float *av = e->rdv[s % 2] + (size_t)zg_eng_roff(e, s, j) * D;
             for (size_t x = 0; x < n; x++) {
                 dk0[x] += ak[x];
                 dv0[x] += av[x];

@@ -63,7 +63,10 @@ static zg_status check_placement(const zg_plan *plan, int64_t i, int32_t n_heads
                 return zg_error_set(err, ZG_ERR_INVALID, "engine: sequence %lld uses rank %d twice",
                                     id, rk);
         const zg_shard *s = &pl->shards[r];
-        if (s->rank != rk || s->start != at || s->end <= s->start)
+        // >= 1 token, or 0 where the plan format allows it (KnapFormer's zero-length chunks: a
+        // Ulysses rank computes its heads over the group's tokens all the same)
+        int64_t least = zg_plan_shard_may_be_empty(plan, pl) ? 0 : 1;
+        if (s->rank != rk || s->start != at || s->end - s->start < least)
             return zg_error_set(err, ZG_ERR_INVALID,
                                 "engine: sequence %lld shard %d (rank %d, [%lld, %lld)) must be "
                                 "on rank %d, start at %lld and hold >= 1 token",

@@ -78,6 +78,25 @@ static inline int32_t zg_eng_ring_block(const zg_eitem *it, int32_t s) {
     return ((it->ik - s) % k + k) % k;
 }
 
+// Ring-buffer row offset of item j at step s, and the rows (hs x block length) of the block it
+// holds at step s.
+static inline int64_t zg_eng_roff(const zg_engine *e, int32_t s, int64_t j) {
+    return e->roff[(size_t)s * (size_t)e->n_items + (size_t)j];
+}
+static inline int64_t zg_eng_blk_rows(const zg_engine *e, const zg_eitem *it, int32_t s) {
+    return (int64_t)it->hs * zg_eng_block_len(&e->plan->p[it->p], zg_eng_ring_block(it, s));
+}
+
+// The slice list of step s (0: own blocks from the K/V work space; s >= 1: the ring buffer of
+// step s) into out[] (and the item of each slice into item[] when not NULL); returns the
+// number of slices (with out == NULL: only counts). sched.c; engine_attn.c and the schedule
+// export both use it.
+int64_t zg_eng_step_slices(const zg_engine *e, int32_t s, zg_attn_slice *out, int64_t *item);
+// Dispatch row lists (see zg_engine_sched): per world rank r, loader rows lrows[loff[r] ..
+// loff[r+1]) to r and plan rows prows[poff[r] ..] from r. One allocation: free(*loff) frees all.
+zg_status zg_eng_dispatch_rows(const zg_engine *e, const int32_t *origin, int64_t **loff,
+                               int64_t **lrows, int64_t **poff, int64_t **prows, zg_error *err);
+
 void *zg_eng_scratch(zg_engine *e, int which, size_t bytes, zg_error *err);
 zg_status zg_eng_alloc_work(zg_engine *e, int backward, zg_error *err);
 

@@ -1,4 +1,5 @@
 // presets.c — DiT presets, JSON model files, validation.
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -98,11 +99,16 @@ static const struct int_key {
 
 zg_status zg_model_validate(const zg_model *m, zg_error *err) {
     const char *n = m->name;
-    if (m->dim <= 0 || m->ffn_dim <= 0 || m->n_heads <= 0 || m->n_layers <= 0)
-        return zg_error_set(err, ZG_ERR_INVALID,
-                            "model '%s': dim (%d), ffn_dim (%d), n_heads (%d) and n_layers (%d) "
-                            "must be positive",
-                            n, m->dim, m->ffn_dim, m->n_heads, m->n_layers);
+    const struct {
+        const char *key;
+        int32_t v;
+    } pos[] = {{"dim", m->dim}, {"ffn_dim", m->ffn_dim}, {"n_heads", m->n_heads},
+               {"n_layers", m->n_layers}};
+    for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++)
+        if (pos[i].v <= 0)
+            return zg_error_set(err, ZG_ERR_INVALID,
+                                "model '%s': \"%s\" = %d is out of range (>= 1)", n, pos[i].key,
+                                pos[i].v);
     if (m->dim % m->n_heads != 0 || m->head_dim != m->dim / m->n_heads)
         return zg_error_set(err, ZG_ERR_INVALID,
                             "model '%s': dim %d is not n_heads %d x head_dim %d", n, m->dim,
@@ -127,7 +133,8 @@ static zg_status get_i32(const cJSON *j, const char *key, int32_t *out, zg_error
     zg_status st = zg_json_get_int(j, key, 0, &v, "model", err);
     if (st) return st;
     if (v < -2147483647 || v > 2147483647)
-        return zg_error_set(err, ZG_ERR_INVALID, "model: \"%s\" = %lld out of range", key,
+        return zg_error_set(err, ZG_ERR_INVALID,
+                            "model: \"%s\" = %lld is out of range (a 32-bit integer)", key,
                             (long long)v);
     *out = (int32_t)v;
     return ZG_OK;
@@ -141,9 +148,11 @@ static zg_status get_triple(const cJSON *j, const char *key, int32_t out[3], zg_
                             key);
     for (int i = 0; i < 3; i++) {
         const cJSON *v = cJSON_GetArrayItem(a, i);
-        if (!cJSON_IsNumber(v) || v->valuedouble != (int32_t)v->valuedouble)
-            return zg_error_set(err, ZG_ERR_INVALID, "model: \"%s\"[%d] must be an integer", key,
-                                i);
+        if (!cJSON_IsNumber(v) || !(fabs(v->valuedouble) <= 2147483647.0) ||
+            v->valuedouble != floor(v->valuedouble))
+            return zg_error_set(err, ZG_ERR_INVALID,
+                                "model: \"%s\"[%d] must be a 32-bit integer, got %g", key, i,
+                                cJSON_IsNumber(v) ? v->valuedouble : NAN);
         out[i] = (int32_t)v->valuedouble;
     }
     return ZG_OK;
@@ -151,6 +160,12 @@ static zg_status get_triple(const cJSON *j, const char *key, int32_t out[3], zg_
 
 zg_status zg_model_from_json(const cJSON *j, zg_model *m, zg_error *err) {
     if (!cJSON_IsObject(j)) return zg_error_set(err, ZG_ERR_INVALID, "model: expected an object");
+    const char *known[N_INT_KEYS + 6] = {"preset", "name", "arch", "vae_stride", "patch"};
+    for (size_t i = 0; i < N_INT_KEYS; i++)
+        known[5 + i] = int_keys[i].key;
+    known[5 + N_INT_KEYS] = NULL;
+    zg_status kst = zg_json_check_keys(j, known, "model", err);
+    if (kst) return kst;
     char base[64] = "";
     zg_status st = zg_json_get_str(j, "preset", 0, base, sizeof base, "model", err);
     if (st) return st;

@@ -27,6 +27,7 @@ void zg_plan_ctx_key_set(zg_plan_ctx_key *k, const zg_plan_ctx *ctx) {
     k->price_block = p->price_block;
     k->block_for = p->block_for;
     k->mem_cap = p->mem_cap;
+    k->mem_room = zg_pricer_mem_room(p);
     k->mem_base = p->mem_base;
     k->family = ctx->opts.family;
     k->max_degree = zg_plan_ctx_max_degree(ctx);

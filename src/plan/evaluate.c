@@ -127,3 +127,43 @@ zg_status zg_plan_evaluate(zg_plan *p, const zg_batch *b, const zg_pricer *price
     }
     return ZG_OK;
 }
+
+int32_t zg_plan_over_cap_ranks(const zg_plan *p, int32_t *out, int32_t max) {
+    if (!p || !p->ranks || !(p->mem_cap > 0)) return 0;
+    double room = p->mem_cap - p->mem_base;  // the validator's test, on the placements' part
+    int32_t n = 0;
+    for (int32_t r = 0; r < p->world_size; r++)
+        if (p->ranks[r].mem - p->mem_base > room * (1 + 1e-12)) {
+            if (out && n < max) out[n] = r;
+            n++;
+        }
+    return n;
+}
+
+void zg_plan_over_cap_describe(const zg_plan *p, char *buf, size_t n) {
+    if (!n) return;
+    buf[0] = 0;
+    enum { SHOW = 4 };
+    int32_t r[SHOW];
+    int32_t k = zg_plan_over_cap_ranks(p, r, SHOW);
+    if (!k) return;
+    char cap[32], pk[32];
+    size_t at = 0;
+    int w = snprintf(buf, n, "%d of %d rank%s over the memory cap of %s per rank: ", k,
+                     p->world_size, p->world_size == 1 ? "" : "s",
+                     zg_fmt_bytes(p->mem_cap, cap, sizeof cap));
+    for (int32_t i = 0; i < k && i < SHOW && w >= 0 && (at += (size_t)w) < n; i++)
+        w = snprintf(buf + at, n - at, "%srank %d %s %s", i ? ", " : "", r[i],
+                     i ? "at" : "peaks at", zg_fmt_bytes(p->ranks[r[i]].mem, pk, sizeof pk));
+    if (w >= 0 && (at += (size_t)w) < n && k > SHOW)
+        snprintf(buf + at, n - at, " and %d more", k - SHOW);
+}
+
+const char *zg_plan_fmt_need(const zg_pricer *pr, double bytes, char *buf, size_t n) {
+    char t[32], a[32], b[32];
+    double base = pr ? pr->mem_base : 0;
+    if (base == 0) return zg_fmt_bytes(bytes, buf, n), buf;
+    snprintf(buf, n, "%s (%s + base %s)", zg_fmt_bytes(base + bytes, t, sizeof t),
+             zg_fmt_bytes(bytes, a, sizeof a), zg_fmt_bytes(base, b, sizeof b));
+    return buf;
+}

@@ -101,7 +101,7 @@ zg_status zg_options_enumerate_all(const zg_plan_ctx *ctx, const zg_seq *s, int 
                                   zg_config_name(c, cb, sizeof cb));
                 goto done;
             }
-            if (!keep_over_cap && p.mem > pr->mem_cap) continue;
+            if (!keep_over_cap && p.mem > zg_pricer_mem_room(pr)) continue;
             if (cnt == cap) {
                 int32_t ncap = cap ? 2 * cap : 64;
                 zg_option *t = zg_realloc_array(opts, (size_t)ncap, sizeof *opts, err);
@@ -156,7 +156,7 @@ zg_status zg_options_infeasible(const zg_plan_ctx *ctx, const zg_seq *s, const c
         int32_t d = zg_option_degree(&opts[i]);
         if (d > maxd) maxd = d;
     }
-    char need[32], capb[32], cb[32];
+    char need[80], capb[32], cb[32];
     zg_option o = opts[best];
     free(opts);
     return zg_error_set(err, ZG_ERR_INFEASIBLE,
@@ -164,7 +164,7 @@ zg_status zg_options_infeasible(const zg_plan_ctx *ctx, const zg_seq *s, const c
                         "the best option %s, cap %s, and degree %d is the largest legal (use "
                         "more ranks, more memory per rank, or --fallback)",
                         who, (long long)s->id, (long long)s->tokens,
-                        zg_fmt_bytes(o.mem, need, sizeof need),
+                        zg_plan_fmt_need(ctx->pricer, o.mem, need, sizeof need),
                         zg_config_name(o.config, cb, sizeof cb),
                         zg_fmt_bytes(ctx->pricer->mem_cap, capb, sizeof capb), maxd);
 }

@@ -44,8 +44,10 @@ zg_status zg_plan_alloc(zg_plan *p, int64_t n, int32_t world_size, zg_error *err
 }
 
 // Allocates placement i's rank and shard arrays for n ranks and fills the identity fields.
+// A sequence shorter than its n ranks only when allow_short (explicit chunks of a Ulysses split:
+// zero-length ones, see zg_plan_shard_may_be_empty).
 static zg_status placement_prepare(zg_plan *p, int64_t i, const zg_seq *s, int64_t seq_index,
-                                   zg_config c, int32_t n, zg_error *err) {
+                                   zg_config c, int32_t n, int allow_short, zg_error *err) {
     if (i < 0 || i >= p->n)
         return zg_error_set(err, ZG_ERR_INVALID, "plan: placement %lld out of range (0..%lld)",
                             (long long)i, (long long)p->n - 1);
@@ -53,7 +55,7 @@ static zg_status placement_prepare(zg_plan *p, int64_t i, const zg_seq *s, int64
         return zg_error_set(err, ZG_ERR_INVALID,
                             "plan: sequence %lld placed on %d ranks; need 1..%d", (long long)s->id,
                             n, p->world_size);
-    if (s->tokens < n)
+    if (s->tokens < n && !allow_short)
         return zg_error_set(err, ZG_ERR_INVALID,
                             "plan: sequence %lld (%lld tokens) cannot be split over %d ranks",
                             (long long)s->id, (long long)s->tokens, n);
@@ -80,7 +82,7 @@ zg_status zg_plan_set_option(zg_plan *p, int64_t i, const zg_seq *s, int64_t seq
         return zg_error_set(err, ZG_ERR_INVALID,
                             "plan: option ranks %d..%d out of range for %d ranks", o->start,
                             o->start + d - 1, p->world_size);
-    zg_status st = placement_prepare(p, i, s, seq_index, o->config, d, err);
+    zg_status st = placement_prepare(p, i, s, seq_index, o->config, d, 0, err);
     if (st) return st;
     zg_placement *pl = &p->p[i];
     int64_t base = s->tokens / d, extra = s->tokens % d, at = 0;
@@ -102,15 +104,18 @@ zg_status zg_plan_set_ranks(zg_plan *p, int64_t i, const zg_seq *s, int64_t seq_
         return zg_error_set(err, ZG_ERR_INVALID,
                             "plan: sequence %lld has config (%d,%d,%d) of degree %d but %d ranks",
                             (long long)s->id, c.q, c.h, c.k, zg_config_degree(c), n);
-    zg_status st = placement_prepare(p, i, s, seq_index, c, n, err);
+    zg_status st = placement_prepare(p, i, s, seq_index, c, n, zg_config_is_ulysses(c), err);
     if (st) return st;
     zg_placement *pl = &p->p[i];
     int64_t at = 0;
     for (int32_t r = 0; r < n; r++) {
-        if (chunk_lens[r] < 1)
+        if (chunk_lens[r] < 0 || (chunk_lens[r] == 0 && s->tokens >= n))
             return zg_error_set(err, ZG_ERR_INVALID,
-                                "plan: sequence %lld chunk %d has %lld tokens; need >= 1",
-                                (long long)s->id, r, (long long)chunk_lens[r]);
+                                "plan: sequence %lld (%lld tokens) chunk %d has %lld tokens; need "
+                                ">= 1 (0 only when the sequence has fewer tokens than its %d "
+                                "ranks)",
+                                (long long)s->id, (long long)s->tokens, r,
+                                (long long)chunk_lens[r], n);
         pl->ranks[r] = ranks[r];
         pl->shards[r] = (zg_shard){ranks[r], at, at + chunk_lens[r]};
         at += chunk_lens[r];
@@ -122,6 +127,11 @@ zg_status zg_plan_set_ranks(zg_plan *p, int64_t i, const zg_seq *s, int64_t seq_
     pl->time = 0;
     pl->mem = 0;
     return ZG_OK;
+}
+
+int zg_plan_shard_may_be_empty(const zg_plan *p, const zg_placement *pl) {
+    return p && pl && !strcmp(p->policy, "knapformer") && zg_config_is_ulysses(pl->config) &&
+           pl->tokens < (int64_t)zg_config_degree(pl->config);
 }
 
 zg_status zg_plan_rounds_check(const zg_plan *p, int32_t *n_rounds, const char *who,

@@ -155,11 +155,19 @@ typedef struct zg_plan {
     double makespan;           // sum over rounds of the slowest rank's time in the round
                                // (one round: the max rank time)
     double plan_time_ms;       // planner wall time
-    double mem_base, mem_cap;
+    double mem_base;           // bytes per rank independent of placement (the pricer's)
+    double mem_cap;            // the memory cap per rank, total (zg_cluster_mem_cap_bytes);
+                               // <= 0: unknown. A rank's memory (ranks[r].mem) is compared with it
     double lower_bound;        // exact solvers: proven lower bound on the makespan (0 unknown)
     int32_t optimal;           // exact solvers: 1 if proven optimal
     zg_arena arena;            // owns ranks/shards arrays of placements
     char summary[256];         // policy's one-line note (static: chosen layout; "" if none)
+    // 1: a policy that ignores memory (knapformer) placed the batch as its real counterpart would,
+    // and some rank's memory is over mem_cap: that run would run out of memory. Such a plan is
+    // reported (JSON "over_cap_ranks"), never a winner or a speedup's reference, and the
+    // validator does not refuse it for its memory. Memory-aware policies never return one
+    // (docs/planners.md, "Plans over the memory cap").
+    int32_t over_cap;
 } zg_plan;
 
 void zg_plan_init(zg_plan *p);
@@ -172,10 +180,31 @@ zg_status zg_plan_alloc(zg_plan *p, int64_t n, int32_t world_size, zg_error *err
 zg_status zg_plan_set_option(zg_plan *p, int64_t i, const zg_seq *s, int64_t seq_index,
                              const zg_option *o, zg_error *err);
 // Sets placement i to an explicit rank list and chunk lengths (used by knapformer, tests).
-// Its prices are left 0: zg_plan_evaluate with a pricer fills them.
+// Its prices are left 0: zg_plan_evaluate with a pricer fills them. A chunk may be 0 tokens long
+// (KnapFormer's fallback routing); whether the plan may keep it is zg_plan_shard_may_be_empty's.
 zg_status zg_plan_set_ranks(zg_plan *p, int64_t i, const zg_seq *s, int64_t seq_index,
                             zg_config c, const int32_t *ranks, const int64_t *chunk_lens,
                             int32_t n, zg_error *err);
+
+// Formats a rank's total for messages: base + `bytes` of placements, e.g. "83.2 GiB (80.7 GiB +
+// base 2.5 GiB)", or the bytes alone when the base is 0; messages then name the cap as zg_fmt_bytes(pr->mem_cap) (one cap, totals).
+const char *zg_plan_fmt_need(const zg_pricer *pr, double bytes, char *buf, size_t n);
+
+// 1 when placement pl of plan p may have zero-length shards: p is a knapformer plan, pl is pure
+// Ulysses (1,h,1) and its sequence has fewer tokens than ranks. The real KnapFormer routes such a
+// sequence when it falls back to a bag larger than its length: chunk (seq_id mod G) holds every
+// token and the other G-1 GPUs get empty chunks, yet compute their heads after the all-to-all
+// (docs/knapformer.md, "Zero-length chunks"). Every other placement gives each rank >= 1 token.
+// The validator and the engine apply this one rule.
+int zg_plan_shard_may_be_empty(const zg_plan *p, const zg_placement *pl);
+
+// Ranks whose memory (ranks[r].mem, zg_plan_evaluate) is over the cap: their count, and the first
+// `max` of them ascending in out (out may be NULL). The test is the validator's (placements over
+// mem_cap - mem_base, relative tolerance 1e-12). 0 when the cap is unknown (mem_cap <= 0).
+int32_t zg_plan_over_cap_ranks(const zg_plan *p, int32_t *out, int32_t max);
+// One line naming the ranks over the cap, their peaks and the cap ("2 of 16 ranks over the memory
+// cap of 76.0 GiB per rank: rank 3 peaks at 80.7 GiB, rank 5 at 77.1 GiB"); "" when none.
+void zg_plan_over_cap_describe(const zg_plan *p, char *buf, size_t n);
 
 // Validator: each sequence placed once, token ranges cover it exactly once in order, configs
 // legal, ranks distinct and in range, shard ranks match the rank list, rounds in 0..n-1, memory
@@ -261,7 +290,8 @@ typedef struct zg_group {
 
 typedef struct zg_problem {
     int32_t world_size;
-    double mem_cap;
+    double mem_cap;      // the memory cap per rank (zg_cluster_mem_cap_bytes; total, bytes)
+    double mem_room;     // what placements may use per rank: mem_cap - mem_base
     int32_t n_groups;
     zg_group *groups;    // sorted by whole_time descending, ties by tokens then first member
     int64_t n_seqs;
@@ -277,7 +307,7 @@ typedef struct zg_problem {
 zg_status zg_problem_build(const zg_plan_ctx *ctx, const zg_batch *b, zg_problem *pr,
                            zg_error *err);
 void zg_problem_free(zg_problem *pr);
-// --export-problem: {"version":1,"world_size","mem_cap","groups":[{"count","members","tokens",
+// --export-problem: {"version":1,"world_size","mem_cap","mem_base","groups":[{"count","members","tokens",
 //   "bucket","options":[{"q","h","k","ranks":[..],"time","mem"}]}]}
 cJSON *zg_problem_to_json(const zg_problem *pr);
 
@@ -292,6 +322,11 @@ typedef struct zg_planner_vtable {
     zg_status (*init)(zg_planner *pl, zg_error *err);
     zg_status (*plan)(zg_planner *pl, const zg_batch *b, zg_plan *out, zg_error *err);
     void (*free)(zg_planner *pl);
+    // 1: the policy places without looking at memory (a baseline whose real counterpart does
+    // not model it: knapformer). zg_planner_plan then returns its plan even over the cap,
+    // marked over_cap (or runs --fallback when one is given); any other policy's plan over the
+    // cap is an internal error.
+    int32_t ignores_memory;
 } zg_planner_vtable;
 
 struct zg_planner {
@@ -325,7 +360,7 @@ typedef struct zg_plan_ctx_key {
     zg_price_fn price, block_for;
     zg_status (*price_block)(const zg_pricer *, const zg_seq *, zg_config, int32_t, int32_t,
                              zg_price *, zg_error *);
-    double mem_cap, mem_base;
+    double mem_cap, mem_base, mem_room;  // the pricer's cap and base; mem_room = cap - base
     zg_rankset_family family;
     int32_t max_degree, exact_rank_prices;
 } zg_plan_ctx_key;

@@ -26,6 +26,17 @@ cJSON *zg_plan_to_json(const zg_plan *p) {
              add_num(j, "lower_bound", p->lower_bound) &&
              cJSON_AddBoolToObject(j, "optimal", p->optimal != 0) &&
              add_num(j, "mem_base", p->mem_base) && add_num(j, "mem_cap", p->mem_cap);
+    if (ok && p->over_cap) {  // the ranks over the cap (zg_plan.over_cap)
+        cJSON *oc = cJSON_AddArrayToObject(j, "over_cap_ranks");
+        int32_t *r = calloc((size_t)p->world_size, sizeof *r);
+        int32_t k = r ? zg_plan_over_cap_ranks(p, r, p->world_size) : 0;
+        ok = oc && r;
+        for (int32_t i = 0; ok && i < k; i++) {
+            cJSON *x = cJSON_CreateNumber(r[i]);
+            ok = x && cJSON_AddItemToArray(oc, x);
+        }
+        free(r);
+    }
     cJSON *seqs = ok ? cJSON_AddArrayToObject(j, "sequences") : NULL;
     if (!seqs) goto fail;
     for (int64_t i = 0; i < p->n; i++) {
@@ -185,6 +196,13 @@ zg_status zg_plan_from_json(const cJSON *j, zg_plan *p, zg_error *err) {
         goto fail;
     }
     p->optimal = opt && (cJSON_IsTrue(opt) || (cJSON_IsNumber(opt) && opt->valuedouble != 0));
+    const cJSON *oc = cJSON_GetObjectItemCaseSensitive(j, "over_cap_ranks");
+    if (oc && !cJSON_IsArray(oc)) {
+        st = zg_error_set(err, ZG_ERR_INVALID,
+                          "plan: \"over_cap_ranks\" must be an array of rank numbers");
+        goto fail;
+    }
+    p->over_cap = oc && cJSON_GetArraySize(oc) > 0;  // the ranks themselves follow from memory
     int64_t i = 0;
     const cJSON *o;
     cJSON_ArrayForEach(o, seqs) {
@@ -315,6 +333,15 @@ zg_status zg_plan_write_file(const char *path, const zg_plan *p, zg_error *err) 
     sb_key_num(&b, "mem_base", p->mem_base);
     sb_lit(&b, ",");
     sb_key_num(&b, "mem_cap", p->mem_cap);
+    if (p->over_cap) {  // the ranks over the cap (zg_plan.over_cap)
+        int32_t *oc = calloc((size_t)p->world_size, sizeof *oc);
+        int32_t k = oc ? zg_plan_over_cap_ranks(p, oc, p->world_size) : 0;
+        if (!oc) b.oom = 1;
+        sb_lit(&b, ",\"over_cap_ranks\":[");
+        for (int32_t i = 0; i < k; i++) sb_printf(&b, "%s%d", i ? "," : "", oc[i]);
+        sb_lit(&b, "]");
+        free(oc);
+    }
     sb_lit(&b, ",\n\"sequences\":[");
     for (int64_t i = 0; i < p->n && !b.oom; i++) {
         const zg_placement *pl = &p->p[i];

@@ -12,4 +12,4 @@ static zg_status plan_adaptive(zg_planner *pl, const zg_batch *b, zg_plan *out,
 
 const zg_planner_vtable zg_policy_adaptive = {
     "adaptive", "AdaptiveLoad-style compute-aware DP: whole sequences, LPT on price", NULL,
-    plan_adaptive, NULL};
+    plan_adaptive, NULL, 0};

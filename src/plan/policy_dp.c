@@ -8,4 +8,4 @@ static zg_status plan_dp(zg_planner *pl, const zg_batch *b, zg_plan *out, zg_err
 }
 
 const zg_planner_vtable zg_policy_dp = {
-    "dp", "data parallel, token-balanced: whole sequences, LPT on tokens", NULL, plan_dp, NULL};
+    "dp", "data parallel, token-balanced: whole sequences, LPT on tokens", NULL, plan_dp, NULL, 0};

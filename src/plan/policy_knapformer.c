@@ -126,15 +126,10 @@ static zg_status place_group(const zg_planner *pl, const knap_state *st, int32_t
                              (long long)q->id, G, m->name, m->n_heads, G, m->n_heads);
             break;
         }
-        for (int32_t k = 0; k < G; k++) {
+        // A sequence shorter than its bag (it fell back there) keeps KnapFormer's zero-length
+        // chunks: the plan allows them for this policy (zg_plan_shard_may_be_empty).
+        for (int32_t k = 0; k < G; k++)
             rk[k] = rep * l->group + l->bag_first[bag] + k;
-            if (lens[k] < 1)
-                s = zg_error_set(err, ZG_ERR_INFEASIBLE,
-                                 "knapformer: sequence %lld (%lld tokens) fell back to a %d-GPU "
-                                 "bag and its chunk %d would be empty; use smaller bags",
-                                 (long long)q->id, (long long)q->tokens, G, k);
-        }
-        if (s) break;
         zg_config c = {1, G, 1};
         if ((s = zg_plan_set_ranks(out, i, q, i, c, rk, lens, G, err))) break;
         if (pl->ctx.pricer) {
@@ -148,30 +143,6 @@ static zg_status place_group(const zg_planner *pl, const knap_state *st, int32_t
         }
     }
     free(rk);
-    return s;
-}
-
-// KnapFormer does not model memory; a plan that overflows a rank under our pricer is reported
-// as infeasible (so --fallback can take over) instead of handed to the engine.
-static zg_status check_memory(const zg_planner *pl, const zg_plan *out, zg_error *err) {
-    const zg_pricer *pr = pl->ctx.pricer;
-    if (!pr || !(pr->mem_cap > 0)) return ZG_OK;
-    double *mem = zg_calloc((size_t)out->world_size, sizeof *mem, err);
-    if (!mem) return ZG_ERR_NOMEM;
-    for (int64_t i = 0; i < out->n; i++)
-        for (int32_t k = 0; k < out->p[i].n_ranks; k++)
-            mem[out->p[i].ranks[k]] += out->p[i].mem;
-    zg_status s = ZG_OK;
-    for (int32_t r = 0; r < out->world_size && !s; r++)
-        if (mem[r] > pr->mem_cap * (1 + 1e-12)) {
-            char a[32], c[32];
-            s = zg_error_set(err, ZG_ERR_INFEASIBLE,
-                             "knapformer: rank %d needs %s for its chunks, over the cap of %s "
-                             "(KnapFormer's plan ignores memory); use larger bags",
-                             r, zg_fmt_bytes(mem[r], a, sizeof a),
-                             zg_fmt_bytes(pr->mem_cap, c, sizeof c));
-        }
-    free(mem);
     return s;
 }
 
@@ -214,7 +185,6 @@ static zg_status knap_plan(zg_planner *pl, const zg_batch *b, zg_plan *out, zg_e
         zg_knap_routing_free(&r);
         first = end;
     }
-    if (!s) s = check_memory(pl, out, err);
     if (!s) {
         char name[96];
         snprintf(out->summary, sizeof out->summary,
@@ -231,4 +201,5 @@ done:
 const zg_planner_vtable zg_policy_knapformer = {"knapformer",
                                                 "KnapFormer's greedy bag balancer (bit-faithful "
                                                 "port; fixed bag layout --bags, Ulysses in bags)",
-                                                knap_init, knap_plan, knap_free};
+                                                knap_init, knap_plan, knap_free,
+                                                1};  // ignores memory (docs/planners.md)

@@ -56,7 +56,7 @@ static int64_t largest_seqlen_for(int64_t len, int64_t cp) {
 static zg_status seqlen_bound(const zg_plan_ctx *ctx, const zg_batch *b, const int32_t *cls,
                               int32_t n_cls, int64_t *out, zg_error *err) {
     int32_t W = ctx->cluster->world_size;
-    double cap = ctx->pricer->mem_cap;
+    double cap = zg_pricer_mem_room(ctx->pricer);  // for the placements (base apart)
     unsigned char *done = zg_calloc((size_t)(n_cls ? n_cls : 1), 1, err);
     if (!done) return ZG_ERR_NOMEM;
     zg_status st = ZG_OK;
@@ -83,13 +83,13 @@ static zg_status seqlen_bound(const zg_plan_ctx *ctx, const zg_batch *b, const i
         }
         if (st) break;
         if (!cp) {
-            char a[32], c[32];
+            char a[80], c[32];
             st = zg_error_set(err, ZG_ERR_INFEASIBLE,
                               "megatron: sequence %lld (%lld tokens) fits no CP size: needs %s "
                               "per rank at best (cp %lld of %d ranks), cap %s",
                               (long long)s->id, (long long)s->tokens,
-                              zg_fmt_bytes(least, a, sizeof a), (long long)least_cp, W,
-                              zg_fmt_bytes(cap, c, sizeof c));
+                              zg_plan_fmt_need(ctx->pricer, least, a, sizeof a),
+                              (long long)least_cp, W, zg_fmt_bytes(ctx->pricer->mem_cap, c, sizeof c));
             break;
         }
         if (cp > 1) {
@@ -198,18 +198,20 @@ static zg_status megatron_build(const zg_plan_ctx *ctx, const zg_batch *b, int64
         for (int32_t p = 0; p < cp; p++) mem[(size_t)round[i] * W + ranks[p]] += pr.mem;
     }
     // memory, round by round: a rank's samples of one group together
-    double cap = ctx->pricer->mem_cap;
+    double cap = zg_pricer_mem_room(ctx->pricer);  // for the placements (base apart)
     for (int32_t k = 0; k < g.n_groups && !st && cap > 0; k++)
         for (int32_t r = 0; r < W && !st; r++)
             if (mem[(size_t)k * W + r] > cap * (1 + 1e-12)) {
-                char a[32], c[32];
+                char a[80], c[32];
                 int64_t here = g.off[(int64_t)k * W + r + 1] - g.off[(int64_t)k * W + r];
                 *why = BUILD_TRY_SMALLER;
                 st = zg_error_set(err, ZG_ERR_INFEASIBLE,
-                                  "megatron: rank %d needs %s for its %lld samples of microbatch "
-                                  "group %d, over the cap of %s (max_seqlen_per_rank %lld)",
-                                  r, zg_fmt_bytes(mem[(size_t)k * W + r], a, sizeof a),
-                                  (long long)here, k, zg_fmt_bytes(cap, c, sizeof c),
+                                  "megatron: rank %d needs %s with its %lld samples of "
+                                  "microbatch group %d, over the memory cap of %s "
+                                  "(max_seqlen_per_rank %lld)",
+                                  r, zg_plan_fmt_need(ctx->pricer, mem[(size_t)k * W + r], a, sizeof a),
+                                  (long long)here, k,
+                                  zg_fmt_bytes(ctx->pricer->mem_cap, c, sizeof c),
                                   (long long)M);
             }
     if (!st) *why = BUILD_OK;
@@ -305,4 +307,4 @@ const zg_planner_vtable zg_policy_megatron = {
     "megatron",
     "Megatron-Core 0.16.1 dynamic CP (faithful port of BalancedCPScheduler): power-of-two ring "
     "groups, microbatch groups as rounds",
-    megatron_init, megatron_plan, NULL};
+    megatron_init, megatron_plan, NULL, 0};

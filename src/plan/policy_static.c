@@ -306,7 +306,7 @@ static zg_status place_final(search *S, const layout *L, zg_plan *out, zg_error 
                               "static: layout %s: group at ranks %d..%d needs more than the %s "
                               "cap at its real ranks (sequence %lld under %s)",
                               name, start, start + cd->size - 1,
-                              zg_fmt_bytes(S->cap, a, sizeof a), (long long)s->id,
+                              zg_fmt_bytes(S->ctx->pricer->mem_cap, a, sizeof a), (long long)s->id,
                               zg_config_name(cd->cfg, cb, sizeof cb));
             break;
         }
@@ -325,7 +325,7 @@ static zg_status plan_static(zg_planner *pl, const zg_batch *b, zg_plan *out, zg
     S.ctx = ctx;
     S.b = b;
     S.world = ctx->cluster->world_size;
-    S.cap = ctx->pricer->mem_cap;
+    S.cap = zg_pricer_mem_room(ctx->pricer);  // for the placements (base apart)
     zg_status st = zg_plan_alloc(out, b->n, S.world, err);
     if (st) return st;
     size_t n = (size_t)b->n, w = (size_t)S.world;
@@ -366,14 +366,15 @@ static zg_status plan_static(zg_planner *pl, const zg_batch *b, zg_plan *out, zg
             if (zg_config_check(ctx->model, S.world, S.cands[c].cfg, s->tokens, NULL) == ZG_OK &&
                 (need < 0 || S.cands[c].mem[S.cls[R.fail_seq]] < need))
                 need = S.cands[c].mem[S.cls[R.fail_seq]];
-        char a[32], cb[32];
+        char a[80], cb[32];
         layout_name(&S, &R.worst_fail, name, sizeof name);
         st = zg_error_set(err, ZG_ERR_INFEASIBLE,
                           "static: no layout of disjoint groups holds the batch (%lld tried); "
                           "the closest, %s, has no group with room for sequence %lld (%lld "
                           "tokens, needs at least %s per rank in any group; cap %s)",
                           (long long)R.n_tried, name, (long long)s->id, (long long)s->tokens,
-                          zg_fmt_bytes(need, a, sizeof a), zg_fmt_bytes(S.cap, cb, sizeof cb));
+                          zg_plan_fmt_need(ctx->pricer, need, a, sizeof a),
+                          zg_fmt_bytes(ctx->pricer->mem_cap, cb, sizeof cb));
         goto done;
     }
     if ((st = place_final(&S, &R.best, out, err))) goto done;
@@ -403,4 +404,4 @@ done:
 
 const zg_planner_vtable zg_policy_static = {
     "static", "static disjoint groups, one config each; searches the best layout", NULL,
-    plan_static, NULL};
+    plan_static, NULL, 0};

@@ -91,7 +91,7 @@ static zg_status plan_usp(zg_planner *pl, const zg_batch *b, zg_plan *out, zg_er
     usp_state u;
     memset(&u, 0, sizeof u);
     u.world = ctx->cluster->world_size;
-    u.cap = ctx->pricer->mem_cap;
+    u.cap = zg_pricer_mem_room(ctx->pricer);  // for the placements (base apart)
     zg_status st = zg_plan_alloc(out, b->n, u.world, err);
     if (st) return st;
     zg_config *cfgs = NULL;
@@ -122,7 +122,8 @@ static zg_status plan_usp(zg_planner *pl, const zg_batch *b, zg_plan *out, zg_er
         st = ZG_ERR_NOMEM;
         goto done;
     }
-    char need[32], capb[32];
+    char need[80], capb[32];
+    zg_fmt_bytes(ctx->pricer->mem_cap, capb, sizeof capb);
     for (int64_t i = 0; i < b->n; i++) {
         const zg_seq *s = &b->seqs[i];
         int64_t dmax = s->tokens < u.world ? s->tokens : u.world;
@@ -142,16 +143,14 @@ static zg_status plan_usp(zg_planner *pl, const zg_batch *b, zg_plan *out, zg_er
                                   "%d ranks: needs %s per rank at best, cap %s (use more ranks "
                                   "or --fallback)",
                                   (long long)s->id, (long long)s->tokens, d,
-                                  zg_fmt_bytes(best_any, need, sizeof need),
-                                  zg_fmt_bytes(u.cap, capb, sizeof capb));
+                                  zg_plan_fmt_need(ctx->pricer, best_any, need, sizeof need), capb);
             else
                 st = zg_error_set(err, ZG_ERR_INFEASIBLE,
                                   "usp: ranks %d..%d run out of memory at sequence %lld (%lld "
-                                  "tokens, needs %s per rank): the batch does not fit under the "
-                                  "%s cap when every sequence spans the ranks",
+                                  "tokens, needs %s more per rank): the batch does not fit under "
+                                  "the %s cap when every sequence spans the ranks",
                                   start, start + d - 1, (long long)s->id, (long long)s->tokens,
-                                  zg_fmt_bytes(best_any, need, sizeof need),
-                                  zg_fmt_bytes(u.cap, capb, sizeof capb));
+                                  zg_fmt_bytes(best_any, need, sizeof need), capb);
             goto done;
         }
         if ((st = zg_plan_set_option(out, i, s, i, &o, err))) goto done;
@@ -176,4 +175,4 @@ done:
 
 const zg_planner_vtable zg_policy_usp = {
     "usp", "USP: every sequence over all ranks, best legal Ulysses x ring factorization", NULL,
-    plan_usp, NULL};
+    plan_usp, NULL, 0};

@@ -206,6 +206,7 @@ zg_status zg_problem_build_cached(const zg_plan_ctx *ctx, const zg_batch *b, zg_
     pr->world_size = ctx->cluster->world_size;
     pr->mem_cap = ctx->pricer->mem_cap;
     pr->mem_base = ctx->pricer->mem_base;
+    pr->mem_room = zg_pricer_mem_room(ctx->pricer);
     pr->n_seqs = b->n;
     for (int64_t i = 0; i < b->n; i++)
         if (b->seqs[i].tokens <= 0)

@@ -72,7 +72,9 @@ static zg_status check_placement(const zg_plan *p, int64_t i, const zg_batch *b,
                             "sequence %lld: config (%d,%d,%d) is not legal on %d ranks",
                             (long long)s->id, c.q, c.h, c.k, p->world_size);
     zg_error cerr;
-    if (zg_config_check(m, p->world_size, c, s->tokens, &cerr) != ZG_OK)
+    int empty_ok = zg_plan_shard_may_be_empty(p, pl);  // KnapFormer's zero-length chunks
+    if ((empty_ok ? zg_config_check_priced(m, p->world_size, c, s->tokens, &cerr)
+                  : zg_config_check(m, p->world_size, c, s->tokens, &cerr)) != ZG_OK)
         return zg_error_set(err, ZG_ERR_INVALID, "sequence %lld (%lld tokens): %s",
                             (long long)s->id, (long long)s->tokens, cerr.msg);
     if (pl->n_ranks != zg_config_degree(c) || !pl->ranks || !pl->shards)
@@ -108,11 +110,14 @@ static zg_status check_placement(const zg_plan *p, int64_t i, const zg_batch *b,
     int64_t at = 0;
     for (int32_t r = 0; r < pl->n_ranks; r++) {
         const zg_shard *sh = &pl->shards[r];
-        if (sh->start != at || sh->end <= sh->start || sh->end > s->tokens) {
-            if (sh->end <= sh->start)
+        int bad_len = sh->end < sh->start || (sh->end == sh->start && !empty_ok);
+        if (sh->start != at || bad_len || sh->end > s->tokens) {
+            if (bad_len)
                 return zg_error_set(err, ZG_ERR_INVALID,
                                     "sequence %lld: shard %d on rank %d is empty or reversed "
-                                    "(%lld..%lld); every rank of a split needs >= 1 token",
+                                    "(%lld..%lld); every rank of a split needs >= 1 token (only "
+                                    "a knapformer plan's Ulysses split of a sequence shorter "
+                                    "than its ranks may leave shards empty)",
                                     (long long)s->id, r, sh->rank, (long long)sh->start,
                                     (long long)sh->end);
             if (sh->start < 0 || sh->end > s->tokens)
@@ -138,6 +143,7 @@ static zg_status check_placement(const zg_plan *p, int64_t i, const zg_batch *b,
 // names the lowest rank over the cap in the first such round. mem[] (world size) is all 0 and
 // is left so.
 static zg_status check_round_memory(const zg_plan *p, double *mem, zg_error *err) {
+    double room = p->mem_cap - p->mem_base;  // what placements may use (zg_pricer_mem_room)
     int64_t *order = NULL;
     zg_status st = zg_plan_round_order(p, &order, err);
     for (int64_t a = 0, b; !st && a < p->n; a = b) {
@@ -149,10 +155,10 @@ static zg_status check_round_memory(const zg_plan *p, double *mem, zg_error *err
         for (int64_t x = a; x < b; x++)
             for (int32_t k = 0; k < p->p[order[x]].n_ranks; k++) {
                 int32_t r = p->p[order[x]].ranks[k];
-                if (mem[r] > p->mem_cap * (1 + 1e-12) && (over < 0 || r < over)) over = r;
+                if (mem[r] > room * (1 + 1e-12) && (over < 0 || r < over)) over = r;
             }
         if (over >= 0) {
-            char a_[32], c_[32];
+            char a_[32], b_[32], c_[32];
             int64_t big = -1;  // the largest contributor of the round
             for (int64_t y = a; y < b; y++)
                 for (int32_t j = 0; j < p->p[order[y]].n_ranks; j++)
@@ -160,9 +166,10 @@ static zg_status check_round_memory(const zg_plan *p, double *mem, zg_error *err
                         (big < 0 || p->p[order[y]].mem > p->p[big].mem))
                         big = order[y];
             st = zg_error_set(err, ZG_ERR_INVALID,
-                              "rank %d needs %s for its placements in round %d, over the cap of "
-                              "%s (largest: sequence %lld)",
-                              over, zg_fmt_bytes(mem[over], a_, sizeof a_), round,
+                              "rank %d needs %s in round %d (base %s + its placements), over "
+                              "the memory cap of %s (largest: sequence %lld)",
+                              over, zg_fmt_bytes(p->mem_base + mem[over], a_, sizeof a_), round,
+                              zg_fmt_bytes(p->mem_base, b_, sizeof b_),
                               zg_fmt_bytes(p->mem_cap, c_, sizeof c_),
                               big >= 0 ? (long long)p->p[big].id : -1LL);
         }
@@ -189,14 +196,18 @@ zg_status zg_plan_validate(const zg_plan *p, const zg_batch *b, const zg_model *
     for (int64_t i = 0; i < p->n && !st; i++) st = check_placement(p, i, b, m, seen, err);
     int32_t n_rounds = 1;
     if (!st) st = zg_plan_rounds_check(p, &n_rounds, "", err);
-    if (!st && p->mem_cap > 0 && n_rounds > 1) st = check_round_memory(p, mem, err);
+    // An over-cap plan of a policy that ignores memory (p->over_cap, set by zg_planner_plan) is
+    // what its real counterpart would run; its memory is reported, not refused (docs/planners.md).
+    int check_mem = p->mem_cap > 0 && !p->over_cap;
+    double room = p->mem_cap - p->mem_base;
+    if (!st && check_mem && n_rounds > 1) st = check_round_memory(p, mem, err);
     if (!st && n_rounds == 1)
         for (int64_t i = 0; i < p->n; i++)
             for (int32_t r = 0; r < p->p[i].n_ranks; r++) mem[p->p[i].ranks[r]] += p->p[i].mem;
-    if (!st && p->mem_cap > 0 && n_rounds == 1) {
+    if (!st && check_mem && n_rounds == 1) {
         for (int32_t r = 0; r < p->world_size && !st; r++)
-            if (mem[r] > p->mem_cap * (1 + 1e-12)) {
-                char a[32], c[32];
+            if (mem[r] > room * (1 + 1e-12)) {
+                char a[32], bb[32], c[32];
                 // name the largest contributor so the user knows what to move
                 int64_t big = -1;
                 for (int64_t i = 0; i < p->n; i++)
@@ -204,9 +215,10 @@ zg_status zg_plan_validate(const zg_plan *p, const zg_batch *b, const zg_model *
                         if (p->p[i].ranks[k] == r && (big < 0 || p->p[i].mem > p->p[big].mem))
                             big = i;
                 st = zg_error_set(err, ZG_ERR_INVALID,
-                                  "rank %d needs %s for its placements, over the cap of %s "
-                                  "(largest: sequence %lld)",
-                                  r, zg_fmt_bytes(mem[r], a, sizeof a),
+                                  "rank %d needs %s (base %s + its placements), over the "
+                                  "memory cap of %s (largest: sequence %lld)",
+                                  r, zg_fmt_bytes(p->mem_base + mem[r], a, sizeof a),
+                                  zg_fmt_bytes(p->mem_base, bb, sizeof bb),
                                   zg_fmt_bytes(p->mem_cap, c, sizeof c),
                                   big >= 0 ? (long long)p->p[big].id : -1LL);
             }

@@ -26,7 +26,7 @@ zg_status zg_plan_whole_lpt(const zg_planner *pl, const zg_batch *b, int by_pric
                             const char *name, zg_plan *out, zg_error *err) {
     const zg_plan_ctx *ctx = &pl->ctx;
     int32_t w = ctx->cluster->world_size;
-    double cap = ctx->pricer->mem_cap;
+    double cap = zg_pricer_mem_room(ctx->pricer);  // for the placements (base apart)
     zg_status st = zg_plan_alloc(out, b->n, w, err);
     if (st) return st;
     zg_price *pr = zg_calloc((size_t)b->n, sizeof *pr, err);
@@ -39,7 +39,8 @@ zg_status zg_plan_whole_lpt(const zg_planner *pl, const zg_batch *b, int by_pric
         goto done;
     }
     if ((st = zg_plan_whole_prices(ctx, b, pr, err))) goto done;
-    char need[32], capb[32], freeb[32];
+    char need[80], capb[32], freeb[32];
+    zg_fmt_bytes(ctx->pricer->mem_cap, capb, sizeof capb);
     for (int64_t i = 0; i < b->n; i++) {
         if (pr[i].mem > cap) {
             st = zg_error_set(err, ZG_ERR_INFEASIBLE,
@@ -47,8 +48,8 @@ zg_status zg_plan_whole_lpt(const zg_planner *pl, const zg_batch *b, int by_pric
                               "rank, cap %s; %s never splits a sequence (try --policy zellige "
                               "or usp, or --fallback)",
                               name, (long long)b->seqs[i].id, (long long)b->seqs[i].tokens,
-                              zg_fmt_bytes(pr[i].mem, need, sizeof need),
-                              zg_fmt_bytes(cap, capb, sizeof capb), name);
+                              zg_plan_fmt_need(ctx->pricer, pr[i].mem, need, sizeof need),
+                              capb, name);
             goto done;
         }
         order[i] = i;
@@ -71,8 +72,7 @@ zg_status zg_plan_whole_lpt(const zg_planner *pl, const zg_batch *b, int by_pric
                               "whole): the emptiest rank has %s free of the %s cap",
                               name, (long long)b->seqs[i].id, (long long)b->seqs[i].tokens,
                               zg_fmt_bytes(pr[i].mem, need, sizeof need),
-                              zg_fmt_bytes(cap - mem[roomiest], freeb, sizeof freeb),
-                              zg_fmt_bytes(cap, capb, sizeof capb));
+                              zg_fmt_bytes(cap - mem[roomiest], freeb, sizeof freeb), capb);
             goto done;
         }
         zg_option o = {{1, 1, 1}, best, pr[i].time, pr[i].mem};

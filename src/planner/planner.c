@@ -102,6 +102,20 @@ zg_status zg_planner_plan(zg_planner *pl, const zg_batch *b, zg_plan *out, zg_er
     zg_error e = {ZG_OK, ""};
     double t0 = zg_time_now();
     zg_status st = pl->vt->plan(pl, b, out, &e);
+    // A policy that ignores memory: its plan as its real counterpart would place it. Over the
+    // cap it is marked over_cap, or, with --fallback, infeasible so the fallback plans instead.
+    int over = 0;
+    if (!st && pl->vt->ignores_memory && pl->ctx.pricer) {
+        st = zg_plan_evaluate(out, b, pl->ctx.pricer, NULL, &e);
+        over = !st && zg_plan_over_cap_ranks(out, NULL, 0) > 0;
+        if (over && pl->ctx.opts.fallback[0]) {
+            char why[256];
+            zg_plan_over_cap_describe(out, why, sizeof why);
+            st = zg_error_set(&e, ZG_ERR_INFEASIBLE, "%s: %s (it ignores memory)", pl->vt->name,
+                              why);
+            over = 0;
+        }
+    }
     if (st == ZG_ERR_INFEASIBLE && pl->ctx.opts.fallback[0]) {
         zg_error why = e;
         st = run_fallback(pl, b, out, &why, &e);
@@ -111,6 +125,7 @@ zg_status zg_planner_plan(zg_planner *pl, const zg_batch *b, zg_plan *out, zg_er
     if (st) return zg_error_set(err, st, "%s", e.msg);
     out->plan_time_ms = (zg_time_now() - t0) * 1e3;
     st = zg_plan_evaluate(out, b, pl->ctx.pricer, NULL, &e);
+    out->over_cap = over;
     if (!st) st = zg_plan_validate(out, b, pl->ctx.model, &e);
     if (st)
         return zg_error_set(err, ZG_ERR_INTERNAL, "policy %s produced an invalid plan: %s",

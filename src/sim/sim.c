@@ -1,6 +1,6 @@
 // sim.c — `zellige simulate` as a library (sim.h): seeded batches of the paper's mixes planned
 // under several policies with the same analytic prices; per (mix, policy) cells, the text
-// tables, the JSON line and the HTML report.
+// tables and the JSON line (the HTML report: report.c).
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,12 +58,14 @@ static int32_t split_names(const char *list, const char *what, char *out, size_t
 
 // Checks the options and fills r's names (mixes, policies, knapformer column).
 static zg_status check_opts(const zg_sim_opts *o, zg_sim_result *r, zg_error *err) {
-    if (o->steps <= 0 || o->tokens_per_rank <= 0 ||
-        (o->video_seconds != 10 && o->video_seconds != 15))
-        return zg_error_set(err, ZG_ERR_INVALID,
-                            "--steps (%lld) and --load (%lld) must be positive and "
-                            "--video-seconds (%lld) 10 or 15",
-                            (long long)o->steps, (long long)o->tokens_per_rank,
+    if (o->steps <= 0)
+        return zg_error_set(err, ZG_ERR_INVALID, "--steps: '%lld' is out of range (>= 1)",
+                            (long long)o->steps);
+    if (o->tokens_per_rank <= 0)
+        return zg_error_set(err, ZG_ERR_INVALID, "--load: '%lld' is out of range (>= 1)",
+                            (long long)o->tokens_per_rank);
+    if (o->video_seconds != 10 && o->video_seconds != 15)
+        return zg_error_set(err, ZG_ERR_INVALID, "--video-seconds: '%lld' is not one of 10, 15",
                             (long long)o->video_seconds);
     const char *mixes =
         !o->mixes || !strcmp(o->mixes, "all") ? "V35,V40,V45,V50,V55,V60" : o->mixes;
@@ -81,8 +83,8 @@ static zg_status check_opts(const zg_sim_opts *o, zg_sim_result *r, zg_error *er
             if (!strcmp((*vt)->name, r->policies[p])) known = 1;
         if (!known)
             return zg_error_set(err, ZG_ERR_INVALID,
-                                "unknown policy '%s' (zellige, joint, knapformer, megatron, usp, "
-                                "adaptive, dp, static)",
+                                "--policies: unknown policy '%s' (zellige, joint, knapformer, "
+                                "megatron, usp, adaptive, dp, static)",
                                 r->policies[p]);
         if (!strcmp(r->policies[p], "knapformer")) r->knap_index = p;
     }
@@ -94,7 +96,7 @@ typedef struct sim_env {
     const zg_sim_opts *o;
     zg_sim_result *r;
     zg_catalog catalog;
-    zg_pricer pricer, pricer_nocap; // nocap shares pricer's impl; never freed separately
+    zg_pricer pricer;
     zg_planner_opts base;
     char (*layouts)[128];
     int32_t n_layouts;
@@ -107,10 +109,10 @@ static void plan_policy(sim_env *e, int32_t m, int32_t p, int32_t t, zg_batch *b
                         zg_sim_cell *c, zg_plan *shown) {
     zg_sim_result *r = e->r;
     int knap = p == r->knap_index;
-    // KnapFormer never looks at memory and the paper ran it at these loads, so it is planned
-    // and priced without the cap; plans over the cap are counted and shown.
-    zg_plan_ctx ctx = {&r->model, &r->cluster, knap ? &e->pricer_nocap : &e->pricer, &e->catalog,
-                       e->base};
+    // KnapFormer never looks at memory: zg_planner_plan returns its plan as the real KnapFormer
+    // would place it, marked over_cap when a rank is over the cap; such plans are counted and
+    // shown with their reason, and never serve as the speed-up reference (docs/planners.md).
+    zg_plan_ctx ctx = {&r->model, &r->cluster, &e->pricer, &e->catalog, e->base};
     if (knap) snprintf(ctx.opts.bags, sizeof ctx.opts.bags, "%.127s", e->layouts[t]);
     zg_planner pl;
     zg_error perr;
@@ -148,7 +150,8 @@ static void plan_policy(sim_env *e, int32_t m, int32_t p, int32_t t, zg_batch *b
                 c->balance_sum += st.balance;
                 c->comm_sum += st.comm.allgather + st.comm.alltoall + st.comm.ring;
                 c->plan_ms_sum += plan.plan_time_ms;
-                if (st.peak_mem > e->pricer.mem_cap + e->pricer.mem_base) c->over_cap++;
+                if (plan.over_cap && !c->over_cap++)
+                    zg_plan_over_cap_describe(&plan, c->over_cap_why, sizeof c->over_cap_why);
                 if (st.peak_mem > c->peak_mem_max) c->peak_mem_max = st.peak_mem;
                 if (m == r->gantt_mix && s == 0) {
                     *shown = plan; // keep; ownership moves
@@ -229,16 +232,19 @@ zg_status zg_sim_run(const zg_sim_opts *o, zg_sim_result *r, zg_error *err) {
     r->video_seconds = o->video_seconds;
     if (!st) st = zg_model_load(o->model, &r->model, err);
     if (!st) st = zg_cluster_load(o->cluster, &r->cluster, err);
+    if (!st && o->tokens_per_rank > 4000000000LL / r->cluster.world_size) // the mixes' limit
+        st = zg_error_set(err, ZG_ERR_INVALID,
+                          "--load: '%lld' tokens per rank x %d ranks is over 4000000000 tokens "
+                          "per step; give a smaller --load or cluster",
+                          (long long)o->tokens_per_rank, r->cluster.world_size);
     if (!st) st = zg_catalog_default(&r->model, &e.catalog, err);
     if (!st) st = zg_cost_analytic_init(&e.pricer, &r->model, &r->cluster, &copts, err);
-    e.pricer_nocap = e.pricer;
-    e.pricer_nocap.mem_cap = INFINITY;
+    r->mem_cap = st ? 0 : e.pricer.mem_cap;
+    r->mem_base = st ? 0 : e.pricer.mem_base;
     double shares[ZG_SIM_MAX_MIX];
     for (int32_t m = 0; m < r->n_mix && !st; m++) {
-        shares[m] = zg_mix_share_from_name(r->mixes[m]);
-        if (shares[m] < 0)
-            st = zg_error_set(err, ZG_ERR_INVALID, "unknown mix '%s' (V35, V40, ..., V60)",
-                              r->mixes[m]);
+        st = zg_mix_paper_share(r->mixes[m], &shares[m], err);
+        if (st) zg_error_prefix(err, "--mix: ");
     }
     zg_planner_opts_default(&e.base);
     e.base.gamma = o->gamma;
@@ -252,6 +258,14 @@ zg_status zg_sim_run(const zg_sim_opts *o, zg_sim_result *r, zg_error *err) {
     if (!st) st = zg_rankset_family_parse(o->family ? o->family : "node", &e.base.family, err);
     if (!st && !(e.layouts = zg_calloc(ZG_SIM_MAX_LAYOUTS, sizeof *e.layouts, err)))
         st = ZG_ERR_NOMEM;
+    if (!st && o->bags) { // a bad spec fails here, before any planning
+        zg_knap_layout kl;
+        int32_t replicas = 0;
+        st = zg_knap_layout_parse(o->bags, &kl, err);
+        if (!st) st = zg_knap_layout_replicas(&kl, r->cluster.world_size, &replicas, err);
+        zg_knap_layout_free(&kl);
+        if (st) zg_error_prefix(err, "--bags: ");
+    }
     if (!st && o->bags)
         snprintf(e.layouts[e.n_layouts++], 128, "%s", o->bags);
     else if (!st) // KnapFormer's best layout per setting: every layout with <= 3 bag sizes
@@ -279,13 +293,48 @@ zg_status zg_sim_run(const zg_sim_opts *o, zg_sim_result *r, zg_error *err) {
 
 // ---- output -------------------------------------------------------------------------------------
 
-// The table of mix m.
-static zg_status mix_table(const zg_sim_result *r, int32_t m, zg_table *t, zg_error *err) {
+// The speed-up reference of a mix's row: knapformer's mean makespan, or NaN when it is absent,
+// planned nothing, or has plans over the memory cap (a run that would not finish is no reference).
+static double knap_reference(const zg_sim_result *r, const zg_sim_cell *row) {
+    if (r->knap_index < 0 || row[r->knap_index].over_cap) return NAN;
+    return zg_sim_cell_makespan(&row[r->knap_index]);
+}
+
+// "memory cap 76.0 GiB per rank (80.0 GiB x 0.95; base 2.5 GiB in every peak)"
+static void cap_line(const zg_sim_result *r, char *buf, size_t n) {
+    char c[32], d[32], b[32];
+    snprintf(buf, n, "memory cap %s per rank (%s x %.2f; base %s in every peak)",
+             zg_fmt_bytes(r->mem_cap, c, sizeof c), zg_fmt_bytes(r->cluster.mem_bytes, d, sizeof d),
+             r->cluster.mem_usable_frac, zg_fmt_bytes(r->mem_base, b, sizeof b));
+}
+
+// The lines under mix m's table: each failed policy's first error, each over-cap policy's reason.
+static void mix_notes(const zg_sim_result *r, int32_t m, FILE *f) {
+    char line[640];
+    for (int32_t p = 0; p < r->n_pol; p++) {
+        const zg_sim_cell *c = &r->cells[(size_t)m * r->n_pol + p];
+        for (int k = 0; k < 2; k++) {
+            if (k == 0 && c->failed && c->first_err[0])
+                snprintf(line, sizeof line, "%s", c->first_err);
+            else if (k == 1 && c->over_cap)
+                snprintf(line, sizeof line,
+                         "%s: %lld of %lld plans over the cap (it ignores memory: the real run "
+                         "would run out of memory; no speed-up is taken over it): %s",
+                         r->policies[p], (long long)c->over_cap, (long long)r->steps,
+                         c->over_cap_why);
+            else
+                continue;
+            fprintf(f, "  %s\n", line);
+        }
+    }
+}
+
+zg_status zg_sim_mix_table(const zg_sim_result *r, int32_t m, zg_table *t, zg_error *err) {
     const char *hdr[] = {"policy",   "makespan s", "vs knapformer", "max/mean", "comm GB",
                          "peak GiB", "plan ms",    "failed",        "over cap"};
     zg_status st = zg_table_init(t, 9, hdr, err);
     const zg_sim_cell *row = r->cells + (size_t)m * r->n_pol;
-    double knap = r->knap_index >= 0 ? zg_sim_cell_makespan(&row[r->knap_index]) : NAN;
+    double knap = knap_reference(r, row);
     for (int32_t p = 0; p < r->n_pol && !st; p++) {
         const zg_sim_cell *c = &row[p];
         char b[9][64], name[160];
@@ -312,16 +361,16 @@ zg_status zg_sim_print(const zg_sim_result *r, FILE *f, zg_error *err) {
             "(modelled with the analytic cost model)\n",
             r->model.name, r->cluster.name, (long long)r->tokens_per_rank,
             (long long)r->video_seconds, (long long)r->steps);
+    char cl[160];
+    cap_line(r, cl, sizeof cl);
+    fprintf(f, "%s\n", cl);
     for (int32_t m = 0; m < r->n_mix; m++) {
         zg_table t;
-        zg_status st = mix_table(r, m, &t, err);
+        zg_status st = zg_sim_mix_table(r, m, &t, err);
         if (!st) {
             fprintf(f, "\n%s\n", r->mixes[m]);
             zg_table_print(&t, f);
-            for (int32_t p = 0; p < r->n_pol; p++) {
-                const zg_sim_cell *c = &r->cells[(size_t)m * r->n_pol + p];
-                if (c->failed && c->first_err[0]) fprintf(f, "  %s\n", c->first_err);
-            }
+            mix_notes(r, m, f);
         }
         zg_table_free(&t);
         if (st) return st;
@@ -337,11 +386,13 @@ cJSON *zg_sim_to_json(const zg_sim_result *r) {
     cJSON_AddNumberToObject(j, "tokens_per_rank", (double)r->tokens_per_rank);
     cJSON_AddNumberToObject(j, "video_seconds", (double)r->video_seconds);
     cJSON_AddNumberToObject(j, "steps", (double)r->steps);
+    cJSON_AddNumberToObject(j, "mem_cap", r->mem_cap);  // the one cap, bytes per rank
+    cJSON_AddNumberToObject(j, "mem_base", r->mem_base);
     cJSON *jmixes = cJSON_AddObjectToObject(j, "mixes");
     for (int32_t m = 0; m < r->n_mix && jmixes; m++) {
         cJSON *jm = cJSON_AddObjectToObject(jmixes, r->mixes[m]);
         const zg_sim_cell *row = r->cells + (size_t)m * r->n_pol;
-        double knap = r->knap_index >= 0 ? zg_sim_cell_makespan(&row[r->knap_index]) : NAN;
+        double knap = knap_reference(r, row);
         for (int32_t p = 0; p < r->n_pol && jm; p++) {
             const zg_sim_cell *c = &row[p];
             double ms = zg_sim_cell_makespan(c);
@@ -355,6 +406,7 @@ cJSON *zg_sim_to_json(const zg_sim_result *r) {
             }
             cJSON_AddNumberToObject(jp, "failed", (double)c->failed);
             cJSON_AddNumberToObject(jp, "over_cap", (double)c->over_cap);
+            if (c->over_cap) cJSON_AddStringToObject(jp, "over_cap_reason", c->over_cap_why);
             if (c->ok) cJSON_AddNumberToObject(jp, "peak_mem_bytes", c->peak_mem_max);
             if (c->bags[0]) cJSON_AddStringToObject(jp, "bags", c->bags);
             if (c->communicators >= 0) {
@@ -368,52 +420,4 @@ cJSON *zg_sim_to_json(const zg_sim_result *r) {
         }
     }
     return j;
-}
-
-zg_status zg_sim_write_report(const zg_sim_result *r, const char *path, zg_error *err) {
-    zg_html html;
-    zg_html_init(&html);
-    char title[256];
-    snprintf(title, sizeof title, "zellige simulate — %s on %s, %lld tokens/rank, %lld s videos",
-             r->model.name, r->cluster.name, (long long)r->tokens_per_rank,
-             (long long)r->video_seconds);
-    zg_html_heading(&html, 1, title);
-    zg_html_paragraph(&html, "All times are modelled: per-rank prices from the analytic cost "
-                             "model (docs/cost-model.md), identical for every policy. KnapFormer "
-                             "ignores memory; it is priced without the cap and 'over cap' counts "
-                             "its plans whose peak exceeds it.");
-    zg_status st = ZG_OK;
-    for (int32_t m = 0; m < r->n_mix && !st; m++) {
-        zg_table t;
-        st = mix_table(r, m, &t, err);
-        if (!st) {
-            zg_html_heading(&html, 2, r->mixes[m]);
-            zg_html_table(&html, &t);
-        }
-        zg_table_free(&t);
-    }
-    double *bars = st ? NULL : zg_calloc((size_t)r->n_mix * r->n_pol, sizeof *bars, err);
-    const char *groups[ZG_SIM_MAX_MIX], *series[ZG_SIM_MAX_POL];
-    if (!st && !bars) st = ZG_ERR_NOMEM;
-    for (int32_t m = 0; m < r->n_mix && !st; m++) {
-        groups[m] = r->mixes[m];
-        for (int32_t p = 0; p < r->n_pol; p++)
-            bars[m * r->n_pol + p] = zg_sim_cell_makespan(&r->cells[(size_t)m * r->n_pol + p]);
-    }
-    for (int32_t p = 0; p < r->n_pol; p++)
-        series[p] = r->policies[p];
-    if (!st) {
-        zg_html_bars(&html, "Mean modelled step makespan per mix (seconds)", "makespan (s)",
-                     r->n_mix, groups, r->n_pol, series, bars);
-        zg_html_heading(&html, 2, "One step, per rank (first batch of the Gantt mix)");
-        for (int32_t p = 0; p < r->n_pol; p++) {
-            if (!r->gantt_plans[p].n) continue;
-            snprintf(title, sizeof title, "%s — %s step 0", r->policies[p], r->mixes[r->gantt_mix]);
-            zg_html_gantt(&html, title, &r->gantt_plans[p], &r->gantt_batch);
-        }
-        st = zg_html_write(&html, "zellige simulate report", path, err);
-    }
-    free(bars);
-    zg_html_free(&html);
-    return st;
 }

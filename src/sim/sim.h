@@ -43,7 +43,9 @@ void zg_sim_opts_default(zg_sim_opts *o);
 typedef struct zg_sim_cell {
     double makespan_sum, balance_sum, comm_sum, plan_ms_sum;
     int64_t ok, failed;
-    int64_t over_cap;    // feasible plans whose peak memory exceeds the cap (knapformer only)
+    int64_t over_cap;    // plans over the memory cap (knapformer only: it ignores memory; such a
+                         // cell is shown, never a speedup's reference; docs/planners.md)
+    char over_cap_why[256]; // the first such plan's ranks, peaks and the cap (zg_plan_over_cap_describe)
     double peak_mem_max; // bytes
     int64_t communicators; // NCCL communicators the policy needs on this world (zg_comm_count
                            // _policy; static, usp: the most of any step's plan); -1: unknown
@@ -68,6 +70,8 @@ typedef struct zg_sim_result {
     int32_t gantt_mix;    // V50 when run, else the first mix
     zg_plan *gantt_plans; // n_pol: step 0 of the Gantt mix (n == 0 when it failed)
     zg_batch gantt_batch; // that step's batch
+    double mem_cap;       // the memory cap per rank (zg_cluster_mem_cap_bytes), bytes
+    double mem_base;      // the pricer's base per rank (inside every peak), bytes
 } zg_sim_result;
 
 // Plans opts->steps batches of every mix under every policy. Fails (nothing allocated) on bad
@@ -76,16 +80,25 @@ typedef struct zg_sim_result {
 zg_status zg_sim_run(const zg_sim_opts *o, zg_sim_result *r, zg_error *err);
 void zg_sim_result_free(zg_sim_result *r);
 
-// The text report: a title line, then per mix its table (policy, makespan, speed-up over
-// knapformer, max/mean, comm, peak, plan time, failed, over cap) and each failed policy's first
-// error.
+// The text report: a title line, the memory cap line (printed once), then per mix its table
+// (policy, makespan, speed-up over knapformer, max/mean, comm, peak, plan time, failed, over cap),
+// each failed policy's first error and each over-cap policy's reason. Speed-ups over a knapformer
+// cell with plans over the cap are not given ("-").
 zg_status zg_sim_print(const zg_sim_result *r, FILE *f, zg_error *err);
-// {"model", "cluster", "tokens_per_rank", "video_seconds", "steps", "mixes": {mix: {policy:
-// {makespan_s, balance, comm_bytes, plan_ms, speedup_vs_knapformer, failed, over_cap,
-// peak_mem_bytes, bags, first_error, communicators, communicators_per_rank,
+// {"model", "cluster", "tokens_per_rank", "video_seconds", "steps", "mem_cap", "mem_base",
+// "mixes": {mix: {policy: {makespan_s, balance, comm_bytes, plan_ms, speedup_vs_knapformer,
+// failed, over_cap, over_cap_reason, peak_mem_bytes, bags, first_error, communicators,
+// communicators_per_rank,
 // communicator_bytes_per_rank}}}} (fields of cells without a plan are left out). NULL on OOM.
 cJSON *zg_sim_to_json(const zg_sim_result *r);
-// A self-contained HTML page (tables, bars per mix, one Gantt per policy), written atomically.
+// The table of mix m (the columns of zg_sim_print) into t (zg_table_free it, also on failure).
+typedef struct zg_table zg_table;
+zg_status zg_sim_mix_table(const zg_sim_result *r, int32_t m, zg_table *t, zg_error *err);
+// A self-contained HTML page (report.c, docs/cli.md "The HTML report"): a headline (the fastest
+// policy that planned every step of the Gantt mix within the memory cap, its makespan and
+// speed-up over each other policy, the setting and the cap), the Gantt of every policy's first
+// step of that mix on one shared time axis with their legend, every failure's and over-cap
+// cell's reason, then per mix the table and the makespan bars. Written atomically.
 zg_status zg_sim_write_report(const zg_sim_result *r, const char *path, zg_error *err);
 
 #endif

@@ -321,6 +321,11 @@ zg_status zg_cluster_validate(const zg_cluster *c, zg_error *err) {
 
 zg_status zg_cluster_from_json(const cJSON *j, zg_cluster *c, zg_error *err) {
     if (!cJSON_IsObject(j)) return zg_error_set(err, ZG_ERR_INVALID, "cluster: expected an object");
+    static const char *const known[] = {
+        "preset",    "name",       "device",   "world_size", "ranks_per_node", "mem_bytes",
+        "mem_usable_frac", "peak_flops", "intra_bw", "intra_lat", "inter_bw", "inter_lat", NULL};
+    zg_status kst = zg_json_check_keys(j, known, "cluster", err);
+    if (kst) return kst;
     char base[64] = "";
     zg_status st = zg_json_get_str(j, "preset", 0, base, sizeof base, "cluster", err);
     if (st) return st;
@@ -390,6 +395,10 @@ static zg_status load_cluster(const char *name, const cJSON *j, void *c, zg_erro
 
 zg_status zg_cluster_load(const char *name_or_path, zg_cluster *c, zg_error *err) {
     return zg_json_load_named(name_or_path, "cluster", load_cluster, c, err);
+}
+
+double zg_cluster_mem_cap_bytes(const zg_cluster *c) {
+    return c->mem_bytes * c->mem_usable_frac;
 }
 
 int32_t zg_cluster_nodes_spanned(const zg_cluster *c, const int32_t *ranks, int32_t n) {

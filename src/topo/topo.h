@@ -57,6 +57,16 @@ static inline int32_t zg_cluster_n_nodes(const zg_cluster *c) {
 // Number of distinct nodes a rank list spans (1 = stays inside a node).
 int32_t zg_cluster_nodes_spanned(const zg_cluster *c, const int32_t *ranks, int32_t n);
 
+// The memory cap of one rank, in bytes: device memory minus the reserved margin,
+// mem_bytes * mem_usable_frac. The margin (1 - mem_usable_frac, 5% on every built-in device) is
+// memory a training process has on paper but cannot fill: the CUDA context (~1%) and the caching
+// allocator's fragmentation (~4%) (docs/cost-model.md §1, "Memory"). This is the one cap: a
+// rank's total (the pricer's placement-independent base plus its placements) is compared with
+// it by every planner, the validator, the simulator, the report and every message, and plans and
+// results carry it as their `mem_cap` field. What placements alone may use is the cap minus the
+// base (zg_pricer_mem_room).
+double zg_cluster_mem_cap_bytes(const zg_cluster *c);
+
 // =============================================================================================
 // 2. Link-level network model (AoiZora; also usable for Zellige's node-aware prices).
 //    Declared in topo/network.h to keep this header short; see that file.

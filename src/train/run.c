@@ -74,7 +74,8 @@ static zg_status pick_bags(const zg_plan_ctx *ctx, const zg_train_run_opts *o,
         zg_plan plan;
         zg_plan_init(&plan);
         if (!zg_planner_init(&pl, "knapformer", &c, NULL)) {
-            if (!zg_planner_plan(&pl, b, &plan, NULL) && plan.makespan < best) {
+            // a layout whose plan is over the memory cap is never chosen (docs/planners.md §4b)
+            if (!zg_planner_plan(&pl, b, &plan, NULL) && !plan.over_cap && plan.makespan < best) {
                 best = plan.makespan;
                 snprintf(out, 128, "%s", c.opts.bags);
             }
@@ -85,8 +86,8 @@ static zg_status pick_bags(const zg_plan_ctx *ctx, const zg_train_run_opts *o,
     zg_batch_free(&gen);
     if (!out[0])
         return zg_error_set(err, ZG_ERR_INFEASIBLE,
-                            "knapformer: no uniform bag layout plans the first batch on %d ranks; "
-                            "give --bags",
+                            "knapformer: no uniform bag layout plans the first batch on %d ranks "
+                            "under the memory cap; give --bags",
                             N);
     return ZG_OK;
 }
@@ -192,6 +193,13 @@ static zg_status run_step(const zg_train_run_opts *o, zg_train_run_result *r, ru
         zg_train_stats ts;
         memset(&ts, 0, sizeof ts);
         st = zg_planner_plan(&rs->pl[p], b, &plan, err);
+        if (!st && plan.over_cap) {  // a baseline that ignores memory: run as its real run would
+            char why[256];
+            zg_plan_over_cap_describe(&plan, why, sizeof why);
+            zg_log(ZG_LOG_WARN, "step %lld: %s's plan is over the memory cap (%s); on GPUs its "
+                   "real run would run out of memory", (long long)(r->step0 + s), plan.policy,
+                   why);
+        }
         if (!st) st = zg_plan_evaluate(&plan, NULL, NULL, &ps, err);
         if (!st && !o->plan_only) st = zg_trainer_step(&rs->tr[p], b, &plan, &ts, err);
         if (!st) {

@@ -41,6 +41,18 @@ double zg_mix_share_from_name(const char *name) {
     return v / 100.0;
 }
 
+zg_status zg_mix_paper_share(const char *name, double *share, zg_error *err) {
+    double v = zg_mix_share_from_name(name);
+    int pct = (int)lround(v * 100);
+    if (!(v >= 0.35 && v <= 0.60) || pct % 5 != 0)
+        return zg_error_set(err, ZG_ERR_INVALID,
+                            "mix '%s' is not one of the paper's mixes " ZG_MIX_PAPER_NAMES
+                            " (give one of them)",
+                            name ? name : "");
+    *share = v;
+    return ZG_OK;
+}
+
 static int draw_index(zg_rng *rng, const double *w, int n) {
     double u = zg_rng_uniform(rng), acc = 0;
     for (int i = 0; i < n - 1; i++) {

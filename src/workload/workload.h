@@ -122,6 +122,10 @@ typedef struct zg_mix_spec {
 
 // Parses "V50" -> 0.50 ("V0".."V100", 'v' too). Returns -1 on a bad name.
 double zg_mix_share_from_name(const char *name);
+// The paper's mixes only: V35, V40, V45, V50, V55, V60 ('v' too) -> *share; anything else is
+// ZG_ERR_INVALID naming the value and the list (the CLIs' --mix).
+#define ZG_MIX_PAPER_NAMES "V35, V40, V45, V50, V55, V60"
+zg_status zg_mix_paper_share(const char *name, double *share, zg_error *err);
 // Draws the batch of step `step` (deterministic in seed and step). Sequences get origin ranks
 // by a token-balanced loader (documented), ids 0.. in origin order, and bucket names.
 // The distribution and algorithm are at the top of mix.c and in docs/workloads.md: the video

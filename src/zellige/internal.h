@@ -64,7 +64,7 @@ typedef struct zel_sym {
 
 typedef struct zel_model {
     int32_t n_ranks;
-    double mem_cap;
+    double mem_room;
     int32_t n_grps;
     zel_grp *grps;
     int64_t n_units;
@@ -78,7 +78,7 @@ typedef struct zel_model {
     // Memory of that fluid work (the fillers' total whole memory, bytes): with fill_mem > 0 the
     // fillers are a fluid of time density tau = extra_area / fill_mem that can only go where a
     // rank has memory left, and the objective also includes T_mem = min T such that
-    // sum_r min(T - load_r, tau * (mem_cap - mem_r)) >= extra_area (zel_fluid_T). 0 = off.
+    // sum_r min(T - load_r, tau * (mem_room - mem_r)) >= extra_area (zel_fluid_T). 0 = off.
     double fill_mem;
     // Part of extra_area that needs no memory (exact/relax.c's dense fillers; 0 elsewhere): it
     // counts in the mean term only, and the memory-aware fluid above is the rest,

@@ -124,4 +124,4 @@ static zg_status plan_joint(zg_planner *pl, const zg_batch *b, zg_plan *out, zg_
 
 const zg_planner_vtable zg_policy_joint = {
     "joint", "exact joint placement of every sequence (ECF branch-and-bound, --time-limit)",
-    NULL, plan_joint, NULL};
+    NULL, plan_joint, NULL, 0};

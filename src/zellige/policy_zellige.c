@@ -74,4 +74,4 @@ static zg_status plan_zellige(zg_planner *pl, const zg_batch *b, zg_plan *out, z
 
 const zg_planner_vtable zg_policy_zellige = {
     "zellige", "two-stage: exact anchor placement (ECF branch-and-bound), greedy fillers",
-    zellige_init, plan_zellige, zellige_free};
+    zellige_init, plan_zellige, zellige_free, 0};

@@ -15,7 +15,8 @@ void zg_cli_register(const char *name, const char *summary, zg_cli_fn fn) {
 }
 
 typedef struct vals {
-    const char *model, *out;
+    const char *model, *out, *hidden, *kind;
+    int64_t secs;
     int64_t steps, load;
     int32_t reps;
     uint64_t seed;
@@ -48,7 +49,9 @@ static cli_result parse(vals *v, const char *args, zg_error *e, int with_require
         CLI_NUM_OPT("--lr", "X", &v->lr, 0, 1e3, "learning rate"),
         CLI_OPT_JSON(&v->json, "one JSON line"),
         CLI_OPT_OUT(&v->out, "output file"),
-        CLI_STR_OPT("--hidden", "X", &v->out, NULL),
+        CLI_OUT_OPT("--hidden", "X", &v->hidden, NULL),
+        CLI_CHOICE_OPT("--kind", "K", &v->kind, "a|bb", "kind"),
+        CLI_INT_CHOICE_OPT("--secs", "S", &v->secs, "10|15", "seconds"),
         CLI_OPT_END,
     };
     opts[8].required = with_required;
@@ -65,15 +68,15 @@ ZG_TEST(cli_parses_every_type) {
     CHECK_EQ_INT(v.steps, 3); // defaults stay
     CHECK_STR(v.model, "tiny");
     CHECK_EQ_INT(parse(&v,
-                       "--model wan2.1-1.3b --steps 7 --load 350K --reps 12 --seed -1 "
+                       "--model wan2.1-1.3b --steps 7 --load 1.5M --reps 1e1 --seed 9223372036854775807 "
                        "--video-share 0.25 --lr 0.5 --json --out x.json",
                        &e, 1),
                  CLI_PARSED);
     CHECK_STR(v.model, "wan2.1-1.3b");
     CHECK_EQ_INT(v.steps, 7);
-    CHECK_EQ_INT(v.load, 350000);
-    CHECK_EQ_INT(v.reps, 12);
-    CHECK(v.seed == UINT64_MAX); // a seed is any 64-bit value, as before
+    CHECK_EQ_INT(v.load, 1500000);
+    CHECK_EQ_INT(v.reps, 10);
+    CHECK(v.seed == (uint64_t)INT64_MAX); // a seed is 0..2^63-1 (negative seeds are refused)
     CHECK(v.share == 0.25 && v.lr == 0.5f && v.json == 1);
     CHECK_STR(v.out, "x.json");
     defaults(&v);
@@ -94,13 +97,33 @@ ZG_TEST(cli_rejects_bad_input_naming_option_and_value) {
         {"--load -5", "--load: '-5' is out of range (>= 1)"},
         {"--reps 5000000000", "--reps: '5000000000' is out of range (1..1000)"},
         {"--seed 99999999999999999999", "--seed: '99999999999999999999' does not fit"},
+        {"--seed -1", "--seed: '-1' is out of range (>= 0)"},
+        {"--load 1e30", "--load: '1e30' does not fit a 64-bit integer (range >= 1)"},
+        {"--load 9223372036854775808", "--load: '9223372036854775808' does not fit"},
+        {"--load 1.5", "--load: '1.5' is not an integer (range >= 1;"},
+        {"--load inf", "--load: 'inf' is not an integer"},
+        {"--load 0x10", "--load: '0x10' is not an integer"},
+        {"--load 12Q", "--load: '12Q' is not an integer"},
+        {"--reps 2e3", "--reps: '2e3' is out of range (1..1000)"},
         {"--video-share 1.5", "--video-share: '1.5' is out of range (0..1)"},
-        {"--video-share nan", "--video-share: 'nan' is out of range"},
+        {"--video-share nan", "--video-share: 'nan' is not a finite number"},
+        {"--video-share -inf", "--video-share: '-inf' is not a finite number"},
+        {"--lr 1e999", "--lr: '1e999' is not a finite number"},
+        {"--model ", "--model needs a value"},
+        {"--out --json", "--out needs a value, got the option '--json'"},
+        {"--out /nonexistent-dir-zg/x.json", "--out: cannot write '/nonexistent-dir-zg/x.json': "
+                                             "directory '/nonexistent-dir-zg' does not exist"},
+        {"--out /tmp", "--out: '/tmp' is a directory"},
+        {"--out /dev/null", "--out: '/dev/null' exists and is not a regular file"},
+        {"--out x.json --hidden x.json", "--hidden: 'x.json' is also the --out file"},
+        {"--kind c", "--kind: 'c' is not one of a, bb; give K: kind"},
+        {"--secs 12", "--secs: '12' is not one of 10, 15; give S: seconds"},
+        {"--secs ten", "--secs: 'ten' is not one of 10, 15"},
         {"--lr x", "--lr: 'x' is not a number"},
         {"--steps 2 --steps 3", "--steps is given twice ('2', then '3')"},
-        {"--json --json", "--json is given twice"},
+        {"--json --json", "--json is given twice (give it once)"},
         {"--bogus", "unknown option '--bogus'"},
-        {"stray", "unknown option 'stray'"},
+        {"stray", "unexpected argument 'stray'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         vals v;
@@ -152,17 +175,30 @@ ZG_TEST(cli_help_prints_the_table) {
     CHECK(strstr(buf, "footer\n"));
 }
 
-ZG_TEST(cli_single_option_helpers) {
-    char a0[] = "x", a1[] = "--n", a2[] = "12K", a3[] = "--m";
-    char *argv[] = {a0, a1, a2, a3};
-    int i = 1, bad = 0;
+ZG_TEST(cli_choices_and_int_value) {
+    vals v;
+    defaults(&v);
+    zg_error e;
+    CHECK_EQ_INT(parse(&v, "--kind bb --secs 15", &e, 0), CLI_PARSED);
+    CHECK_STR(v.kind, "bb");
+    CHECK_EQ_INT(v.secs, 15);
+    CHECK_EQ_INT(parse(&v, "--kind b", &e, 0), CLI_BAD); // a prefix is not a choice
+    // CLI_FLAG_VAL stores its value (it stored 1 whatever the value was: --no-act-ckpt was a
+    // no-op)
+    int32_t ckpt = 1;
+    cli_opt fo[] = {CLI_FLAG_VAL("--no-ckpt", &ckpt, 0, "off"), CLI_OPT_END};
+    cli_spec fs = {"cmd", "usage\n", fo, NULL};
+    char a0[] = "cmd", a1[] = "--no-ckpt";
+    char *fargv[] = {a0, a1};
+    CHECK_EQ_INT(cli_parse(&fs, 2, fargv, &e), CLI_PARSED);
+    CHECK_EQ_INT(ckpt, 0);
     int64_t n = 0;
-    zg_error e = {0};
-    CHECK(cli_opt_int(4, argv, &i, "--n", &n, &e, &bad) == 1 && !bad && n == 12000 && i == 2);
-    i = 3;
-    const char *s = NULL;
-    CHECK(cli_opt_str(4, argv, &i, "--m", &s, &e, &bad) == 1 && bad);
-    CHECK(strstr(e.msg, "--m needs a value"));
+    CHECK(cli_int_value("--n", "N", "nodes", "12K", 1, INT64_MAX, &n, &e) && n == 12000);
+    CHECK(!cli_int_value("--n", "N", "nodes", "0", 1, INT64_MAX, &n, &e));
+    CHECK_MSG(strstr(e.msg, "--n: '0' is out of range (>= 1); give N: nodes"), "%s", e.msg);
+    CHECK(!cli_int_value("--n", "N", "nodes", "99999999999999999999", 1, 9, &n, &e));
+    CHECK_MSG(strstr(e.msg, "does not fit a 64-bit integer (range 1..9)"), "%s", e.msg);
+    CHECK(n == 12000); // unchanged on failure
     char *names[4];
     char list[] = "a,,b,c";
     CHECK_EQ_INT(cli_split_list(list, names, 4), 3);

@@ -85,6 +85,69 @@ ZG_TEST(atomic_write_and_read) {
     CHECK(zg_file_write_atomic("/nonexistent/out.json", "x", 1, &e) == ZG_ERR_IO);
 }
 
+ZG_TEST(staged_writes_and_writable_checks) {
+    zg_error e;
+    char dir[] = "/tmp/zg_core_stage_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[256], sub[512], tmpname[300];
+    snprintf(path, sizeof path, "%s/out.json", dir);
+    CHECK_OK(zg_file_write_atomic(path, "old", 3, &e), &e);
+    // staged then discarded: the existing file is untouched and no temp file is left
+    char *tmp = NULL;
+    CHECK_OK(zg_file_stage(path, "new", 3, &tmp, &e), &e);
+    CHECK(tmp != NULL && access(tmp, F_OK) == 0);
+    snprintf(tmpname, sizeof tmpname, "%s", tmp);
+    zg_file_discard(tmp);
+    CHECK(access(tmpname, F_OK) != 0);
+    char *data = NULL;
+    CHECK_OK(zg_file_read(path, &data, NULL, &e), &e);
+    CHECK_STR(data, "old");
+    free(data);
+    // staged then committed: replaced
+    CHECK_OK(zg_file_stage(path, "new", 3, &tmp, &e), &e);
+    CHECK_OK(zg_file_commit(tmp, path, &e), &e);
+    CHECK_OK(zg_file_read(path, &data, NULL, &e), &e);
+    CHECK_STR(data, "new");
+    free(data);
+    // writable checks: one message naming the path and what is wrong
+    CHECK_OK(zg_file_check_writable(path, &e), &e);
+    CHECK_OK(zg_file_check_writable("relative-in-cwd.json", &e), &e);
+    snprintf(sub, sizeof sub, "%s/missing/x.json", dir);
+    CHECK(zg_file_check_writable(sub, &e) == ZG_ERR_IO && strstr(e.msg, "does not exist"));
+    CHECK(zg_file_check_writable(dir, &e) == ZG_ERR_INVALID && strstr(e.msg, "is a directory"));
+    snprintf(sub, sizeof sub, "%s/", dir);
+    CHECK(zg_file_check_writable(sub, &e) == ZG_ERR_INVALID && strstr(e.msg, "names a directory"));
+    snprintf(sub, sizeof sub, "%s/x.json", path); // under a regular file
+    CHECK(zg_file_check_writable(sub, &e) == ZG_ERR_IO && strstr(e.msg, "is not a directory"));
+    CHECK(zg_file_check_writable("/dev/null", &e) == ZG_ERR_INVALID &&
+          strstr(e.msg, "not a regular file"));
+    CHECK(zg_file_check_writable("", &e) == ZG_ERR_INVALID);
+    // readers: a directory, an empty file, NaN in JSON
+    CHECK(zg_file_read(dir, &data, NULL, &e) == ZG_ERR_IO && strstr(e.msg, "is a directory"));
+    cJSON *j = NULL;
+    CHECK(zg_json_parse(" \n", "e.json", &j, &e) == ZG_ERR_PARSE && strstr(e.msg, "is empty"));
+    CHECK(zg_json_parse("{\"a\": NaN}", "n.json", &j, &e) == ZG_ERR_PARSE &&
+          strstr(e.msg, "NaN and Infinity are not JSON"));
+    CHECK_OK(zg_json_parse("{\"a\": \"x\", \"b\": 1e300, \"c\": 1e400}", "t", &j, &e), &e);
+    int64_t iv = 0;
+    double dv = 0;
+    CHECK(zg_json_get_int(j, "a", 1, &iv, "t", &e) == ZG_ERR_INVALID &&
+          strstr(e.msg, "got a string (\"x\")"));
+    CHECK(zg_json_get_int(j, "b", 1, &iv, "t", &e) == ZG_ERR_INVALID &&
+          strstr(e.msg, "out of range"));
+    CHECK(zg_json_get_num(j, "c", 1, &dv, "t", &e) == ZG_ERR_INVALID &&
+          strstr(e.msg, "not a finite number"));
+    static const char *const known[] = {"a", "b", "c", NULL};
+    CHECK_OK(zg_json_check_keys(j, known, "t", &e), &e);
+    cJSON_Delete(j);
+    CHECK_OK(zg_json_parse("{\"a\": 1, \"bb\": 2}", "t", &j, &e), &e);
+    CHECK(zg_json_check_keys(j, known, "thing", &e) == ZG_ERR_INVALID &&
+          strstr(e.msg, "thing: unknown key \"bb\" (known keys: a, b, c)"));
+    cJSON_Delete(j);
+    unlink(path);
+    rmdir(dir);
+}
+
 // A load callback: a name must be "known"; a file's "x" is stored (and must be positive).
 static zg_status load_x(const char *name, const cJSON *j, void *out, zg_error *err) {
     double *x = out;

@@ -95,7 +95,8 @@ ZG_TEST(whole_price_by_hand) {
     CHECK_OK(zg_model_preset("tiny", &m, &e), &e);
     double P = (double)zg_model_param_count(&m);
     CHECK_NEAR(p.mem_base, P * 16 / 4 + 2 * P / 2 * 2 + 1e6, 0, RTOL);
-    CHECK_NEAR(p.mem_cap, 0.9e9 - p.mem_base, 0, RTOL);
+    CHECK_NEAR(p.mem_cap, 0.9e9, 0, RTOL);  // the cap: memory x usable fraction
+    CHECK_NEAR(zg_pricer_mem_room(&p), 0.9e9 - p.mem_base, 0, RTOL);
     zg_pricer_free(&p);
     CHECK(p.impl == NULL && p.price == NULL);
 }
@@ -303,8 +304,15 @@ ZG_TEST(bad_input_is_rejected) {
     CHECK(zg_pricer_price(&p, &s, (zg_config){1, 1, 8}, NULL, 8, &pr, &e) == ZG_ERR_INVALID);
     CHECK(strstr(e.msg, "exceeds the world size 4") != NULL);
     zg_seq few = seq(3);
-    CHECK(zg_pricer_price(&p, &few, (zg_config){1, 4, 1}, r, 4, &pr, &e) == ZG_ERR_INVALID);
+    CHECK(zg_pricer_price(&p, &few, (zg_config){1, 1, 4}, r, 4, &pr, &e) == ZG_ERR_INVALID);
     CHECK(strstr(e.msg, "3 tokens") != NULL);
+    // pure Ulysses may hold fewer tokens than ranks (KnapFormer's zero-length chunks): priced
+    // as an even split, no dearer than one token per rank
+    CHECK_OK(zg_pricer_price(&p, &few, (zg_config){1, 4, 1}, r, 4, &pr, &e), &e);
+    zg_price four;
+    zg_seq s4 = seq(4);
+    CHECK_OK(zg_pricer_price(&p, &s4, (zg_config){1, 4, 1}, r, 4, &four, &e), &e);
+    CHECK(pr.time > 0 && pr.mem > 0 && pr.time <= four.time && pr.mem <= four.mem);
     CHECK(zg_pricer_price(&p, &s, (zg_config){1, 2, 1}, r, 3, &pr, &e) == ZG_ERR_INVALID);
     CHECK(strstr(e.msg, "3 ranks given for a config of degree 2") != NULL);
     int32_t bad[2] = {0, 4};

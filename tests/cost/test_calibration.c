@@ -37,22 +37,22 @@ ZG_TEST(whole_10s_1080p_fits_a800_and_15s_does_not) {
     CHECK_OK(zg_pricer_price(&p, &s10, (zg_config){1, 1, 1}, NULL, 1, &a, &e), &e);
     CHECK_OK(zg_pricer_price(&p, &s15, (zg_config){1, 1, 1}, NULL, 1, &b, &e), &e);
     CHECK_OK(zg_pricer_price(&p, &s15, (zg_config){1, 2, 1}, NULL, 2, &h2, &e), &e);
-    CHECK_MSG(a.mem <= p.mem_cap, "10 s 1080p needs %.1f GiB, cap %.1f GiB", a.mem / (1 << 30),
-              p.mem_cap / (1 << 30));
-    CHECK_MSG(b.mem > p.mem_cap, "15 s 1080p needs only %.1f GiB", b.mem / (1 << 30));
-    CHECK(h2.mem <= p.mem_cap);
-    printf("  info: 8xA800 cap %.1f GiB (base %.1f GiB); whole 10 s 1080p %.1f GiB, whole 15 s "
-           "1080p %.1f GiB, 15 s 1080p (1,2,1) %.1f GiB\n",
+    CHECK_MSG(a.mem <= zg_pricer_mem_room(&p), "10 s 1080p needs %.1f GiB + base, cap %.1f GiB",
+              a.mem / (1 << 30), p.mem_cap / (1 << 30));
+    CHECK_MSG(b.mem > zg_pricer_mem_room(&p), "15 s 1080p needs only %.1f GiB", b.mem / (1 << 30));
+    CHECK(h2.mem <= zg_pricer_mem_room(&p));
+    printf("  info: 8xA800 cap %.1f GiB (base %.1f GiB); placements: whole 10 s 1080p %.1f GiB, "
+           "whole 15 s 1080p %.1f GiB, 15 s 1080p (1,2,1) %.1f GiB\n",
            p.mem_cap / GIB, p.mem_base / GIB, a.mem / GIB, b.mem / GIB, h2.mem / GIB);
     zg_pricer_free(&p);
     // on 32xA6000 (48 GB) neither whole video fits; the 15 s one fits split in two
     CHECK_MSG(!init(&p, "32xA6000", &m, &c, &e), "%s", e.msg);
     CHECK_OK(zg_pricer_price(&p, &s10, (zg_config){1, 1, 1}, NULL, 1, &a, &e), &e);
-    CHECK(a.mem > p.mem_cap);
+    CHECK(a.mem > zg_pricer_mem_room(&p));
     CHECK_OK(zg_pricer_price(&p, &s15, (zg_config){1, 2, 1}, NULL, 2, &h2, &e), &e);
-    CHECK(h2.mem <= p.mem_cap);
-    printf("  info: 32xA6000 cap %.1f GiB (base %.1f GiB); whole 10 s 1080p %.1f GiB, 15 s 1080p "
-           "(1,2,1) %.1f GiB\n",
+    CHECK(h2.mem <= zg_pricer_mem_room(&p));
+    printf("  info: 32xA6000 cap %.1f GiB (base %.1f GiB); placements: whole 10 s 1080p %.1f GiB, "
+           "15 s 1080p (1,2,1) %.1f GiB\n",
            p.mem_cap / GIB, p.mem_base / GIB, a.mem / GIB, h2.mem / GIB);
     zg_pricer_free(&p);
 }
@@ -90,7 +90,7 @@ static double balanced_mean(const zg_pricer *p, const zg_model *m, int32_t world
                 zg_price pr;
                 int32_t d = zg_config_degree(cf[j]);
                 if (zg_pricer_price(p, &s, cf[j], NULL, d, &pr, NULL)) continue;
-                if (pr.mem <= p->mem_cap && pr.time <= target && pr.time * d < best)
+                if (pr.mem <= zg_pricer_mem_room(p) && pr.time <= target && pr.time * d < best)
                     best = pr.time * d;
             }
             if (!isfinite(best)) return -1;
@@ -173,7 +173,7 @@ ZG_TEST(catalog_prices_rise_with_tokens) {
         }
         printf("  info: %-12s %8lld %10.2f %10.2f %12.2f %10.2f%s\n", cat.buckets[i].name,
                (long long)s.tokens, w.time, w.mem / GIB, u.time, u.mem / GIB,
-               w.mem > p.mem_cap ? "  (whole > cap)" : "");
+               w.mem > zg_pricer_mem_room(&p) ? "  (whole > cap)" : "");
         for (int32_t j = 0; j < cat.n; j++) {
             if (cat.buckets[j].tokens <= cat.buckets[i].tokens) continue;
             zg_seq t = seq(cat.buckets[j].tokens);

@@ -115,7 +115,9 @@ ZG_TEST(pricer_memory_and_cap) {
     CHECK_OK(table_pricer(&p, &t, &c, &e), &e);
     CHECK_STR(p.kind, "table");
     CHECK(p.mem_base == 1e6);
-    CHECK_NEAR(p.mem_cap, c.mem_bytes * c.mem_usable_frac - 1e6, 0, 1e-12);
+    CHECK_NEAR(p.mem_cap, c.mem_bytes * c.mem_usable_frac, 0, 1e-12);
+    CHECK(p.mem_cap == zg_cluster_mem_cap_bytes(&c));
+    CHECK_NEAR(zg_pricer_mem_room(&p), c.mem_bytes * c.mem_usable_frac - 1e6, 0, 1e-12);
     zg_seq s = seq(201, "x");
     int32_t ranks[2] = {0, 1};
     zg_price pr;

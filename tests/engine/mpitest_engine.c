@@ -180,6 +180,47 @@ ZG_TEST(dispatch_undispatch_identity_with_positions) {
     CHECK(same);
 }
 
+// KnapFormer's zero-length chunks (docs/knapformer.md): a knapformer plan routes a sequence
+// shorter than its bag over the bag all the same, chunk (id mod G) holding every token and the
+// others empty. The engine runs it (each rank computes its heads over the group's tokens after
+// the all-to-all) and matches the single-process reference; under another policy's name the
+// same plan is refused.
+ZG_TEST(knapformer_zero_length_shards_match_reference) {
+    zg_error err = {0};
+    int32_t G = P(), ranks[4] = {0, 1, 2, 3};
+    zg_plan plan;
+    zg_plan_init(&plan);
+    CHECK_OK(zg_plan_alloc(&plan, 4, G, &err), &err);
+    snprintf(plan.policy, sizeof plan.policy, "knapformer");
+    // ids 0, 1 have 1 and G-1 tokens (fewer than G when G >= 2): KnapFormer's lens, the
+    // remainder at id mod G; id 2 splits evenly; id 3 runs whole on the last rank
+    const int64_t tokens[3] = {1, G > 1 ? G - 1 : 1, 29};
+    for (int32_t i = 0; i < 3; i++) {
+        zg_seq s = {.id = i, .tokens = tokens[i]};
+        int64_t lens[4];
+        for (int32_t k = 0; k < G; k++)
+            lens[k] = tokens[i] / G + (k == i % G ? tokens[i] % G : 0);
+        CHECK_OK(zg_plan_set_ranks(&plan, i, &s, i, (zg_config){1, G, 1}, ranks, lens, G, &err),
+                 &err);
+    }
+    zg_seq s3 = {.id = 3, .tokens = 17};
+    int64_t l3 = 17;
+    int32_t last = G - 1;
+    CHECK_OK(zg_plan_set_ranks(&plan, 3, &s3, 3, (zg_config){1, 1, 1}, &last, &l3, 1, &err), &err);
+    if (G >= 2) CHECK(plan.p[0].shards[1].end == plan.p[0].shards[1].start); // an empty shard
+    zg_engine_check res;
+    zg_status st = zg_engine_check_plan(zgmpi_comm, &plan, SHAPE, OPTS, 11, 1e-4, &res, &err);
+    CHECK_OK(st, &err);
+    CHECK_MSG(res.passed, "fwd %.3g bwd %.3g", res.max_rel_err_fwd, res.max_rel_err_bwd);
+    if (G >= 2) {
+        snprintf(plan.policy, sizeof plan.policy, "usp");
+        zg_engine *e = NULL;
+        CHECK(zg_engine_init(&e, zgmpi_comm, &plan, SHAPE, NULL, &err) == ZG_ERR_INVALID);
+        CHECK(strstr(err.msg, ">= 1 token") != NULL);
+    }
+    zg_plan_free(&plan);
+}
+
 // Builds: 5 whole sequences per rank, 3 Ulysses (1,2,1) sequences on ranks {0,1} (P >= 2) and
 // 2 ring (1,1,P) sequences on all ranks (P >= 2).
 static zg_status coalesce_plan(zg_plan *plan, zg_error *err) {

@@ -139,6 +139,11 @@ typedef struct fixture {
     zg_batch b;
 } fixture;
 
+// Sets what placements may use per rank on top of the base (the memory cap = base + room).
+static inline void fx_set_room(fixture *f, double room) {
+    f->p.mem_cap = f->p.mem_base + room;
+}
+
 static inline void fx_init(fixture *f, int32_t world, int32_t per_node, double cap) {
     zg_error err;
     memset(f, 0, sizeof *f);
@@ -150,7 +155,7 @@ static inline void fx_init(fixture *f, int32_t world, int32_t per_node, double c
     f->p.price = tp_price;
     f->p.comm = tp_comm;
     f->p.mem_base = 100;
-    f->p.mem_cap = cap;
+    f->p.mem_cap = 100 + cap;  // `cap`: what placements may use on top of the base
     f->ctx.model = &f->m;
     f->ctx.cluster = &f->c;
     f->ctx.pricer = &f->p;

@@ -47,7 +47,8 @@ FX_TEST(dp_memory_checked_and_infeasible, 2, 150) {  // mem = tokens bytes
     CHECK(run(f, "dp", &p, &err) == ZG_ERR_INFEASIBLE);
     CHECK_MSG(strstr(err.msg, "dp: no rank has room for sequence 5 (20 tokens") != NULL, "%s",
               err.msg);
-    CHECK_MSG(strstr(err.msg, "10 B free of the 150 B cap") != NULL, "%s", err.msg);
+    CHECK_MSG(strstr(err.msg, "needs 20 B whole") != NULL, "%s", err.msg);
+    CHECK_MSG(strstr(err.msg, "10 B free of the 250 B cap") != NULL, "%s", err.msg);
     zg_plan_free(&p);
     f->b.seqs[5].tokens = 10;  // now fits exactly: 140 + 10 = 150
     CHECK_OK(run(f, "dp", &p, &err), &err);
@@ -55,7 +56,8 @@ FX_TEST(dp_memory_checked_and_infeasible, 2, 150) {  // mem = tokens bytes
     zg_plan_free(&p);
     f->b.seqs[2].tokens = 151;  // does not fit whole anywhere
     CHECK(run(f, "dp", &p, &err) == ZG_ERR_INFEASIBLE);
-    CHECK_MSG(strstr(err.msg, "dp: sequence 2 (151 tokens) runs whole and needs 151 B") != NULL,
+    CHECK_MSG(strstr(err.msg, "dp: sequence 2 (151 tokens) runs whole and needs 251 B (151 B "
+                              "+ base 100 B) on one rank, cap 250 B") != NULL,
               "%s", err.msg);
     zg_plan_free(&p);
 }
@@ -79,7 +81,7 @@ FX_TEST(adaptive_price_lpt_exact, 2, 1e9) {
     CHECK_NEAR(d.makespan, 2.39, 0, 1e-12);
     zg_plan_free(&p);
     zg_plan_free(&d);
-    f->p.mem_cap = 999;
+    fx_set_room(f, 999);
     CHECK(run(f, "adaptive", &p, &err) == ZG_ERR_INFEASIBLE);
     CHECK_MSG(strstr(err.msg, "adaptive: sequence 1 (1000 tokens) runs whole") != NULL, "%s",
               err.msg);
@@ -107,14 +109,15 @@ FX_TEST(usp_best_factorization_and_short_sequences, 4, 1e9) {
     CHECK_NEAR(p.p[0].time, 0.25 + 0.25 + 0.025, 0, 1e-12);
     zg_plan_free(&p);
     // a sequence that needs more than the cap even over all ranks
-    f->p.mem_cap = 200;
+    fx_set_room(f, 200);
     CHECK(run(f, "usp", &p, &err) == ZG_ERR_INFEASIBLE);
     CHECK_MSG(strstr(err.msg, "usp: sequence 0 (1000 tokens) fits no (1,h,k) split over 4 "
-                              "ranks: needs 250 B per rank at best, cap 200 B") != NULL,
+                              "ranks: needs 350 B (250 B + base 100 B) per rank at best, "
+                              "cap 300 B") != NULL,
               "%s", err.msg);
     zg_plan_free(&p);
     // each fits alone, but not all together: 4 x 300/4 = 300 > 250
-    f->p.mem_cap = 250;
+    fx_set_room(f, 250);
     zg_batch_free(&f->b);
     zg_batch_init(&f->b);
     for (int i = 0; i < 4; i++) fx_push(f, 300, NULL);
@@ -133,12 +136,13 @@ FX_TEST(static_two_ranks_exact_layout, 2, 800) {
     CHECK_STR(p.summary, "layout g2n1(1,2,1) (best of 4 layouts)");
     for (int i = 0; i < 5; i++) CHECK(zg_config_eq(p.p[i].config, (zg_config){1, 2, 1}));
     zg_plan_free(&p);
-    f->p.mem_cap = 400;  // 1000/2 = 500 > 400 even split: no layout
+    fx_set_room(f, 400);  // 1000/2 = 500 > 400 even split: no layout
     CHECK(run(f, "static", &p, &err) == ZG_ERR_INFEASIBLE);
     CHECK_MSG(strstr(err.msg, "static: no layout of disjoint groups holds the batch (4 tried)") !=
                   NULL,
               "%s", err.msg);
-    CHECK_MSG(strstr(err.msg, "sequence 0 (1000 tokens, needs at least 500 B") != NULL, "%s",
+    CHECK_MSG(strstr(err.msg, "sequence 0 (1000 tokens, needs at least 600 B (500 B + base "
+                              "100 B) per rank in any group; cap 500 B)") != NULL, "%s",
               err.msg);
     zg_plan_free(&p);
 }
@@ -166,7 +170,7 @@ FX_TEST(static_mixed_layout_beats_uniform_ones, 4, 900) {
     zg_plan_free(&a);
     zg_plan_free(&s);
     // with loose memory, static searched adaptive's layout too: never worse
-    f->p.mem_cap = 1e9;
+    fx_set_room(f, 1e9);
     CHECK_OK(run(f, "static", &s, &err), &err);
     CHECK_OK(run(f, "adaptive", &a, &err), &err);
     CHECK(s.makespan <= a.makespan * (1 + 1e-12));
@@ -246,7 +250,7 @@ ZG_TEST(baselines_on_analytic_pricer) {
             CHECK_OK(zg_plan_evaluate(&p, &b, pr, &stats, &err), &err);
             CHECK_MSG(stats.balance >= 1.0 - 1e-12 && stats.makespan > 0, "%s: balance %.17g",
                       baselines[k], stats.balance);
-            CHECK(stats.peak_mem <= pr->mem_base + pr->mem_cap * (1 + 1e-9));
+            CHECK(stats.peak_mem <= pr->mem_cap * (1 + 1e-9));
             if (!strcmp(baselines[k], "usp")) CHECK(stats.comm.alltoall + stats.comm.ring > 0);
             if (!strcmp(baselines[k], "dp")) CHECK_EQ_INT(stats.n_split, 0);
             printf("  %-8s makespan %.3f s  balance %.4f  split %lld  %s\n", baselines[k],

@@ -272,6 +272,48 @@ ZG_TEST(knap_v3_persistent_fallback) {
     knap_free(&k);
 }
 
+// --- V4: a sequence shorter than the bag it falls back to: zero-length chunks ------------------
+// Derived by hand from the reference's pseudocode (knapformer.md §2.4-2.5: the fallback skips
+// the L >= G filter, lens = [L // G] * G with the remainder at seq_id mod G), as the real
+// plan_routing would route it (no copy of it runs here). Spec g2n2 (bag 0 = GPUs 0,1; bag 1 =
+// 2,3), gamma 1, d 64; lengths [[3000],[1],[2000],[1500]]. w: s0 2.598912e-3, s2 1.220608e-3,
+// s3 7.23456e-4, s1 9.856e-8; C = total / 4, cap = 2C = 2.27153728e-3. Order s0, s2, s3, s1:
+// s0 > cap -> fallback list [0,1] (both at 0) -> bag 0 (occ 1.144); s2 -> bag 1 (least occ,
+// 0 -> 0.537); s3 -> bag 1 (0.537 < 1.144; -> 0.856); s1 has 1 token < G = 2 for every bag ->
+// fallback, the list sorted by occ in place becomes [1,0] -> bag 1. s1's chunks: 1 // 2 = 0
+// each, the remainder 1 at index 1 % 2 = 1: GPU 2 gets an empty chunk, GPU 3 the token.
+
+static const int64_t v4_len[4] = {3000, 1, 2000, 1500};
+static const int32_t v4_cnt[4] = {1, 1, 1, 1};
+
+ZG_TEST(knap_v4_zero_length_chunks) {
+    zg_error err = {0};
+    knap k;
+    CHECK_OK(knap_open(&k, "g2n2", 64, 1.0, ZG_KNAP_COST_FLOPS, &err), &err);
+    CHECK_OK(knap_route(&k, v4_len, v4_cnt, 4, &err), &err);
+    const zg_knap_routing *r = &k.r;
+    const int32_t want[4] = {0, 1, 1, 1};
+    for (int s = 0; s < 4; s++)
+        CHECK_EQ_INT(r->assign[s], want[s]);
+    CHECK_EQ_INT(r->n_fallbacks, 2);
+    CHECK_EQ_INT(k.b.fallback[0], 1); // the list left behind: [1, 0]
+    CHECK_EQ_INT(k.b.fallback[1], 0);
+    CHECK_NEAR(r->capacity, 4.54307456e-3 / 4, 0, 1e-15);
+    // s1 = chunks 2, 3: [0, 1] on GPUs 2, 3; the others split evenly
+    CHECK_EQ_INT(r->chunk_off[1], 2);
+    CHECK_EQ_INT(r->chunk_len[2], 0);
+    CHECK_EQ_INT(r->chunk_len[3], 1);
+    CHECK_EQ_INT(r->chunk_gpu[2], 2);
+    CHECK_EQ_INT(r->chunk_gpu[3], 3);
+    CHECK_EQ_INT(r->chunk_src[2], 1);
+    // the empty chunk is still routed: GPU 2 receives chunk ids 2 (0 tokens), 4, 6
+    const int64_t ids2[3] = {2, 4, 6}, lens2[3] = {0, 1000, 750};
+    const int64_t ids3[3] = {3, 5, 7}, lens3[3] = {1, 1000, 750};
+    CHECK(receives(r, 2, ids2, lens2, 3));
+    CHECK(receives(r, 3, ids3, lens3, 3));
+    knap_free(&k);
+}
+
 // --- chunk remainder at seq_id mod G -------------------------------------------------------
 
 ZG_TEST(knap_remainder_index) {
@@ -566,6 +608,122 @@ ZG_TEST(knap_policy_priced_flux_joint) {
     CHECK(st.comm.ring == 0 && st.comm.allgather == 0);
     zg_plan_free(&p);
     zg_planner_free(&pl);
+    zg_batch_free(&b);
+    zg_pricer_free(&e.pricer);
+}
+
+// The policy keeps V4's zero-length shard; the validator and the plan JSON accept it for a
+// knapformer plan only, and the analytic pricer prices it.
+ZG_TEST(knap_v4_policy_plan_keeps_empty_shard) {
+    zg_error err = {0};
+    env e;
+    CHECK_OK(env_init_model(&e, "tiny", "cpu:4", &err), &err); // 4 heads: G = 2 divides them
+    zg_batch b;
+    zg_batch_init(&b);
+    CHECK(make_batch(&b, v4_len, v4_cnt, 4, 0));
+    zg_plan_ctx ctx = e.ctx;
+    snprintf(ctx.opts.bags, sizeof ctx.opts.bags, "g2n2");
+    ctx.opts.d_model = 64;
+    zg_planner pl;
+    CHECK_OK(zg_planner_init(&pl, "knapformer", &ctx, &err), &err);
+    zg_plan p;
+    zg_plan_init(&p);
+    CHECK_OK(zg_planner_plan(&pl, &b, &p, &err), &err);
+    const zg_placement *q = &p.p[1];
+    CHECK(zg_config_eq(q->config, (zg_config){1, 2, 1}));
+    CHECK_EQ_INT(q->ranks[0], 2);
+    CHECK_EQ_INT(q->shards[0].start, 0);
+    CHECK_EQ_INT(q->shards[0].end, 0);
+    CHECK_EQ_INT(q->shards[1].start, 0);
+    CHECK_EQ_INT(q->shards[1].end, 1);
+    CHECK(q->time > 0 && q->mem > 0);
+    CHECK(zg_plan_shard_may_be_empty(&p, q));
+    CHECK(!zg_plan_shard_may_be_empty(&p, &p.p[0]));
+    CHECK_OK(zg_plan_validate(&p, &b, &e.model, &err), &err);
+    cJSON *j = zg_plan_to_json(&p);
+    zg_plan back;
+    zg_plan_init(&back);
+    CHECK_OK(zg_plan_from_json(j, &back, &err), &err);
+    CHECK_OK(zg_plan_validate(&back, &b, &e.model, &err), &err);
+    cJSON_Delete(j);
+    // the same placement under another policy's name is refused: every rank needs a token
+    snprintf(back.policy, sizeof back.policy, "usp");
+    CHECK(zg_plan_validate(&back, &b, &e.model, &err) == ZG_ERR_INVALID);
+    CHECK_MSG(strstr(err.msg, "sequence 1 (1 tokens)") && strstr(err.msg, "1 tokens cannot give"), "%s",
+              err.msg);
+    zg_plan_free(&back);
+    // an empty shard where the sequence has a token per rank is refused for knapformer too
+    p.p[0].shards[0].end = 0, p.p[0].shards[1].start = 0;
+    CHECK(zg_plan_validate(&p, &b, &e.model, &err) == ZG_ERR_INVALID);
+    CHECK_MSG(strstr(err.msg, "shard 0 on rank 0 is empty"), "%s", err.msg);
+    zg_plan_free(&p);
+    zg_planner_free(&pl);
+    zg_batch_free(&b);
+    zg_pricer_free(&e.pricer);
+}
+
+// The rule for a baseline that ignores memory (docs/planners.md, "Plans over the memory cap"):
+// KnapFormer's g4n2 plan of a V50 batch on 8xA800 puts a 15 s video's quarter plus short
+// sequences on ranks 4..7, over the 76.0 GiB cap. zg_planner_plan returns it as KnapFormer would
+// place it, marked over_cap; the validator accepts it only so marked; the JSON names the ranks;
+// with --fallback the fallback plans instead.
+ZG_TEST(knap_over_cap_plan_is_marked_not_refused) {
+    zg_error err = {0};
+    env e;
+    CHECK_OK(env_init_model(&e, "wan2.1-1.3b", "8xA800", &err), &err);
+    CHECK(e.pricer.mem_cap == zg_cluster_mem_cap_bytes(&e.cluster));
+    zg_mix_spec spec = {0.50, 350000, 15, 8, 1};
+    zg_batch b;
+    zg_batch_init(&b);
+    CHECK_OK(zg_workload_mix(&e.model, &spec, 0, &b, &err), &err);
+    zg_plan_ctx ctx = e.ctx;
+    snprintf(ctx.opts.bags, sizeof ctx.opts.bags, "g4n2");
+    zg_planner pl;
+    CHECK_OK(zg_planner_init(&pl, "knapformer", &ctx, &err), &err);
+    zg_plan p;
+    zg_plan_init(&p);
+    CHECK_OK(zg_planner_plan(&pl, &b, &p, &err), &err);
+    CHECK_EQ_INT(p.over_cap, 1);
+    CHECK(p.mem_cap == e.pricer.mem_cap && p.mem_base == e.pricer.mem_base);
+    int32_t over[8];
+    CHECK_EQ_INT(zg_plan_over_cap_ranks(&p, over, 8), 4);
+    for (int i = 0; i < 4; i++) {
+        CHECK_EQ_INT(over[i], 4 + i);
+        CHECK(p.ranks[over[i]].mem > p.mem_cap);
+    }
+    CHECK(p.ranks[0].mem <= p.mem_cap);
+    char why[256];
+    zg_plan_over_cap_describe(&p, why, sizeof why);
+    CHECK_MSG(strstr(why, "4 of 8 ranks over the memory cap of 76.0 GiB per rank: rank 4 peaks "
+                          "at ") != NULL, "%s", why);
+    CHECK_OK(zg_plan_validate(&p, &b, &e.model, &err), &err);
+    // the JSON carries the mark and the ranks; read back, the mark survives
+    cJSON *j = zg_plan_to_json(&p);
+    cJSON *oc = cJSON_GetObjectItem(j, "over_cap_ranks");
+    CHECK(cJSON_GetArraySize(oc) == 4 && cJSON_GetArrayItem(oc, 0)->valueint == 4);
+    CHECK(cJSON_GetObjectItem(j, "mem_cap")->valuedouble == 80.0 * (1 << 30) * 0.95);
+    zg_plan q;
+    zg_plan_init(&q);
+    CHECK_OK(zg_plan_from_json(j, &q, &err), &err);
+    CHECK_EQ_INT(q.over_cap, 1);
+    cJSON_Delete(j);
+    zg_plan_free(&q);
+    // unmarked, the same plan is refused for its memory, in the cap's own numbers
+    p.over_cap = 0;
+    CHECK(zg_plan_validate(&p, &b, &e.model, &err) == ZG_ERR_INVALID);
+    CHECK_MSG(strstr(err.msg, "rank 4 needs") && strstr(err.msg, "over the memory cap of 76.0 GiB"),
+              "%s", err.msg);
+    zg_planner_free(&pl);
+    // with a fallback, the over-cap plan counts as no plan and the fallback places the batch
+    snprintf(ctx.opts.fallback, sizeof ctx.opts.fallback, "zellige");
+    CHECK_OK(zg_planner_init(&pl, "knapformer", &ctx, &err), &err);
+    CHECK_OK(zg_planner_plan(&pl, &b, &p, &err), &err);
+    CHECK_STR(p.policy, "zellige");
+    CHECK_STR(p.fallback_from, "knapformer");
+    CHECK_EQ_INT(p.over_cap, 0);
+    CHECK_EQ_INT(zg_plan_over_cap_ranks(&p, NULL, 0), 0);
+    zg_planner_free(&pl);
+    zg_plan_free(&p);
     zg_batch_free(&b);
     zg_pricer_free(&e.pricer);
 }

@@ -236,6 +236,7 @@ static void mfx_init(fixture *f, int32_t world, double cap) {
     f->p.price = mega_price;
     f->p.comm = NULL;
     f->p.mem_base = 0;
+    f->p.mem_cap = cap;  // no base: the cap is all room
 }
 
 static zg_status run(fixture *f, zg_plan *p, zg_error *err) {
@@ -343,7 +344,7 @@ ZG_TEST(policy_default_max_seqlen_per_rank) {
               "max_seqlen_per_rank 1499 (largest that fits memory), 1 microbatch groups");
     CHECK_EQ_INT(p.p[0].n_ranks, 4);
     zg_plan_free(&p);
-    f.p.mem_cap = 700;  // now 8 ranks (375 B): M < 750; the others wait for a second group
+    fx_set_room(&f, 700);  // now 8 ranks (375 B): M < 750; the others wait for a second group
     CHECK_OK(run(&f, &p, &err), &err);
     CHECK_STR(p.summary,
               "max_seqlen_per_rank 749 (largest that fits memory), 2 microbatch groups");
@@ -351,13 +352,13 @@ ZG_TEST(policy_default_max_seqlen_per_rank) {
     CHECK_EQ_INT(p.p[0].round, 0);
     CHECK_EQ_INT(p.p[1].round, 1);
     zg_plan_free(&p);
-    f.p.mem_cap = 300;  // 3000/8 = 375 B: fits no CP size
+    fx_set_room(&f, 300);  // 3000/8 = 375 B: fits no CP size
     CHECK(run(&f, &p, &err) == ZG_ERR_INFEASIBLE);
     CHECK_MSG(strstr(err.msg, "megatron: sequence 0 (3000 tokens) fits no CP size: needs 375 B "
                               "per rank at best (cp 8 of 8 ranks), cap 300 B") != NULL,
               "%s", err.msg);
     zg_plan_free(&p);
-    f.p.mem_cap = 1e9;  // everything fits whole: M = the longest sequence, one rank each
+    fx_set_room(&f, 1e9);  // everything fits whole: M = the longest sequence, one rank each
     CHECK_OK(run(&f, &p, &err), &err);
     CHECK_STR(p.summary,
               "max_seqlen_per_rank 3000 (largest that fits memory), 1 microbatch groups");
@@ -389,13 +390,13 @@ ZG_TEST(policy_bad_and_infeasible_options) {
               "%s", err.msg);
     zg_plan_free(&p);
     f.ctx.opts.max_seqlen_per_rank = zg_opt_tokens_of(100000);  // all whole, all in group 0
-    f.p.mem_cap = 2000;  // two samples on one rank in group 0: more than 2000 B
+    fx_set_room(&f, 2000);  // two samples on one rank in group 0: more than 2000 B
     CHECK(run(&f, &p, &err) == ZG_ERR_INFEASIBLE);
-    CHECK_MSG(strstr(err.msg, "rank 2 needs 2.2 KiB for its 2 samples of microbatch group 0, "
-                              "over the cap of 2.0 KiB") != NULL,
+    CHECK_MSG(strstr(err.msg, "rank 2 needs 2.2 KiB with its 2 samples of microbatch group 0, "
+                              "over the memory cap of 2.0 KiB") != NULL,
               "%s", err.msg);
     zg_plan_free(&p);
-    f.p.mem_cap = 1e9;
+    fx_set_room(&f, 1e9);
     CHECK_OK(run(&f, &p, &err), &err);
     zg_plan_free(&p);
     zg_batch_free(&f.b);
@@ -429,7 +430,7 @@ ZG_TEST(policy_on_analytic_pricer) {
     zg_plan_stats st;
     CHECK_OK(zg_plan_evaluate(&p, &b, &pr, &st, &err), &err);
     CHECK(st.n_rounds >= 2);
-    CHECK(st.peak_mem <= pr.mem_base + pr.mem_cap * (1 + 1e-9));
+    CHECK(st.peak_mem <= pr.mem_cap * (1 + 1e-9));
     CHECK_NEAR(p.makespan, rounds_makespan(&p), 0, 1e-12);
     printf("  %s: makespan %.2f s, %d rounds, peak %.1f GiB\n", p.summary, st.makespan,
            st.n_rounds, st.peak_mem / (1 << 30));

@@ -68,7 +68,7 @@ FX_TEST(options_enumerate_order_and_cap, 4, 1e9) {
     for (int32_t i = 1; i < n; i++) CHECK(zg_option_degree(&o[i]) >= zg_option_degree(&o[i - 1]));
     free(o);
     // cap 300 bytes: only degree >= 4 fits (1000/4 = 250) and not with q > 1 (+500)
-    f->p.mem_cap = 300;
+    fx_set_room(f, 300);
     CHECK_OK(zg_options_enumerate(&f->ctx, &s, &o, &n, &err), &err);
     for (int32_t i = 0; i < n; i++) {
         CHECK_EQ_INT(zg_option_degree(&o[i]), 4);
@@ -80,7 +80,7 @@ FX_TEST(options_enumerate_order_and_cap, 4, 1e9) {
     free(o);
     // a 2-token sequence has no degree-3/4 option
     s.tokens = 2;
-    f->p.mem_cap = 1e9;
+    fx_set_room(f, 1e9);
     CHECK_OK(zg_options_enumerate(&f->ctx, &s, &o, &n, &err), &err);
     CHECK_EQ_INT(n, 4 + 6);
     free(o);
@@ -166,7 +166,8 @@ FX_TEST(problem_groups_and_order, 4, 1e9) {
     CHECK_EQ_INT(cJSON_GetObjectItem(g0, "count")->valueint, 2);
     cJSON *o17 = cJSON_GetArrayItem(cJSON_GetObjectItem(g0, "options"), 17);
     CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(o17, "ranks")), 4);
-    CHECK_NEAR(cJSON_GetObjectItem(j, "mem_cap")->valuedouble, 1e9, 0, 0);
+    CHECK_NEAR(cJSON_GetObjectItem(j, "mem_cap")->valuedouble, 100 + 1e9, 0, 0);  // base + room
+    CHECK_NEAR(cJSON_GetObjectItem(j, "mem_base")->valuedouble, 100, 0, 0);
     cJSON_Delete(j);
     zg_problem_free(&pr);
 }
@@ -180,7 +181,9 @@ FX_TEST(problem_infeasible_names_sequence, 4, 1000) {
     CHECK(zg_problem_build(&f->ctx, &f->b, &pr, &err) == ZG_ERR_INFEASIBLE);
     CHECK_MSG(strstr(err.msg, "sequence 17 (497760 tokens) fits no option") != NULL, "%s",
               err.msg);
-    CHECK_MSG(strstr(err.msg, "121.5 KiB on one rank") != NULL, "%s", err.msg);
+    CHECK_MSG(strstr(err.msg, "needs 121.6 KiB (121.5 KiB + base 100 B) on one rank") != NULL,
+              "%s", err.msg);
+    CHECK_MSG(strstr(err.msg, "cap 1.1 KiB") != NULL, "%s", err.msg);  // 100 B base + 1000 B
     CHECK_MSG(strstr(err.msg, "degree 4 is the largest legal") != NULL, "%s", err.msg);
     CHECK(pr.n_groups == 0 && pr.groups == NULL);
     zg_problem_free(&pr);
@@ -373,7 +376,7 @@ GOOD_PLAN_TEST(evaluate_loads_and_comm) {
     CHECK_NEAR(p->ranks[1].time, t0, 0, 1e-12);
     CHECK_NEAR(p->ranks[3].time, t1, 0, 1e-12);
     CHECK_NEAR(p->ranks[0].mem, 100 + 50, 0, 0);  // base + 100/2
-    CHECK_NEAR(p->mem_cap, 1e9, 0, 0);
+    CHECK_NEAR(p->mem_cap, 100 + 1e9, 0, 0);  // the pricer's cap: base + room
     CHECK_NEAR(st.peak_mem, 150, 0, 0);
     CHECK_NEAR(st.makespan, t0, 0, 1e-12);
     CHECK_NEAR(st.comm.alltoall, 2 * 10 * 100, 0, 0);  // 2 ranks x 10 B/token x 100 tokens
@@ -472,15 +475,15 @@ ZG_TEST(plan_rounds_validate_evaluate_json) {
     CHECK_NEAR(st.makespan, 3, 0, 0);
     CHECK_EQ_INT(st.n_rounds, 1);
     CHECK_NEAR(p->ranks[0].mem, 120, 0, 0);
-    EXPECT_INVALID("rank 0 needs 120 B for its placements, over the cap of 100 B");
+    EXPECT_INVALID("rank 0 needs 120 B (base 0 B + its placements), over the memory cap of 100 B");
     // memory per round: sequence 2 moves to rank 0 in round 1 (60 + 10 B fit, 60 + 45 B do not)
     p->p[1].round = 1;
     p->p[2].round = 1;
     p->p[2].ranks[0] = p->p[2].shards[0].rank = 0;
     CHECK_OK(zg_plan_validate(p, &f->b, &f->m, &err), &err);
     p->p[2].mem = 45;
-    EXPECT_INVALID("rank 0 needs 105 B for its placements in round 1, over the cap of 100 B "
-                   "(largest: sequence 1)");
+    EXPECT_INVALID("rank 0 needs 105 B in round 1 (base 0 B + its placements), over the memory "
+                   "cap of 100 B (largest: sequence 1)");
     p->p[2].mem = 10;
     p->p[2].ranks[0] = p->p[2].shards[0].rank = 3;
     p->p[2].round = 0;

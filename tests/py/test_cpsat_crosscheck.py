@@ -39,7 +39,7 @@ def solve_cpsat(prob):
     horizon = sum(g["count"] * max(int(round(o["time"] * SCALE)) for o in g["options"])
                   for g in prob["groups"])
     T = m.NewIntVar(0, horizon, "T")
-    cap = int(prob["mem_cap"])
+    cap = int(prob["mem_cap"] - prob["mem_base"])  # what placements may use: the cap - the base
     for r in range(n):
         if load[r]:
             m.Add(sum(c * u for c, u in load[r]) <= T)

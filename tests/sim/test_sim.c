@@ -118,6 +118,66 @@ ZG_TEST(sim_run_is_deterministic) {
     zg_sim_result_free(&b);
 }
 
+static int64_t count(const char *hay, const char *needle) {
+    int64_t n = 0;
+    for (const char *q = hay; (q = strstr(q, needle)); q++) n++;
+    return n;
+}
+
+// The report's headline, shared Gantt axis, legend and reasons on a real run with a failure (dp
+// cannot place the 498K-token video whole) and a plan over the cap (KnapFormer choosing its
+// layout by makespan alone).
+ZG_TEST(sim_report_has_headline_shared_axis_and_reasons) {
+    zg_sim_opts o;
+    tiny_opts(&o);
+    o.policies = "zellige,knapformer,dp";
+    o.knap_ignore_memory = 1;
+    zg_sim_result r;
+    zg_error e;
+    CHECK_OK(zg_sim_run(&o, &r, &e), &e);
+    CHECK(r.cells[1].over_cap == 1 && r.cells[2].failed == 1 && r.cells[0].ok == 1);
+    char path[] = "/tmp/zg_test_simrepXXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    close(fd);
+    CHECK_OK(zg_sim_write_report(&r, path, &e), &e);
+    char *d = NULL;
+    CHECK_OK(zg_file_read(path, &d, NULL, &e), &e);
+    unlink(path);
+    // headline: zellige wins (knapformer is over the cap, dp failed), each other policy listed
+    char want[256];
+    snprintf(want, sizeof want, "<h1>zellige is fastest on V50: %.2f s per step</h1>",
+             zg_sim_cell_makespan(&r.cells[0]));
+    CHECK_MSG(strstr(d, want), "no '%s'", want);
+    // (no speed-up over a plan over the cap: it is no reference, docs/planners.md §4b)
+    snprintf(want, sizeof want, "<li class='over-cap'>knapformer (%s) (%.2f s) — over the "
+             "memory cap: 1 of 1 plans exceed the memory cap: peak ",
+             r.cells[1].bags, zg_sim_cell_makespan(&r.cells[1]));
+    CHECK_MSG(strstr(d, want), "no '%s'", want);
+    CHECK(strstr(d, "<li class='failed'>dp — failed: no plan for 1 of 1 steps: "));
+    CHECK(strstr(d, " (KnapFormer plans without looking at memory; such a step would run out of "
+                    "memory)</li>"));
+    CHECK(strstr(d, "Cluster <b>8xA800</b> (8 ranks of A800), model <b>wan2.1-1.3b</b>, mix "
+                    "<b>V50</b> (50% of the tokens in videos)"));
+    CHECK(strstr(d, "memory cap <b>76.0 GiB per rank</b>"));
+    // two Gantts (dp has none: its reason instead) on one axis: the slower plan's makespan
+    double axis = fmax(r.gantt_plans[0].makespan, r.gantt_plans[1].makespan);
+    snprintf(want, sizeof want, "class='gantt' data-axis-s='%.6g'", axis);
+    CHECK_EQ_INT(count(d, want), 2);
+    CHECK_EQ_INT(count(d, "class='gantt'"), 2);
+    CHECK(strstr(d, "id='gantt-legend'"));
+    CHECK(strstr(d, "<figure class='gantt-fig over-cap'><figcaption>knapformer"));
+    CHECK(strstr(d, "OVER the 76.0 GiB memory cap</figcaption>"));
+    CHECK(strstr(d, "<figure class='gantt-missing'><figcaption>dp — no plan for this step"
+                    "</figcaption><p class='failure'>no plan for 1 of 1 steps: dp: sequence "));
+    // the problems table: one row each, with the reason
+    CHECK(strstr(d, "<tr class='failed'><td>V50</td><td>dp</td><td>1/1</td><td>0/1</td>"));
+    CHECK(strstr(d, "<tr class='over-cap'><td>V50</td><td>knapformer ("));
+    CHECK(count(d, "<rect") < 2000);
+    free(d);
+    zg_sim_result_free(&r);
+}
+
 ZG_TEST(sim_run_rejects_bad_options) {
     struct {
         const char *mixes, *policies, *family;
@@ -127,8 +187,11 @@ ZG_TEST(sim_run_rejects_bad_options) {
     } bad[] = {
         {"V50,V99x", "zellige", "node", 1, 15, "V99x"},
         {"V50", "zellige,magic", "node", 1, 15, "magic"},
-        {"V50", "zellige", "node", 0, 15, "--steps (0)"},
-        {"V50", "zellige", "node", 1, 12, "(12)"},
+        {"V50,V99", "zellige", "node", 1, 15, "--mix: mix 'V99' is not one of the paper's mixes"},
+        {"V5", "zellige", "node", 1, 15, "V35, V40, V45, V50, V55, V60"},
+        {"V50", "zellige,magic", "node", 1, 15, "--policies: unknown policy 'magic'"},
+        {"V50", "zellige", "node", 0, 15, "--steps: '0' is out of range (>= 1)"},
+        {"V50", "zellige", "node", 1, 12, "--video-seconds: '12' is not one of 10, 15"},
         {"V50", "zellige", "diagonal", 1, 15, "diagonal"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

@@ -109,6 +109,26 @@ ZG_TEST(json_round_trip_every_preset) {
     }
 }
 
+// The one memory cap: device memory x usable fraction (the 5% margin: CUDA context and
+// allocator fragmentation), whatever the count of ranks; a JSON override of either moves it.
+ZG_TEST(mem_cap_is_memory_times_usable_fraction) {
+    zg_error e;
+    zg_cluster c;
+    CHECK_OK(zg_cluster_preset("8xA800", &c, &e), &e);
+    CHECK(zg_cluster_mem_cap_bytes(&c) == 76.0 * GIB);  // 80 GiB x 0.95, exact in binary
+    CHECK_OK(zg_cluster_preset("16xA800", &c, &e), &e);
+    CHECK(zg_cluster_mem_cap_bytes(&c) == 76.0 * GIB);  // per rank: the world size does not count
+    CHECK_OK(zg_cluster_preset("32xA6000", &c, &e), &e);
+    CHECK(zg_cluster_mem_cap_bytes(&c) == 48 * GIB * 0.95);
+    CHECK_NEAR(zg_cluster_mem_cap_bytes(&c) / GIB, 45.6, 0, 1e-12);
+    CHECK_OK(zg_cluster_preset("8xH200", &c, &e), &e);
+    CHECK_NEAR(zg_cluster_mem_cap_bytes(&c) / GIB, 133.0, 0, 1e-12);
+    CHECK_OK(parse_cluster("{\"preset\":\"8xA800\",\"mem_usable_frac\":0.9}", &c, &e), &e);
+    CHECK_NEAR(zg_cluster_mem_cap_bytes(&c) / GIB, 72.0, 0, 1e-12);
+    CHECK_OK(parse_cluster("{\"preset\":\"8xA800\",\"mem_bytes\":4e10}", &c, &e), &e);
+    CHECK(zg_cluster_mem_cap_bytes(&c) == 4e10 * 0.95);
+}
+
 ZG_TEST(json_custom_and_preset_override) {
     zg_error e;
     zg_cluster c;

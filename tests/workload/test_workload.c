@@ -503,6 +503,18 @@ ZG_TEST(mix_share_from_name) {
     CHECK(zg_mix_share_from_name("V3a") < 0);
     CHECK(zg_mix_share_from_name("V-5") < 0);
     CHECK(zg_mix_share_from_name(NULL) < 0);
+    // the paper's mixes only (the CLIs' --mix): V35..V60 in steps of 5
+    double share = -1;
+    zg_error e = {0};
+    CHECK(zg_mix_paper_share("V35", &share, &e) == ZG_OK && share == 0.35);
+    CHECK(zg_mix_paper_share("v60", &share, &e) == ZG_OK && share == 0.60);
+    const char *not_paper[] = {"V5", "V99", "V30", "V65", "V52", "V100", "V0", "X50", "", NULL};
+    for (int i = 0; i < (int)(sizeof not_paper / sizeof not_paper[0]); i++) {
+        share = -1;
+        CHECK_MSG(zg_mix_paper_share(not_paper[i], &share, &e) == ZG_ERR_INVALID, "%s",
+                  not_paper[i] ? not_paper[i] : "NULL");
+        CHECK(share == -1 && strstr(e.msg, "V35, V40, V45, V50, V55, V60"));
+    }
 }
 
 // Checks one mix batch: share, total, ids/ranks/buckets, loader balance.

@@ -21,7 +21,7 @@ static double ref_fluid_T_child(const zel_fluid_ctx *f, const zel_model *m, cons
     double tau = f->tau, A = A0 + (more > 0 ? more : 0);
     double tot = f->tot, maxL = f->maxL;
     for (int32_t r = s; r < e; r++) {
-        double c = m->mem_cap - (H[r] + o->mem);
+        double c = m->mem_room - (H[r] + o->mem);
         tot += (c > 0 ? tau * c : 0) - f->tc[r];
         if (L[r] + o->time > maxL) maxL = L[r] + o->time;
     }
@@ -54,7 +54,7 @@ static double ref_fluid_T_child(const zel_fluid_ctx *f, const zel_model *m, cons
                 h -= T - L[r];
                 active--;
             }
-            double c = m->mem_cap - (H[r] + o->mem);
+            double c = m->mem_room - (H[r] + o->mem);
             double tc = c > 0 ? tau * c : 0, l1 = L[r] + o->time, b1 = l1 + tc;
             if (b1 <= T) {
                 h += tc;
@@ -187,7 +187,7 @@ static void ref_leaf(ref_bb *c) {
 static int ref_node_bound(ref_bb *c, int64_t u, int32_t gi, int32_t lo) {
     const zel_model *m = c->m;
     int32_t N = m->n_ranks;
-    double lim = ref_cap_of(c), cap = m->mem_cap;
+    double lim = ref_cap_of(c), cap = m->mem_room;
     double lb = 0, area = c->sumL + m->extra_area;
     for (int32_t r = 0; r < N; r++)
         if (c->L[r] > lb) lb = c->L[r];
@@ -373,7 +373,7 @@ static void ref_node(ref_bb *c, int64_t u) {
             c->skipped++;
             continue;
         }
-        if (zel_rmq_max(&c->rh, o->start, o->degree) + o->mem > m->mem_cap) continue;
+        if (zel_rmq_max(&c->rh, o->start, o->degree) + o->mem > m->mem_room) continue;
         double e = zel_rmq_max(&c->rl, o->start, o->degree) + o->time;
         if (!ref_fits(c, e, lim)) continue;
         if (m->fill_mem > 0) {
@@ -689,7 +689,7 @@ ZG_TEST(zel_bb_speed_fluid_child_matches_plain) {
         int32_t N = (int32_t)zg_rng_int(&rng, 1, trial % 10 ? 40 : 100);  // blocks over 64 ranks
         zel_model m;
         memset(&m, 0, sizeof m);
-        m.n_ranks = N, m.mem_cap = 10;
+        m.n_ranks = N, m.mem_room = 10;
         m.extra_area = zg_rng_range(&rng, 5, 55), m.fill_mem = zg_rng_range(&rng, 1, 21);
         if (N > 40) m.extra_area = zg_rng_range(&rng, 4, 12) * N;  // several Newton steps
         double L[100], H[100];

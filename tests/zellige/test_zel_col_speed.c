@@ -56,7 +56,7 @@ static zg_problem split_groups(const zg_problem *pr) {
     zg_problem q;
     memset(&q, 0, sizeof q);
     q.world_size = pr->world_size;
-    q.mem_cap = pr->mem_cap;
+    q.mem_room = pr->mem_room;
     q.n_seqs = pr->n_seqs;
     for (int32_t g = 0; g < pr->n_groups; g++) q.n_groups += (int32_t)pr->groups[g].count;
     q.groups = calloc((size_t)q.n_groups, sizeof(zg_group));
@@ -217,7 +217,7 @@ static double rcol_run(rcol *c, double T) {
                         t += d * (o < 0 ? INFINITY : m->grps[g].opts[o].time);
                         mem += d * (o < 0 ? INFINITY : m->grps[g].opts[o].mem);
                     }
-                    if (!(l + t <= T) || mem > m->mem_cap) continue;
+                    if (!(l + t <= T) || mem > m->mem_room) continue;
                     W[j] = w, c->A[(size_t)p * K + j] = t * w, c->lean[(size_t)p * K + j] = lean;
                 }
             }
@@ -353,7 +353,7 @@ ZG_TEST(column_dp_matches_plain_restatement) {
                                        : rand_col_problem(&rng, N, ng, trial % 7 == 0 ? 9 : 3, idx);
         double bl[32], bm[32];
         int led = trial % 2;
-        trand_ledgers(&rng, N, trial % 4 == 1, 5, pr.mem_cap * 0.6, bl, bm);
+        trand_ledgers(&rng, N, trial % 4 == 1, 5, pr.mem_room * 0.6, bl, bm);
         zel_model m;
         zg_error err;
         if (zel_model_build(&pr, idx, ng, led ? bl : NULL, led ? bm : NULL, &m, &err) != ZG_OK) {

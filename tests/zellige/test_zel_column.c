@@ -78,7 +78,7 @@ ZG_TEST(column_dp_vs_brute_force_over_columns) {
         double base[8], bmem[8];
         for (int32_t r = 0; r < N; r++) {  // ledgers on half the trials (the layer moves)
             base[r] = trial % 2 ? zg_rng_range(&rng, 0.0, 3.0) : 0;
-            bmem[r] = trial % 2 ? zg_rng_range(&rng, 0.0, 0.3) * t.pr.mem_cap : 0;
+            bmem[r] = trial % 2 ? zg_rng_range(&rng, 0.0, 0.3) * t.pr.mem_room : 0;
         }
         zg_error err;
         CHECK_OK(tmodel_build(&t, base, bmem, &err), &err);

@@ -185,7 +185,7 @@ ZG_TEST(child_fluid_bound_equals_direct) {
         double *L = calloc((size_t)N, sizeof(double)), *H = calloc((size_t)N, sizeof(double));
         for (int32_t r = 0; r < N; r++) {
             L[r] = zg_rng_range(&rng, 0.0, 8.0);
-            H[r] = zg_rng_range(&rng, 0.0, trial % 3 ? 0.5 : 1.1) * m->mem_cap;
+            H[r] = zg_rng_range(&rng, 0.0, trial % 3 ? 0.5 : 1.1) * m->mem_room;
         }
         zel_fluid_ctx f;
         CHECK(zel_fluid_ctx_init(&f, m));

@@ -139,7 +139,7 @@ ENV_TEST(fronts_equal_reference_pricing, "16xA800") {
                     for (int32_t i = 0; i < D->d; i++) ranks[i] = st0 + i;
                     zg_price p;
                     CHECK_OK(zg_pricer_price(&e->pricer, s, cfgs[ci], ranks, D->d, &p, &err), &err);
-                    if (p.mem > e->pricer.mem_cap) continue;
+                    if (p.mem > zg_pricer_mem_room(&e->pricer)) continue;
                     double *r = v + 6 * n++;
                     r[0] = oi, r[1] = p.time, r[2] = p.mem;
                     r[3] = cfgs[ci].q, r[4] = cfgs[ci].k, r[5] = cfgs[ci].h;

@@ -20,7 +20,7 @@ static int mix(const env *e, const char *name, int64_t tpr, uint64_t step, zg_ba
 
 static int same_problem(const zg_problem *a, const zg_problem *b) {
     if (a->world_size != b->world_size || a->n_seqs != b->n_seqs || a->n_groups != b->n_groups ||
-        memcmp(&a->mem_cap, &b->mem_cap, sizeof(double)) ||
+        memcmp(&a->mem_room, &b->mem_room, sizeof(double)) ||
         memcmp(&a->mem_base, &b->mem_base, sizeof(double)))
         return 0;
     if (a->n_seqs && memcmp(a->group_of, b->group_of, sizeof(int32_t) * (size_t)a->n_seqs))

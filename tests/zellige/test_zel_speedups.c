@@ -181,7 +181,7 @@ ZG_TEST(zel_speedups_greedy_and_descent_match_plain_passes) {
         }
         double L[24], H[24];
         for (int32_t r = 0; r < m->n_ranks; r++)
-            L[r] = zg_rng_range(&rng, 0, 10), H[r] = zg_rng_range(&rng, 0, m->mem_cap * 1.1);
+            L[r] = zg_rng_range(&rng, 0, 10), H[r] = zg_rng_range(&rng, 0, m->mem_room * 1.1);
         double o1 = zel_objective(m, L, H, NULL), o2 = ref_objective(m, L, H);
         CHECK_MSG(!memcmp(&o1, &o2, sizeof o1), "trial %d: objective %.17g, definition %.17g",
                   trial, o1, o2);
@@ -211,7 +211,7 @@ ZG_TEST(zel_speedups_fluid_ctx_merge_matches_full_sort) {
         int32_t N = (int32_t)zg_rng_int(&rng, 1, 40);
         zel_model m;
         memset(&m, 0, sizeof m);
-        m.n_ranks = N, m.mem_cap = 10;
+        m.n_ranks = N, m.mem_room = 10;
         m.extra_area = zg_rng_range(&rng, 5, 55), m.fill_mem = zg_rng_range(&rng, 1, 21);
         double L[40], H[40], L1[40], H1[40];
         int quant = trial % 2;

@@ -39,7 +39,7 @@ static double cbc_optimum(const zg_problem *pr) {
                     if (r < o->start || r >= o->start + zg_option_degree(o)) continue;
                     cols[nz] = first[g] + j, coef[nz++] = pass == 0 ? o->time : o->mem;
                 }
-            Cbc_addRow(m, "", nz, cols, coef, 'L', pass == 0 ? 0 : pr->mem_cap);
+            Cbc_addRow(m, "", nz, cols, coef, 'L', pass == 0 ? 0 : pr->mem_room);
         }
     }
     Cbc_setAllowableGap(m, 0);

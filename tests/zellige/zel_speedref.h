@@ -71,7 +71,7 @@ static inline int32_t ref_model_opts(const zg_problem *pr, int32_t g, zel_opt *o
     for (int32_t j = 0; j < G->n_opts; j++) {
         const zg_option *o = &G->opts[j];
         int32_t d = zg_option_degree(o);
-        if (d < 1 || o->start < 0 || o->start + d > pr->world_size || o->mem > pr->mem_cap)
+        if (d < 1 || o->start < 0 || o->start + d > pr->world_size || o->mem > pr->mem_room)
             continue;
         all[k++] = (zel_opt){j, o->start, d, d > 1, o->time, o->mem, o->time * d};
     }
@@ -133,7 +133,7 @@ static inline double ref_lower_bound(const zel_model *m) {
                 if (r == o->start || m->base_load[r] > hl) hl = m->base_load[r];
                 if (r == o->start || m->base_mem[r] > hm) hm = m->base_mem[r];
             }
-            if (hm + o->mem > m->mem_cap) continue;
+            if (hm + o->mem > m->mem_room) continue;
             pts[k++] = (ref_bp){hl + o->time, o->area, g};
         }
         garea[g] = INFINITY;
@@ -174,7 +174,7 @@ static inline int ref_fluid_ctx_check(const zel_fluid_ctx *f, const zel_model *m
     int32_t *rk = malloc(sizeof(int32_t) * (size_t)(N + 1));
     int bad = 0;
     for (int32_t r = 0; r < N; r++) {
-        double c = m->mem_cap - H[r], tc = c > 0 ? tau * c : 0;
+        double c = m->mem_room - H[r], tc = c > 0 ? tau * c : 0;
         if (memcmp(&tc, &f->tc[r], sizeof tc)) bad = bad ? bad : 1;
         tot += tc, sumL += L[r];
         if (L[r] > maxL) maxL = L[r];
@@ -357,7 +357,7 @@ typedef struct ref_funit {
 static inline void ref_repair(const zg_problem *pr, ref_funit *u, int64_t n, double *L,
                               double *H, int32_t *choice) {
     int32_t N = pr->world_size;
-    double cap = pr->mem_cap;
+    double cap = pr->mem_room;
     for (int64_t it = 0; it < 2 * n + N; it++) {
         int32_t hi = 0, lo = 0;
         for (int32_t r = 1; r < N; r++) {
@@ -420,7 +420,7 @@ static inline int ref_same_whole(const zg_problem *pr, int32_t g, int32_t h) {
 static inline void ref_exchange(const zg_problem *pr, ref_funit *u, int64_t n, double *L,
                                 double *H, int32_t *choice) {
     int32_t N = pr->world_size, K = 0, tg[64];
-    double cap = pr->mem_cap;
+    double cap = pr->mem_room;
     if (N < 2) return;
     int32_t *ty = malloc(sizeof(int32_t) * (size_t)(n + 1));
     for (int64_t i = 0; i < n; i++) {
@@ -543,7 +543,7 @@ static inline void ref_exchange(const zg_problem *pr, ref_funit *u, int64_t n, d
 static inline zg_status ref_place(const zg_problem *pr, const int32_t *fill, int32_t n_fill,
                                   double *L, double *H, int32_t *choice, int mode) {
     int32_t N = pr->world_size;
-    double cap = pr->mem_cap, F = 0;
+    double cap = pr->mem_room, F = 0;
     for (int32_t g = 0; g < pr->n_groups; g++)
         F += (double)pr->groups[g].count * pr->groups[g].whole_time;
     F /= N;
@@ -678,7 +678,7 @@ static inline double ref_objective(const zel_model *m, const double *L, const do
 // Does option o fit the memory on top of H (a scan of its block)? Its block's largest load + time.
 static inline int ref_fits(const zel_model *m, const zel_opt *o, const double *H) {
     for (int32_t r = o->start; r < o->start + o->degree; r++)
-        if (H[r] + o->mem > m->mem_cap) return 0;
+        if (H[r] + o->mem > m->mem_room) return 0;
     return 1;
 }
 static inline double ref_block_e(const zel_opt *o, const double *L) {

@@ -41,7 +41,8 @@ static inline zg_problem tprob_shell(int32_t N, double cap, int32_t ng, const in
     zg_problem pr;
     memset(&pr, 0, sizeof pr);
     pr.world_size = N;
-    pr.mem_cap = cap;
+    pr.mem_room = cap;
+    pr.mem_cap = cap;  // base 0: the cap is all room
     pr.n_groups = ng;
     pr.groups = calloc((size_t)(ng > 0 ? ng : 1), sizeof(zg_group));
     for (int32_t g = 0; g < ng; g++) pr.n_seqs += cnt[g];
@@ -124,7 +125,7 @@ static inline int tbrute(const zg_problem *pr, const int32_t *idx, int32_t n, do
             int ok = 1;
             for (int32_t r = 0; r < N; r++) {
                 if (L[r] > t) t = L[r];
-                if (H[r] > pr->mem_cap) ok = 0;
+                if (H[r] > pr->mem_room) ok = 0;
             }
             if (ok && pass == 0 && t < bestT) bestT = t;
             if (ok && pass == 1 && t <= (1 + eps) * bestT * (1 + 1e-12) && k < bestK) bestK = k;
@@ -318,7 +319,7 @@ static inline zg_status tmodel_rand(tmodel *t, zg_rng *rng, int32_t n_lo, int32_
 static inline void tmodel_fluid(tmodel *t, zg_rng *rng) {
     int32_t N = t->m.n_ranks;
     t->m.extra_area = zg_rng_range(rng, 0.0, 4.0 * N);
-    t->m.fill_mem = t->m.extra_area > 0 ? zg_rng_range(rng, 0.2, 0.5) * N * t->pr.mem_cap : 0;
+    t->m.fill_mem = t->m.extra_area > 0 ? zg_rng_range(rng, 0.2, 0.5) * N * t->pr.mem_room : 0;
 }
 
 // Small random models for brute force: N in [2, 4] ranks, ng in [1, max_groups] groups of

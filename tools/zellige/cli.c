@@ -1,4 +1,5 @@
 // cli.c — the shared option parser of the `zellige` CLI (see cli.h) and cli_fail.
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -36,51 +37,7 @@ int cli_split_list(char *s, char **out, int max) {
 
 // ---- values -----------------------------------------------------------------------------------
 
-// A 64-bit integer: decimal (sign allowed), or a count with a K/M/G suffix ("350K", "1.5M")
-// whose value is a whole number. 0 and err filled when s is neither or does not fit.
-static int parse_i64(const char *key, const char *s, int64_t *out, zg_error *err) {
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (end != s && !*end) {
-        if (errno == ERANGE) {
-            zg_error_set(err, ZG_ERR_INVALID, "%s: '%s' does not fit a 64-bit integer", key, s);
-            return 0;
-        }
-        *out = v;
-        return 1;
-    }
-    double d = strtod(s, &end), mult = 1;
-    if (end != s && end[0] && !end[1]) {
-        char c = end[0];
-        mult = c == 'K' || c == 'k'   ? 1e3
-               : c == 'M' || c == 'm' ? 1e6
-               : c == 'G' || c == 'g' ? 1e9
-                                      : 0;
-    } else if (end == s || *end) {
-        mult = 0;
-    }
-    double v2 = d * mult;
-    if (!(mult > 0) || !(v2 > 0) || v2 != floor(v2) || v2 > 9.2e18) {
-        zg_error_set(err, ZG_ERR_INVALID, "%s: '%s' is not an integer", key, s);
-        return 0;
-    }
-    *out = (int64_t)v2;
-    return 1;
-}
-
-static int parse_f64(const char *key, const char *s, double *out, zg_error *err) {
-    char *end = NULL;
-    double v = strtod(s, &end);
-    if (end == s || *end) {
-        zg_error_set(err, ZG_ERR_INVALID, "%s: '%s' is not a number", key, s);
-        return 0;
-    }
-    *out = v;
-    return 1;
-}
-
-// The first help line up to " (default", for "give N: <what>" in range errors.
+// The first help line up to " (default", for "give N: <what>" in errors.
 static void help_what(const char *help, char *buf, size_t sz) {
     buf[0] = 0;
     if (!help) return;
@@ -92,45 +49,188 @@ static void help_what(const char *help, char *buf, size_t sz) {
     buf[n] = 0;
 }
 
-static int out_of_range(const cli_opt *o, const char *s, zg_error *err) {
-    char what[96], range[96];
-    help_what(o->help, what, sizeof what);
+// "; give N: <what>" (empty when the option has no help).
+static void give_hint(const char *metavar, const char *help, char *buf, size_t sz) {
+    char what[112];
+    help_what(help, what, sizeof what);
+    if (what[0])
+        snprintf(buf, sz, "; give %s%s%s", metavar ? metavar : "", metavar ? ": " : "", what);
+    else
+        buf[0] = 0;
+}
+
+// "a|b|c" -> "a, b, c".
+static void choices_list(const char *choices, char *buf, size_t sz) {
+    size_t j = 0;
+    for (const char *c = choices; *c && j + 3 < sz; c++) {
+        if (*c == '|') buf[j++] = ',', buf[j++] = ' ';
+        else buf[j++] = *c;
+    }
+    buf[j] = 0;
+}
+
+static int in_choices(const char *choices, const char *s) {
+    size_t n = strlen(s);
+    for (const char *c = choices; *c;) {
+        size_t l = strcspn(c, "|");
+        if (l == n && !strncmp(c, s, n)) return 1;
+        c += l + (c[l] == '|');
+    }
+    return 0;
+}
+
+// A 64-bit integer: decimal (sign allowed; strtoll, so overflow is ERANGE), or a whole number
+// written with a K/M/G suffix or an exponent ("350K", "1.5M", "1e6"). Returns INT_OK, INT_BAD
+// (not an integer) or INT_BIG (a whole number outside 64 bits).
+enum { INT_OK = 0, INT_BAD, INT_BIG };
+static int parse_i64(const char *s, int64_t *out) {
+    char *end = NULL;
+    if (!*s || isspace((unsigned char)*s)) return INT_BAD;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end != s && !*end) {
+        if (errno == ERANGE) return INT_BIG;
+        *out = v;
+        return INT_OK;
+    }
+    // hex floats, "inf", "nan" and "infinity" parse as doubles but are not integers
+    if (strpbrk(s, "xXnNiI")) return INT_BAD;
+    double mult = 0;
+    errno = 0;
+    double d = strtod(s, &end);
+    if (end != s && !*end) {
+        mult = 1;
+    } else if (end != s && end[0] && !end[1]) {
+        char c = end[0];
+        mult = c == 'K' || c == 'k'   ? 1e3
+               : c == 'M' || c == 'm' ? 1e6
+               : c == 'G' || c == 'g' ? 1e9
+                                      : 0;
+    }
+    if (!(mult > 0)) return INT_BAD;
+    double v2 = d * mult;
+    if (!isfinite(v2) || (errno == ERANGE && fabs(d) > 1)) return INT_BIG;
+    if (v2 != floor(v2)) return INT_BAD;
+    if (v2 >= 9.2233720368547758e18 || v2 < -9.2233720368547758e18) return INT_BIG;
+    *out = (int64_t)v2;
+    return INT_OK;
+}
+
+// A finite number (strtod; nan, inf and overflow are errors).
+static int parse_f64(const char *key, const char *s, const char *hint, double *out,
+                     zg_error *err) {
+    char *end = NULL;
+    errno = 0;
+    double v = *s && !isspace((unsigned char)*s) ? strtod(s, &end) : 0;
+    if (!end || end == s || *end) {
+        zg_error_set(err, ZG_ERR_INVALID, "%s: '%s' is not a number%s", key, s, hint);
+        return 0;
+    }
+    if (!isfinite(v) || (errno == ERANGE && fabs(v) > 1)) {
+        zg_error_set(err, ZG_ERR_INVALID, "%s: '%s' is not a finite number%s", key, s, hint);
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+static void int_range(int64_t lo, int64_t hi, char *range, size_t sz) {
+    if (hi == INT64_MAX || hi == INT32_MAX)
+        snprintf(range, sz, ">= %lld", (long long)lo);
+    else
+        snprintf(range, sz, "%lld..%lld", (long long)lo, (long long)hi);
+}
+
+// The message for value s of o: not an integer, out of range, or too big for 64 bits.
+static int out_of_range(const cli_opt *o, const char *s, const char *hint, zg_error *err);
+
+static int int_error(const char *name, const char *s, int code, const char *range,
+                     const char *hint, zg_error *err) {
+    if (code == INT_BAD)
+        zg_error_set(err, ZG_ERR_INVALID,
+                     "%s: '%s' is not an integer (range %s; whole numbers: 12, 350K, 1.5M, 1e6)%s",
+                     name, s, range, hint);
+    else if (code == INT_BIG)
+        zg_error_set(err, ZG_ERR_INVALID,
+                     "%s: '%s' does not fit a 64-bit integer (range %s)%s", name, s, range, hint);
+    else
+        zg_error_set(err, ZG_ERR_INVALID, "%s: '%s' is out of range (%s)%s", name, s, range, hint);
+    return 0;
+}
+
+static void opt_range(const cli_opt *o, char *range, size_t sz);
+
+static int out_of_range(const cli_opt *o, const char *s, const char *hint, zg_error *err) {
+    char range[96];
+    opt_range(o, range, sizeof range);
+    zg_error_set(err, ZG_ERR_INVALID, "%s: '%s' is out of range (%s)%s", o->name, s, range, hint);
+    return 0;
+}
+
+static void opt_range(const cli_opt *o, char *range, size_t sz) {
     if (o->type == CLI_F64 || o->type == CLI_F32) {
         if (o->fmax == HUGE_VAL)
-            snprintf(range, sizeof range, ">= %g", o->fmin);
+            snprintf(range, sz, ">= %g", o->fmin);
         else if (o->fmin == -HUGE_VAL)
-            snprintf(range, sizeof range, "<= %g", o->fmax);
+            snprintf(range, sz, "<= %g", o->fmax);
         else
-            snprintf(range, sizeof range, "%g..%g", o->fmin, o->fmax);
+            snprintf(range, sz, "%g..%g", o->fmin, o->fmax);
     } else {
         int64_t lo = o->min, hi = o->max;
         if (o->type == CLI_I32)
             lo = lo < INT32_MIN ? INT32_MIN : lo, hi = hi > INT32_MAX ? INT32_MAX : hi;
-        if (hi == INT64_MAX || (o->type == CLI_I32 && hi == INT32_MAX))
-            snprintf(range, sizeof range, ">= %lld", (long long)lo);
-        else
-            snprintf(range, sizeof range, "%lld..%lld", (long long)lo, (long long)hi);
+        if (o->type == CLI_U64 && lo < 0) lo = 0;
+        int_range(lo, hi, range, sz);
     }
-    zg_error_set(err, ZG_ERR_INVALID, "%s: '%s' is out of range (%s)%s%s%s%s", o->name, s, range,
-                 what[0] ? "; give " : "", what[0] && o->metavar ? o->metavar : "",
-                 what[0] && o->metavar ? ": " : "", what);
-    return 0;
+}
+
+int cli_int_value(const char *name, const char *metavar, const char *what, const char *s,
+                  int64_t lo, int64_t hi, int64_t *out, zg_error *err) {
+    char hint[160] = "", range[96];
+    if (what && *what) snprintf(hint, sizeof hint, "; give %s: %s", metavar ? metavar : "", what);
+    int64_t v = 0;
+    int code = parse_i64(s, &v);
+    if (code || v < lo || v > hi) {
+        int_range(lo, hi, range, sizeof range);
+        return int_error(name, s, code, range, hint, err);
+    }
+    *out = v;
+    return 1;
 }
 
 // Stores value s of option o; 0 and err filled when it is malformed or out of range.
 static int store(const cli_opt *o, const char *s, zg_error *err) {
     int64_t iv = 0;
     double fv = 0;
+    int code = 0;
+    char hint[160], list[160];
+    give_hint(o->metavar, o->help, hint, sizeof hint);
+    if (o->choices && o->type != CLI_FLAG && !in_choices(o->choices, s)) {
+        choices_list(o->choices, list, sizeof list);
+        zg_error_set(err, ZG_ERR_INVALID, "%s: '%s' is not one of %s%s", o->name, s, list, hint);
+        return 0;
+    }
     switch (o->type) {
-    case CLI_FLAG: *(int32_t *)o->dst = 1; return 1;
-    case CLI_STR: *(const char **)o->dst = s; return 1;
+    case CLI_FLAG: *(int32_t *)o->dst = (int32_t)o->min; return 1;
+    case CLI_STR:
+        if (!*s) {
+            zg_error_set(err, ZG_ERR_INVALID, "%s: the value is empty ('')%s", o->name, hint);
+            return 0;
+        }
+        *(const char **)o->dst = s;
+        return 1;
     case CLI_I64:
     case CLI_I32:
     case CLI_U64:
-        if (!parse_i64(o->name, s, &iv, err)) return 0;
-        if (iv < o->min || iv > o->max) return out_of_range(o, s, err);
+        if ((code = parse_i64(s, &iv)) != INT_OK) {
+            char range[96];
+            opt_range(o, range, sizeof range);
+            return int_error(o->name, s, code, range, hint, err);
+        }
+        if (iv < o->min || iv > o->max) return out_of_range(o, s, hint, err);
         if (o->type == CLI_I32 && (iv < INT32_MIN || iv > INT32_MAX))
-            return out_of_range(o, s, err);
+            return out_of_range(o, s, hint, err);
+        if (o->type == CLI_U64 && iv < 0) return out_of_range(o, s, hint, err);
         if (o->type == CLI_I64)
             *(int64_t *)o->dst = iv;
         else if (o->type == CLI_I32)
@@ -140,8 +240,9 @@ static int store(const cli_opt *o, const char *s, zg_error *err) {
         return 1;
     case CLI_F64:
     case CLI_F32:
-        if (!parse_f64(o->name, s, &fv, err)) return 0;
-        if (!(fv >= o->fmin && fv <= o->fmax)) return out_of_range(o, s, err);
+        if (!parse_f64(o->name, s, hint, &fv, err)) return 0;
+        if (!(fv >= o->fmin && fv <= o->fmax)) return out_of_range(o, s, hint, err);
+        if (o->type == CLI_F32 && fabs(fv) > 3.4e38) return out_of_range(o, s, hint, err);
         if (o->type == CLI_F64)
             *(double *)o->dst = fv;
         else
@@ -154,6 +255,12 @@ static int store(const cli_opt *o, const char *s, zg_error *err) {
 // ---- the table parser ---------------------------------------------------------------------------
 
 #define CLI_MAX_OPTS 64
+
+static int find_opt(const cli_spec *spec, int n_opts, const char *arg) {
+    for (int k = 0; k < n_opts; k++)
+        if (!strcmp(arg, spec->opts[k].name)) return k;
+    return -1;
+}
 
 cli_result cli_parse(const cli_spec *spec, int argc, char **argv, zg_error *err) {
     const char *seen[CLI_MAX_OPTS] = {0}; // the value (or the flag's name) each option got
@@ -171,27 +278,41 @@ cli_result cli_parse(const cli_spec *spec, int argc, char **argv, zg_error *err)
             return CLI_HELP_SHOWN;
         }
     for (int i = 1; i < argc; i++) {
-        int k = 0;
-        while (k < n_opts && strcmp(argv[i], spec->opts[k].name))
-            k++;
-        if (k == n_opts) {
-            zg_error_set(err, ZG_ERR_INVALID, "unknown option '%s' (see --help)", argv[i]);
+        int k = find_opt(spec, n_opts, argv[i]);
+        if (k < 0) {
+            if (argv[i][0] == '-')
+                zg_error_set(err, ZG_ERR_INVALID,
+                             "unknown option '%s' for `zellige %s` (see zellige %s --help)",
+                             argv[i], spec->cmd, spec->cmd);
+            else
+                zg_error_set(err, ZG_ERR_INVALID,
+                             "unexpected argument '%s' for `zellige %s`: every value follows "
+                             "its option (see zellige %s --help)",
+                             argv[i], spec->cmd, spec->cmd);
             return CLI_BAD;
         }
         const cli_opt *o = &spec->opts[k];
         const char *v = o->name;
+        char hint[160];
+        give_hint(o->metavar, o->help, hint, sizeof hint);
         if (o->type != CLI_FLAG) {
             if (i + 1 >= argc) {
-                zg_error_set(err, ZG_ERR_INVALID, "%s needs a value", o->name);
+                zg_error_set(err, ZG_ERR_INVALID, "%s needs a value%s", o->name, hint);
+                return CLI_BAD;
+            }
+            if (find_opt(spec, n_opts, argv[i + 1]) >= 0) { // `--json --quiet`: not a file name
+                zg_error_set(err, ZG_ERR_INVALID, "%s needs a value, got the option '%s'%s",
+                             o->name, argv[i + 1], hint);
                 return CLI_BAD;
             }
             v = argv[++i];
         }
         if (seen[k]) {
             if (o->type == CLI_FLAG)
-                zg_error_set(err, ZG_ERR_INVALID, "%s is given twice", o->name);
+                zg_error_set(err, ZG_ERR_INVALID, "%s is given twice (give it once)", o->name);
             else
-                zg_error_set(err, ZG_ERR_INVALID, "%s is given twice ('%s', then '%s')", o->name,
+                zg_error_set(err, ZG_ERR_INVALID,
+                             "%s is given twice ('%s', then '%s'); give it once", o->name,
                              seen[k], v);
             return CLI_BAD;
         }
@@ -200,10 +321,29 @@ cli_result cli_parse(const cli_spec *spec, int argc, char **argv, zg_error *err)
     }
     for (int k = 0; k < n_opts; k++)
         if (spec->opts[k].required && !seen[k]) {
-            zg_error_set(err, ZG_ERR_INVALID, "%s %s is required", spec->opts[k].name,
-                         spec->opts[k].metavar ? spec->opts[k].metavar : "");
+            char hint[160];
+            give_hint(spec->opts[k].metavar, spec->opts[k].help, hint, sizeof hint);
+            zg_error_set(err, ZG_ERR_INVALID, "%s %s is required%s", spec->opts[k].name,
+                         spec->opts[k].metavar ? spec->opts[k].metavar : "", hint);
             return CLI_BAD;
         }
+    // outputs: writable before any work starts, and no two naming one file
+    for (int k = 0; k < n_opts; k++) {
+        const cli_opt *o = &spec->opts[k];
+        if (!o->output || !seen[k]) continue;
+        for (int j = 0; j < k; j++)
+            if (spec->opts[j].output && seen[j] && !strcmp(seen[j], seen[k])) {
+                zg_error_set(err, ZG_ERR_INVALID,
+                             "%s: '%s' is also the %s file; give each output its own path",
+                             o->name, seen[k], spec->opts[j].name);
+                return CLI_BAD;
+            }
+        if (zg_file_check_writable(seen[k], err)) {
+            zg_error_prefix(err, "%s: ", o->name);
+            err->status = ZG_ERR_INVALID; // a usage error, like every other one here
+            return CLI_BAD;
+        }
+    }
     return CLI_PARSED;
 }
 
@@ -234,34 +374,4 @@ void cli_help(const cli_spec *spec, FILE *f) {
         } while (*h && *++h);
     }
     if (spec->footer) fputs(spec->footer, f);
-}
-
-// ---- single-option helpers ----------------------------------------------------------------------
-
-int cli_opt_str(int argc, char **argv, int *i, const char *key, const char **out, zg_error *err,
-                int *bad) {
-    if (strcmp(argv[*i], key) != 0) return 0;
-    if (*i + 1 >= argc) {
-        zg_error_set(err, ZG_ERR_INVALID, "%s needs a value", key);
-        *bad = 1;
-        return 1;
-    }
-    *out = argv[++*i];
-    return 1;
-}
-
-int cli_opt_int(int argc, char **argv, int *i, const char *key, int64_t *out, zg_error *err,
-                int *bad) {
-    const char *s = NULL;
-    if (!cli_opt_str(argc, argv, i, key, &s, err, bad)) return 0;
-    if (s && !parse_i64(key, s, out, err)) *bad = 1;
-    return 1;
-}
-
-int cli_opt_num(int argc, char **argv, int *i, const char *key, double *out, zg_error *err,
-                int *bad) {
-    const char *s = NULL;
-    if (!cli_opt_str(argc, argv, i, key, &s, err, bad)) return 0;
-    if (s && !parse_f64(key, s, out, err)) *bad = 1;
-    return 1;
 }

@@ -51,36 +51,54 @@ typedef struct cli_opt {
     double fmin, fmax;    // numbers: inclusive range (NaN is never in range)
     int required;         // 1: must be given
     const char *help;     // lines separated by '\n'; NULL: hidden from --help
+    const char *choices;  // "a|b|c": the only values accepted (strings, or integers in range)
+    int output;           // 1: a path the command writes (checked before any work starts)
 } cli_opt;
 
-// Integers are 64-bit (an optional K/M/G suffix: 350K), checked against the range before they
-// are stored. The destination's C type picks the option type (a wrong pointer does not compile).
+// Integers are parsed as 64-bit (strtoll; decimal, or a whole number with a K/M/G suffix or an
+// exponent: 350K, 1.5M, 1e6), overflow is an error, and the value is checked against the range
+// before it is stored. Numbers must be finite (nan, inf and overflow are errors). The
+// destination's C type picks the option type (a wrong pointer does not compile).
 #define CLI_INT_ANY INT64_MIN, INT64_MAX
 #define CLI_NUM_ANY -HUGE_VAL, HUGE_VAL
 #define CLI_FLAG_OPT(name, dst, help) CLI_FLAG_VAL(name, dst, 1, help)
 #define CLI_FLAG_VAL(name, dst, val, help) \
-    {name, NULL, CLI_FLAG, _Generic((dst), int32_t *: (dst)), val, val, 0, 0, 0, help}
+    {name, NULL, CLI_FLAG, _Generic((dst), int32_t *: (dst)), val, val, 0, 0, 0, help, NULL, 0}
 #define CLI_STR_OPT(name, meta, dst, help) \
-    {name, meta, CLI_STR, _Generic((dst), const char **: (dst)), 0, 0, 0, 0, 0, help}
+    {name, meta, CLI_STR, _Generic((dst), const char **: (dst)), 0, 0, 0, 0, 0, help, NULL, 0}
 #define CLI_STR_REQUIRED(name, meta, dst, help) \
-    {name, meta, CLI_STR, _Generic((dst), const char **: (dst)), 0, 0, 0, 0, 1, help}
+    {name, meta, CLI_STR, _Generic((dst), const char **: (dst)), 0, 0, 0, 0, 1, help, NULL, 0}
+// A string that must be one of choices ("node|aligned|sliding").
+#define CLI_CHOICE_OPT(name, meta, dst, choices, help) \
+    {name, meta, CLI_STR, _Generic((dst), const char **: (dst)), 0, 0, 0, 0, 0, help, choices, 0}
+// An integer that must be one of choices ("10|15").
+#define CLI_INT_CHOICE_OPT(name, meta, dst, choices, help)                                  \
+    {name, meta,                                                                             \
+     _Generic((dst), int64_t *: CLI_I64, int32_t *: CLI_I32, uint64_t *: CLI_U64), (dst), \
+     INT64_MIN, INT64_MAX, 0, 0, 0, help, choices, 0}
+// A file the command writes: after parsing, its directory must exist and be writable and the
+// path must not be a directory (zg_file_check_writable); two outputs may not name one file.
+#define CLI_OUT_OPT(name, meta, dst, help) \
+    {name, meta, CLI_STR, _Generic((dst), const char **: (dst)), 0, 0, 0, 0, 0, help, NULL, 1}
+#define CLI_OUT_REQUIRED(name, meta, dst, help) \
+    {name, meta, CLI_STR, _Generic((dst), const char **: (dst)), 0, 0, 0, 0, 1, help, NULL, 1}
 #define CLI_INT_OPT(...) CLI_INT_OPT_(__VA_ARGS__)  // expands CLI_INT_ANY into two arguments
 #define CLI_NUM_OPT(...) CLI_NUM_OPT_(__VA_ARGS__)
 #define CLI_INT_OPT_(name, meta, dst, lo, hi, help)                                         \
     {name, meta,                                                                             \
      _Generic((dst), int64_t *: CLI_I64, int32_t *: CLI_I32, uint64_t *: CLI_U64), (dst), \
-     lo, hi, 0, 0, 0, help}
+     lo, hi, 0, 0, 0, help, NULL, 0}
 #define CLI_NUM_OPT_(name, meta, dst, lo, hi, help) \
-    {name, meta, _Generic((dst), double *: CLI_F64, float *: CLI_F32), (dst), 0, 0, lo, hi, 0, help}
+    {name, meta, _Generic((dst), double *: CLI_F64, float *: CLI_F32), (dst), 0, 0, lo, hi, 0, help, NULL, 0}
 // The common options, one spelling for every command (help texts name each command's default).
 #define CLI_OPT_MODEL(dst, help) CLI_STR_OPT("--model", "M", dst, help)
 #define CLI_OPT_CLUSTER(dst, help) CLI_STR_OPT("--cluster", "C", dst, help)
 #define CLI_OPT_PROFILE(dst, help) CLI_STR_OPT("--profile", "FILE", dst, help)
 #define CLI_OPT_POLICY(name, dst, help) CLI_STR_OPT(name, "LIST", dst, help)
 #define CLI_OPT_BATCH(dst, help) CLI_STR_OPT("--batch", "FILE", dst, help)
-#define CLI_OPT_SEED(dst, help) CLI_INT_OPT("--seed", "N", dst, CLI_INT_ANY, help)
+#define CLI_OPT_SEED(dst, help) CLI_INT_OPT("--seed", "N", dst, 0, INT64_MAX, help)
 #define CLI_OPT_JSON(dst, help) CLI_FLAG_OPT("--json", dst, help)
-#define CLI_OPT_OUT(dst, help) CLI_STR_OPT("--out", "FILE", dst, help)
+#define CLI_OPT_OUT(dst, help) CLI_OUT_OPT("--out", "FILE", dst, help)
 #define CLI_OPT_THREADS(dst, help) CLI_INT_OPT("--threads", "N", dst, 0, 1024, help)
 #define CLI_OPT_END {0}
 
@@ -95,8 +113,10 @@ typedef enum { CLI_PARSED = 0, CLI_HELP_SHOWN, CLI_BAD } cli_result;
 
 // Parses argv[1..argc-1] into the table's destinations. -h/--help anywhere prints the help
 // (cli_help) on stdout and returns CLI_HELP_SHOWN. A missing or malformed value, a value out of
-// range, an option given twice, an unknown option or a missing required option returns CLI_BAD
-// and fills err with one line naming the option and the value (nothing is printed).
+// range or not in the choices, an option given twice (one rule for every option, flags too), an
+// unknown option or argument, a missing required option, or an output path that cannot be
+// written returns CLI_BAD and fills err with one line naming the option, the value, what is
+// accepted and what to do (nothing is printed). Nothing is written by the parser.
 cli_result cli_parse(const cli_spec *spec, int argc, char **argv, zg_error *err);
 // Prints the header, the option table (value names aligned, help lines wrapped as written) and
 // the footer.
@@ -107,18 +127,21 @@ const char *cli_cluster_footer(void);
 //   cli_result pr = cli_parse(&spec, argc, argv, &err);
 //   if (pr != CLI_PARSED) return cli_parse_exit(&spec, pr, &err);
 int cli_parse_exit(const cli_spec *spec, cli_result r, const zg_error *err);
+// The input files and names a command reads (NULL: not given). cli_check_inputs loads each
+// once before any work: model (or model_default when the option is absent and a batch or a
+// catalog needs one), cluster, profile table, batch (must hold a sequence) and catalog; the
+// first bad one fails with its message prefixed by the option ("--batch: cannot open 'x.json':
+// ..."). The work then loads them again (cheap next to it).
+typedef struct cli_inputs {
+    const char *model, *model_default, *cluster, *profile, *batch, *catalog;
+} cli_inputs;
+zg_status cli_check_inputs(const cli_inputs *in, zg_error *err);
 // Splits a comma list in place into at most max tokens; returns their count.
 int cli_split_list(char *s, char **out, int max);
 
-// ---- single-option helpers (plan, workload, check-engine) ---------------------------------------
-// `--key value` pairs, one at a time. Each returns 1 when argv[*i] is `key` (and consumes its
-// value), 0 otherwise. A missing or malformed value sets *bad = 1 and fills err. Values parse
-// like cli_parse's (no range: the command checks it).
-int cli_opt_str(int argc, char **argv, int *i, const char *key, const char **out, zg_error *err,
-                int *bad);
-int cli_opt_int(int argc, char **argv, int *i, const char *key, int64_t *out, zg_error *err,
-                int *bad);
-int cli_opt_num(int argc, char **argv, int *i, const char *key, double *out, zg_error *err,
-                int *bad);
+// Parses s as option name's integer value in [lo, hi] (as cli_parse does; what: the help's
+// description for the message). For values cli_parse cannot type, e.g. --first-nodes N|ordinary.
+int cli_int_value(const char *name, const char *metavar, const char *what, const char *s,
+                  int64_t lo, int64_t hi, int64_t *out, zg_error *err);
 
 #endif

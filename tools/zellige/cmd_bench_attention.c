@@ -287,13 +287,18 @@ static int cmd_bench_attention(int argc, char **argv) {
 }
 
 static int cmd_bench(int argc, char **argv) {
-    if (argc < 2 || cli_is_help(argv[1])) {
-        FILE *f = argc < 2 ? stderr : stdout;
-        fprintf(f, "usage: zellige bench <kind> [options]\n  kinds: attention\n");
-        return argc < 2 ? 2 : 0;
+    if (argc >= 2 && cli_is_help(argv[1])) {
+        printf("usage: zellige bench <kind> [options]\n  kinds: attention\n");
+        return 0;
+    }
+    if (argc < 2) {
+        fprintf(stderr, "zellige bench: give a kind: attention (see zellige bench --help)\n");
+        return 2;
     }
     if (!strcmp(argv[1], "attention")) return cmd_bench_attention(argc - 1, argv + 1);
-    fprintf(stderr, "zellige bench: unknown kind '%s' (kinds: attention)\n", argv[1]);
+    fprintf(stderr, "zellige bench: unknown kind '%s'; give one of attention (see zellige bench "
+                    "--help)\n",
+            argv[1]);
     return 2;
 }
 

@@ -12,72 +12,49 @@
 #include <omp.h>
 #endif
 
-static const char *usage_text =
+static const char *header =
     "usage: mpirun -np P zellige check-engine [options]\n"
     "Runs random legal plans on the distributed attention engine (forward + backward, twice for\n"
     "bit-identity) and compares every rank's outputs and dQ/dK/dV with a single-process\n"
-    "reference. Without mpirun it runs on one process (self backend).\n\n"
-    "  --random-plans N   plans to draw (default 20); plan i forces config i mod #configs\n"
-    "  --seed S           seed (default 1)\n"
-    "  --heads H          attention heads (default 12: Ulysses degrees 1,2,3,4,6,12)\n"
-    "  --head-dim D       head dimension (default 16)\n"
-    "  --max-seqs N       sequences per plan, at most (default 8)\n"
-    "  --max-tokens N     tokens per sequence, at most (default 64)\n"
-    "  --tol X            relative error above which a plan fails (default 1e-4)\n"
-    "  --rounds R         microbatch rounds (1..8, default 1): from 2 on, each plan gets 2..R\n"
-    "                     rounds (drawn; every round holds a sequence), run one after another\n"
-    "  --ref              use the reference kernels in the distributed run too\n"
-    "  --no-coalesce      one kernel call per sequence shard (default: one per ring step)\n"
-    "  --threads N        OpenMP threads per rank (default: 1 when P > 1, else the OpenMP "
-    "default)\n"
-    "  --json             print one JSON line: plans, passed, max_rel_err_fwd, max_rel_err_bwd\n";
+    "reference. Without mpirun it runs on one process (self backend).\n\n";
 
 static int run_check_engine(int argc, char **argv) {
     int64_t n_plans = 20, seed = 1, heads = 12, hd = 16, max_seqs = 8, max_tok = 64, threads = 0,
             rounds = 1;
     double tol = 1e-4;
-    int json = 0, bad = 0;
+    int32_t json = 0, use_ref = 0, no_coalesce = 0;
     zg_engine_opts eo;
     zg_engine_opts_default(&eo);
     zg_error err = {0};
-    for (int i = 1; i < argc && !bad; i++) {
-        if (cli_is_help(argv[i])) {
-            fputs(usage_text, stdout);
-            return 0;
-        }
-        if (cli_opt_int(argc, argv, &i, "--random-plans", &n_plans, &err, &bad)) continue;
-        if (cli_opt_int(argc, argv, &i, "--seed", &seed, &err, &bad)) continue;
-        if (cli_opt_int(argc, argv, &i, "--heads", &heads, &err, &bad)) continue;
-        if (cli_opt_int(argc, argv, &i, "--head-dim", &hd, &err, &bad)) continue;
-        if (cli_opt_int(argc, argv, &i, "--max-seqs", &max_seqs, &err, &bad)) continue;
-        if (cli_opt_int(argc, argv, &i, "--max-tokens", &max_tok, &err, &bad)) continue;
-        if (cli_opt_int(argc, argv, &i, "--threads", &threads, &err, &bad)) continue;
-        if (cli_opt_int(argc, argv, &i, "--rounds", &rounds, &err, &bad)) continue;
-        if (cli_opt_num(argc, argv, &i, "--tol", &tol, &err, &bad)) continue;
-        if (!strcmp(argv[i], "--json"))
-            json = 1;
-        else if (!strcmp(argv[i], "--ref"))
-            eo.use_ref = 1;
-        else if (!strcmp(argv[i], "--no-coalesce"))
-            eo.coalesce = 0;
-        else {
-            zg_error_set(&err, ZG_ERR_INVALID, "unknown option '%s' (see --help)", argv[i]);
-            bad = 1;
-        }
-    }
-    if (!bad && (n_plans < 1 || heads < 1 || hd < 1 || hd > 256 || max_seqs < 1 || max_tok < 1 ||
-                 !(tol > 0))) {
-        zg_error_set(&err, ZG_ERR_INVALID,
-                     "--random-plans, --heads, --max-seqs, --max-tokens must be >= 1, "
-                     "--head-dim in 1..256, --tol > 0");
-        bad = 1;
-    }
-    if (!bad && (rounds < 1 || rounds > 8)) {
-        zg_error_set(&err, ZG_ERR_INVALID, "--rounds: '%lld' is out of range (1..8)",
-                     (long long)rounds);
-        bad = 1;
-    }
-    if (bad) return cli_fail("check-engine", &err);
+    const cli_opt opts[] = {
+        CLI_INT_OPT("--random-plans", "N", &n_plans, 1, 1000000,
+                    "plans to draw (default 20); plan i forces config i mod #configs"),
+        CLI_INT_OPT("--seed", "S", &seed, 0, INT64_MAX, "seed (default 1)"),
+        CLI_INT_OPT("--heads", "H", &heads, 1, 1024,
+                    "attention heads (default 12: Ulysses degrees 1,2,3,4,6,12)"),
+        CLI_INT_OPT("--head-dim", "D", &hd, 1, 256, "head dimension (default 16)"),
+        CLI_INT_OPT("--max-seqs", "N", &max_seqs, 1, 4096,
+                    "sequences per plan, at most (default 8)"),
+        CLI_INT_OPT("--max-tokens", "N", &max_tok, 1, 1048576,
+                    "tokens per sequence, at most (default 64)"),
+        CLI_NUM_OPT("--tol", "X", &tol, 1e-300, 1,
+                    "relative error above which a plan fails (default 1e-4)"),
+        CLI_INT_OPT("--rounds", "R", &rounds, 1, 8,
+                    "microbatch rounds, 1..8 (default 1): from 2 on, each plan gets 2..R\n"
+                    "rounds (drawn; every round holds a sequence), run one after another"),
+        CLI_FLAG_OPT("--ref", &use_ref, "use the reference kernels in the distributed run too"),
+        CLI_FLAG_OPT("--no-coalesce", &no_coalesce,
+                     "one kernel call per sequence shard (default: one per ring step)"),
+        CLI_INT_OPT("--threads", "N", &threads, 0, 1024,
+                    "OpenMP threads per rank (default: 1 when P > 1, else the OpenMP default)"),
+        CLI_OPT_JSON(&json, "print one JSON line: plans, passed, max_rel_err_fwd, max_rel_err_bwd"),
+        CLI_OPT_END,
+    };
+    const cli_spec spec = {"check-engine", header, opts, NULL};
+    cli_result pr = cli_parse(&spec, argc, argv, &err);
+    if (pr != CLI_PARSED) return cli_parse_exit(&spec, pr, &err);
+    if (use_ref) eo.use_ref = 1;
+    if (no_coalesce) eo.coalesce = 0;
     zg_comm comm;
     if (zg_comm_init_auto(&comm, NULL, NULL, &err) != ZG_OK) return cli_fail("check-engine", &err);
 #ifdef ZG_HAVE_OPENMP

@@ -76,6 +76,10 @@ static int run_fidelity(int argc, char **argv) {
     const cli_spec spec = {"fidelity", header, opts, cli_cluster_footer()};
     cli_result pr = cli_parse(&spec, argc, argv, &err);
     if (pr != CLI_PARSED) return cli_parse_exit(&spec, pr, &err);
+    if (cli_check_inputs(&(cli_inputs){.model = o.model, .cluster = o.cluster,
+                                        .profile = o.profile, .catalog = o.model ? o.catalog : NULL},
+                         &err))
+        return cli_fail("fidelity", &err);
 
     zg_comm comm;
     if (zg_comm_init_auto(&comm, NULL, NULL, &err)) return cli_fail("fidelity", &err);

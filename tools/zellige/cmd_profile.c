@@ -84,7 +84,7 @@ static int run_profile(int argc, char **argv) {
                         "cluster name to record (default cpu:<ranks>); must have <ranks> ranks"),
         CLI_STR_OPT("--catalog", "K", &o.catalog,
                     "cpu (default) | default | FILE.json with {\"buckets\":[...]}"),
-        CLI_STR_REQUIRED("--out", "FILE", &o.out, "profile JSON to write (required)"),
+        CLI_OUT_REQUIRED("--out", "FILE", &o.out, "profile JSON to write (required)"),
         CLI_INT_OPT("--warmup", "N", &o.warmup, 0, 1000, "warm-up rounds (default 1)"),
         CLI_INT_OPT("--reps", "N", &o.reps, 1, 1000,
                     "measured rounds (default 6; fewer rounds fit noisier prices)"),
@@ -120,6 +120,10 @@ static int run_profile(int argc, char **argv) {
     const cli_spec spec = {"profile", header, opts, cli_cluster_footer()};
     cli_result pr = cli_parse(&spec, argc, argv, &err);
     if (pr != CLI_PARSED) return cli_parse_exit(&spec, pr, &err);
+    if (cli_check_inputs(&(cli_inputs){.model = o.model, .cluster = o.cluster,
+                                        .catalog = o.catalog},
+                         &err))
+        return cli_fail("profile", &err);
 
     zg_comm comm;
     if (zg_comm_init_auto(&comm, NULL, NULL, &err)) return cli_fail("profile", &err);

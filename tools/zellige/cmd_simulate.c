@@ -21,10 +21,12 @@ static int run_simulate(int argc, char **argv) {
     const cli_opt opts[] = {
         CLI_OPT_MODEL(&o.model, "model preset or JSON file (default wan2.1-1.3b)"),
         CLI_OPT_CLUSTER(&o.cluster, "NxGPU, NODESxGPUSxGPU, preset or JSON file (default 16xA800)"),
-        CLI_STR_OPT("--mix", "LIST", &o.mixes, "comma list of V35..V60, or 'all' (default all)"),
-        CLI_INT_OPT("--load", "N", &o.tokens_per_rank, 1, INT64_MAX,
+        CLI_STR_OPT("--mix", "LIST", &o.mixes,
+                    "comma list of V35, V40, V45, V50, V55, V60, or 'all' (default all)"),
+        CLI_INT_OPT("--load", "N", &o.tokens_per_rank, 1, 100000000,
                     "tokens per rank per step, e.g. 350K (default 350K)"),
-        CLI_INT_OPT("--video-seconds", "S", &o.video_seconds, 10, 15, "10 or 15 (default 15)"),
+        CLI_INT_CHOICE_OPT("--video-seconds", "S", &o.video_seconds, "10|15",
+                           "video length in seconds, 10 or 15 (default 15)"),
         CLI_INT_OPT("--steps", "N", &o.steps, 1, 100000, "batches per mix (default 3)"),
         CLI_OPT_POLICY("--policies", &o.policies,
                        "comma list of zellige, joint, knapformer, megatron, usp, adaptive,\n"
@@ -37,18 +39,18 @@ static int run_simulate(int argc, char **argv) {
         CLI_FLAG_OPT("--knap-ignore-memory", &o.knap_ignore_memory,
                      "choose KnapFormer's layout by makespan alone (its plans may then\n"
                      "exceed the memory cap; the 'over cap' column counts them)"),
-        CLI_NUM_OPT("--gamma", "X", &o.gamma, CLI_NUM_ANY,
+        CLI_NUM_OPT("--gamma", "X", &o.gamma, 0, 1e6,
                     "KnapFormer attention weight (default 1.0)"),
         CLI_INT_OPT("--max-seqlen-per-rank", "N", &max_seqlen, 1, INT64_MAX,
                     "megatron: tokens of a sample one rank holds (default: per batch\n"
                     "the largest at which every sequence fits memory)"),
-        CLI_STR_OPT("--family", "F", &o.family,
+        CLI_CHOICE_OPT("--family", "F", &o.family, "node|aligned|sliding",
                     "rank sets: node | aligned | sliding (default node)"),
         CLI_NUM_OPT("--time-limit", "S", &o.time_limit_s, 1e-6, 1e9,
                     "seconds per joint solve (default 10; up to half of it on\n"
                     "joint's relaxation lower bound, a quarter on its pattern bound)"),
         CLI_OPT_SEED(&o.seed, "workload seed (default 1)"),
-        CLI_STR_OPT("--report", "FILE", &report,
+        CLI_OUT_OPT("--report", "FILE", &report,
                     "write a self-contained HTML report (Gantt per policy, bars)"),
         CLI_OPT_JSON(&json, "print one JSON line with the results"),
         CLI_OPT_END,
@@ -56,6 +58,8 @@ static int run_simulate(int argc, char **argv) {
     const cli_spec spec = {"simulate", header, opts, cli_cluster_footer()};
     cli_result pr = cli_parse(&spec, argc, argv, &err);
     if (pr != CLI_PARSED) return cli_parse_exit(&spec, pr, &err);
+    if (cli_check_inputs(&(cli_inputs){.model = o.model, .cluster = o.cluster}, &err))
+        return cli_fail("simulate", &err);
     if (max_seqlen >= 1) o.max_seqlen_per_rank = zg_opt_tokens_of(max_seqlen);
 
     zg_progress prog;

@@ -117,7 +117,7 @@ static int run_train(int argc, char **argv) {
         CLI_STR_OPT("--bags", "SPEC", &o.bags,
                     "KnapFormer bag layout (default: of the uniform layouts g{G}n{N/G},\n"
                     "the one with the lowest predicted makespan on the first batch)"),
-        CLI_STR_OPT("--save", "FILE", &o.save,
+        CLI_OUT_OPT("--save", "FILE", &o.save,
                     "checkpoint after the last step (first policy's trainer)"),
         CLI_STR_OPT("--resume", "FILE", &o.resume,
                     "start from a checkpoint (every policy's trainer)"),
@@ -131,6 +131,10 @@ static int run_train(int argc, char **argv) {
     const cli_spec spec = {"train", header, opts, cli_cluster_footer()};
     cli_result pr = cli_parse(&spec, argc, argv, &err);
     if (pr != CLI_PARSED) return cli_parse_exit(&spec, pr, &err);
+    if (cli_check_inputs(&(cli_inputs){.model = o.model, .cluster = o.cluster,
+                                        .profile = o.profile, .batch = o.batch},
+                         &err))
+        return cli_fail("train", &err);
 
     zg_comm comm;
     if (o.plan_only ? zg_comm_self_init(&comm, &err) : zg_comm_init_auto(&comm, NULL, NULL, &err))

@@ -34,7 +34,8 @@ int main(int argc, char **argv) {
     }
     for (int i = 0; i < n_commands; i++)
         if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
-    fprintf(stderr, "zellige: unknown command '%s'\n", argv[1]);
-    usage(stderr);
+    fprintf(stderr, "zellige: unknown command '%s'; give one of", argv[1]);
+    for (int i = 0; i < n_commands; i++) fprintf(stderr, "%s %s", i ? "," : "", commands[i].name);
+    fprintf(stderr, " (see zellige --help)\n");
     return 2;
 }

@@ -176,7 +176,7 @@ static void leaf(bb *c) {
 static int node_bound(bb *c, int64_t u, int32_t gi, int32_t lo) {
     const zel_model *m = c->m;
     int32_t N = m->n_ranks;
-    double lim = cap_of(c), cap = m->mem_cap;
+    double lim = cap_of(c), cap = m->mem_room;
     double lb = 0, area = c->sumL + m->extra_area;
     for (int32_t r = 0; r < N; r++)
         if (c->L[r] > lb) lb = c->L[r];
@@ -465,7 +465,7 @@ static void node(bb *c, int64_t u) {
             if (!fits(c, lm + f->time, lim)) continue;  // the block's fastest option misses lim
             double hm = zel_rmq_max(&c->rh, f->start, f->degree);
             int32_t j = j0;
-            while (j < js && hm + G->opts[j].mem > m->mem_cap) j++;
+            while (j < js && hm + G->opts[j].mem > m->mem_room) j++;
             for (; j < js; j++) {
                 const zel_opt *o = &G->opts[j];
                 double e = lm + o->time;

@@ -70,7 +70,7 @@ double zel_cover_bound(const zel_model *m, const double *L, const double *H, dou
                        double *scratch) {
     int32_t N = m->n_ranks;
     if (m->fill_mem <= 0 || zel_mem_area(m) <= 0 || gi >= m->n_grps) return 0;
-    double tau = zel_mem_area(m) / m->fill_mem, cap = m->mem_cap;
+    double tau = zel_mem_area(m) / m->fill_mem, cap = m->mem_room;
     double *R = scratch, sumR = 0;
     for (int32_t r = 0; r < N; r++) {
         double x = T - L[r] - tau * (cap - H[r]);

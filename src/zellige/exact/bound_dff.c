@@ -98,7 +98,7 @@ double zel_dff_bound(const zel_model *m, const double *L, const double *H, doubl
                      int64_t rem, int32_t lo, double budget, double *scratch) {
     int32_t N = m->n_ranks;
     if (gi >= m->n_grps || N <= 0) return 0;
-    double cap = m->mem_cap;
+    double cap = m->mem_room;
     double *inv = scratch;  // 1 / C_r (C_r <= 0: no piece fits there)
     double *R = inv + N, sumR = 0;  // the cover bound's residual excess (exact/bound_cover.c)
     int mem = m->fill_mem > 0 && zel_mem_area(m) > 0;

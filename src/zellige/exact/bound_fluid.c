@@ -48,7 +48,7 @@ void zel_fluid_ctx_set(zel_fluid_ctx *f, const zel_model *m, const double *L, co
     f->tau = m->fill_mem > 0 ? zel_mem_area(m) / m->fill_mem : 0;
     f->tot = 0, f->maxL = 0, f->sumL = 0;
     for (int32_t r = 0; r < N; r++) {
-        double c = m->mem_cap - H[r];
+        double c = m->mem_room - H[r];
         f->tc[r] = c > 0 ? f->tau * c : 0;
         f->tot += f->tc[r];
         if (L[r] > f->maxL) f->maxL = L[r];
@@ -146,7 +146,7 @@ double zel_fluid_T_child_cut(const zel_fluid_ctx *f, const zel_model *m, const d
     int32_t dk = d < BLK_TERMS ? d : BLK_TERMS;  // ranks s .. s + dk kept
     for (int32_t i = 0; i < d; i++) {
         int32_t r = s + i;
-        double c = m->mem_cap - (H[r] + o->mem);
+        double c = m->mem_room - (H[r] + o->mem);
         double tc = c > 0 ? tau * c : 0, l = L[r] + o->time;
         tot += tc - f->tc[r];
         if (l > maxL) maxL = l;
@@ -180,7 +180,7 @@ double zel_fluid_T_child_cut(const zel_fluid_ctx *f, const zel_model *m, const d
         for (int32_t i = 0; i < dk; i++)
             swap_rank(T, b0[i], f->tc[s + i], L[s + i], tc1[i], l1[i], b1[i], &h, &active, &next);
         for (int32_t r = s + dk; r < e; r++) {
-            double c = m->mem_cap - (H[r] + o->mem), ct = c > 0 ? tau * c : 0, cl = L[r] + o->time;
+            double c = m->mem_room - (H[r] + o->mem), ct = c > 0 ? tau * c : 0, cl = L[r] + o->time;
             swap_rank(T, L[r] + f->tc[r], f->tc[r], L[r], ct, cl, cl + ct, &h, &active, &next);
         }
         if (h >= A || active == 0) return T;

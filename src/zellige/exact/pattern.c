@@ -79,7 +79,7 @@ typedef struct pbound {
 
 // Fluid k's capacity on a rank of class c holding pieces of time t and memory m, at T.
 static double cap_k(const pbound *b, int32_t k, const pclass *c, double T, double t, double m) {
-    double tl = T - c->L - t, ml = b->m->mem_cap - c->H - m;
+    double tl = T - c->L - t, ml = b->m->mem_room - c->H - m;
     if (tl < 0) tl = 0;
     if (ml < 0) ml = 0;
     return b->tau[k] < INFINITY && b->tau[k] * ml < tl ? b->tau[k] * ml : tl;
@@ -142,7 +142,7 @@ static double frac_add(const pricing *q, int32_t idx, double gt, double gm, doub
 // room in time (or memory) caps the sum, fractionally.
 static double node_ub(const pricing *q, int32_t idx, double t, double m, double val) {
     const pbound *b = q->b;
-    double tl = q->T - q->c->L - t, ml = b->m->mem_cap - q->c->H - m;
+    double tl = q->T - q->c->L - t, ml = b->m->mem_room - q->c->H - m;
     double v = val + cap_sum(b, q->mu, q->c, q->T, t, m);
     if (idx == q->n_items) return v;
     double gt = 0, gm = 0;
@@ -170,7 +170,7 @@ static void price_dfs(pricing *q, int32_t idx, double t, double m, double val) {
     }
     if (idx == q->n_items) return;
     if (node_ub(q, idx, t, m, val) <= q->best + q->delta) return;
-    double tl = q->T - q->c->L - t, ml = b->m->mem_cap - q->c->H - m;
+    double tl = q->T - q->c->L - t, ml = b->m->mem_room - q->c->H - m;
     int32_t i = b->items[idx];
     const piece *p = &b->pc[i];
     double kt = p->t > 0 ? floor(tl / p->t + ZEL_LP_TOL) : 1e9;
@@ -201,7 +201,7 @@ static double price(pbound *b, const pclass *c, const double *pi, const double *
     }
     for (int32_t i = 0; i < b->np; i++) {
         const piece *p = &b->pc[i];
-        if (!(pi[i] > 0) || c->L + p->t > T || c->H + p->m > b->m->mem_cap) continue;
+        if (!(pi[i] > 0) || c->L + p->t > T || c->H + p->m > b->m->mem_room) continue;
         key[2 * q.n_items] = p->t;
         key[2 * q.n_items + 1] = i;
         q.n_items++;
@@ -226,7 +226,7 @@ static double price(pbound *b, const pclass *c, const double *pi, const double *
 static double price_mip(pbound *b, const pclass *c, const double *pi, const double *mu, double T,
                         double *ub) {
     *ub = INFINITY;
-    double tl = T - c->L, ml = (b->m->mem_cap - c->H) / 1e9;  // memory in GB
+    double tl = T - c->L, ml = (b->m->mem_room - c->H) / 1e9;  // memory in GB
     Cbc_Model *q = Cbc_newModel();
     int32_t *ix = malloc(sizeof(int32_t) * (size_t)(b->np + 1));
     int *ri = malloc(sizeof(int) * (size_t)(b->np + 2)), nn = 0;
@@ -289,7 +289,7 @@ static double price_mip(pbound *b, const pclass *c, const double *pi, const doub
                 b->best_n[ix[j]] = n;
                 t += n * b->pc[ix[j]].t, m += n * b->pc[ix[j]].m, v += n * pi[ix[j]];
             }
-            if (t <= tl && m <= b->m->mem_cap - c->H) best = v + cap_sum(b, mu, c, T, t, m);
+            if (t <= tl && m <= b->m->mem_room - c->H) best = v + cap_sum(b, mu, c, T, t, m);
         }
     }
 out:
@@ -305,7 +305,7 @@ static int pool_fits(const pbound *b, int32_t j, double T) {
         int32_t n = b->pool[(size_t)j * b->np + i];
         t += n * b->pc[i].t, m += n * b->pc[i].m;
     }
-    return t <= T && m <= b->m->mem_cap;
+    return t <= T && m <= b->m->mem_room;
 }
 
 static uint64_t pool_hash(int32_t c, const int32_t *n, int32_t np) {
@@ -385,11 +385,11 @@ static int feasible_at(pbound *b, double T, int64_t *iters, int64_t max_iters, d
         for (int32_t i = 0; i < np && !ok; i++)
             for (int32_t c = 0; c < nc && !ok; c++)
                 ok = b->pc[i].g == g && b->cls[c].L + b->pc[i].t <= T &&
-                     b->cls[c].H + b->pc[i].m <= b->m->mem_cap;
+                     b->cls[c].H + b->pc[i].m <= b->m->mem_room;
         if (!ok) return PB_INFEASIBLE;
     }
     for (int32_t c = 0; c < nc; c++)
-        if (b->cls[c].L > T || b->cls[c].H > b->m->mem_cap) return PB_INFEASIBLE;
+        if (b->cls[c].L > T || b->cls[c].H > b->m->mem_room) return PB_INFEASIBLE;
     int32_t maxnz = np + nk + 1;
     int32_t *cidx = malloc(sizeof(int32_t) * (size_t)(maxnz + 2) * 2);
     double *cval = malloc(sizeof(double) * (size_t)(maxnz + 2));
@@ -422,7 +422,7 @@ static int feasible_at(pbound *b, double T, int64_t *iters, int64_t max_iters, d
     for (int32_t i = 0; i < np; i++) {
         int fits = 0;
         for (int32_t c = 0; c < nc && !fits; c++)
-            fits = b->cls[c].L + b->pc[i].t <= T && b->cls[c].H + b->pc[i].m <= b->m->mem_cap;
+            fits = b->cls[c].L + b->pc[i].t <= T && b->cls[c].H + b->pc[i].m <= b->m->mem_room;
         double lo = 0, hi = fits ? DBL_MAX : 0, obj = 0;
         cidx[0] = i, cval[0] = -(double)b->pc[i].d;
         cidx[1] = np + nk + b->pc[i].g, cval[1] = 1;
@@ -461,7 +461,7 @@ static int feasible_at(pbound *b, double T, int64_t *iters, int64_t max_iters, d
                 int fits = 0;
                 for (int32_t c = 0; c < nc && !fits; c++)
                     fits = b->cls[c].L + b->pc[i].t <= T &&
-                           b->cls[c].H + b->pc[i].m <= b->m->mem_cap;
+                           b->cls[c].H + b->pc[i].m <= b->m->mem_room;
                 if (fits && pi[i] * b->pc[i].d < nu) nu = pi[i] * b->pc[i].d;
             }
             L += nu * (double)b->gcount[g];
@@ -513,7 +513,7 @@ static int32_t build_pieces(pbound *b, double Tmax, zg_error *err) {
         const zel_grp *G = &m->grps[g];
         for (int32_t j = 0; j < G->n_opts; j++) {
             const zel_opt *o = &G->opts[j];
-            if (o->time > Tmax || o->mem > m->mem_cap) continue;
+            if (o->time > Tmax || o->mem > m->mem_room) continue;
             int dom = 0;
             for (int32_t i = 0; i < n && !dom; i++) {
                 piece *p = &b->pc[i];

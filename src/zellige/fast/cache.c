@@ -6,7 +6,7 @@
 //
 // Invalidation: the whole cache resets when anything a price or the template structure depends
 // on changes: the model or cluster (by value), the pricer (its address, functions incl. the
-// block entry, impl pointer, mem_base, mem_cap), the rank-set family, the max degree or
+// block entry, impl pointer, mem_base, mem_room), the rank-set family, the max degree or
 // exact_rank_prices. Templates are priced on contiguous blocks, through the pricer's block entry
 // when it has one (cost.h, zg_pricer_price_block: bit-identical to the list). Against a pricer
 // mutated in place (same object, new numbers), every cache hit re-prices its class's whole
@@ -409,7 +409,7 @@ static zg_status build_entry(zel_cache *c, const zg_plan_ctx *ctx, const zg_seq 
                                   p.time, p.mem, (long long)s->id);
                 break;
             }
-            if (p.mem > c->key.mem_cap) continue;
+            if (p.mem > c->key.mem_room) continue;
             v[n++] = (tent){oi, {cf, p.time, p.mem}};
         }
     }

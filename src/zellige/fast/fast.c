@@ -454,7 +454,7 @@ zg_status zel_fast_plan_cached(const zg_plan_ctx *ctx, const zg_batch *b, zel_ca
     int32_t N = ts.N;
     fst f;
     memset(&f, 0, sizeof f);
-    f.ts = &ts, f.N = N, f.cap = ts.mem_cap;
+    f.ts = &ts, f.N = N, f.cap = ts.mem_room;
     double *L0 = NULL;
     heap h = {0};
     int64_t bad = -1;
@@ -532,11 +532,14 @@ zg_status zel_fast_plan_cached(const zg_plan_ctx *ctx, const zg_batch *b, zel_ca
     free(bopt);
     if (bad >= 0) {
         const zg_seq *s = &b->seqs[bad];
+        char cb[32], bb[32];
         st = zg_error_set(err, ZG_ERR_INFEASIBLE,
                           "zellige: sequence %lld (%lld tokens) fits on no rank: every option "
-                          "needs more memory than the ranks have left (cap %.3g GiB); lower the "
-                          "load per rank",
-                          (long long)s->id, (long long)s->tokens, ts.mem_cap / 1073741824.0);
+                          "needs more memory than the ranks have left (cap %s per rank, base "
+                          "%s included); lower the load per rank",
+                          (long long)s->id, (long long)s->tokens,
+                          zg_fmt_bytes(ts.mem_cap, cb, sizeof cb),
+                          zg_fmt_bytes(ts.mem_base, bb, sizeof bb));
         goto done;
     }
 

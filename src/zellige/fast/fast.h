@@ -53,7 +53,7 @@ typedef struct zel_tclass {
 
 typedef struct zel_tset {
     int32_t N, rpn;
-    double mem_cap, mem_base;
+    double mem_cap, mem_room, mem_base;  // the cap (total), cap - base, the base
     int32_t n_degs;
     zel_tdeg *degs;        // ascending degree
     int32_t n_classes;
@@ -71,7 +71,7 @@ typedef struct zel_tset {
 // are the same every step, the catalog buckets recur): a hit costs two pricer calls (the whole
 // option and one split probe, compared bitwise) instead of ~25 000 at 1024 ranks. Results are
 // identical with and without it. It resets itself when the model or cluster (by value), the
-// pricer (address, functions, impl, mem_base, mem_cap), the family, the max degree or
+// pricer (address, functions, impl, mem_base, mem_room), the family, the max degree or
 // exact_rank_prices change, or a probe differs (a pricer changed in place); zel_cache_clear
 // resets it explicitly. Entries over the byte budget (default 64 MiB) are evicted least
 // recently used first (~0.2 MiB per shape at 1024 ranks). One cache per planner; not

@@ -54,6 +54,7 @@ zg_status zel_tset_build_cached(const zg_plan_ctx *ctx, const zg_batch *b, zel_c
     ts->N = cl->world_size;
     ts->rpn = cl->ranks_per_node > 0 && cl->ranks_per_node <= ts->N ? cl->ranks_per_node : ts->N;
     ts->mem_cap = ctx->pricer->mem_cap;
+    ts->mem_room = zg_pricer_mem_room(ctx->pricer);
     ts->mem_base = ctx->pricer->mem_base;
     ts->n_seqs = b->n;
     int32_t *cnt = NULL;

@@ -84,7 +84,7 @@ typedef struct col_ctx {
 
 // Effective load of rank q holding `t` seconds and `mem` bytes over its ledgers at height T.
 static double eff_rank(const col_ctx *c, int32_t q, double t, double mem, double T) {
-    double L = c->m->base_load[q] + t, room = c->m->mem_cap - c->m->base_mem[q] - mem;
+    double L = c->m->base_load[q] + t, room = c->m->mem_room - c->m->base_mem[q] - mem;
     double e = T - c->tau * (room > 0 ? room : 0);
     return e > L ? e : L;
 }
@@ -110,7 +110,7 @@ static void widths_at(col_ctx *c, int32_t p, double T) {
     size_t row = (size_t)p * (size_t)K;
     const int32_t *first = c->first + (size_t)p * (size_t)(c->N + 2);
     int32_t rend = first[c->N + 1];
-    double cap = c->m->mem_cap;
+    double cap = c->m->mem_room;
     int32_t *Wr = c->W + row;
     uint8_t *ok = c->ok;
     memset(Wr, 0, sizeof(int32_t) * (size_t)K);
@@ -199,7 +199,7 @@ static double nest_fit(const col_ctx *c, int32_t i, int32_t p, int32_t w, int le
         int32_t cnt = n / S + (sb < n % S);
         double t = tt + cnt * u4[2 * lean * G + h], mem = tm + cnt * u4[2 * lean * G + G + h];
         for (int32_t q = p + sb * d; q < p + (sb + 1) * d; q++) {
-            if (!(bl[q] + t <= T) || bm[q] + mem > c->m->mem_cap) return INFINITY;
+            if (!(bl[q] + t <= T) || bm[q] + mem > c->m->mem_room) return INFINITY;
             area += c->tau > 0 ? eff_rank(c, q, t, mem, T) : cnt * u4[2 * lean * G + h];
         }
     }

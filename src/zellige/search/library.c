@@ -36,7 +36,7 @@ typedef struct lib_grp {
 
 typedef struct lib_ent {
     int32_t n_ranks, n_grps;
-    double mem_cap;
+    double mem_room;
     lib_grp *grps;
     int64_t n_units;
     int32_t n_lay, next;  // layouts held; slot the next store overwrites when full
@@ -88,7 +88,7 @@ static const lib_grp *ent_grp(const lib_ent *e, const zel_grp *G, const zg_probl
 static lib_ent *ent_find(zel_library *lib, const zel_model *m, const zg_problem *pr) {
     for (int32_t i = 0; i < lib->n; i++) {
         lib_ent *e = &lib->e[i];
-        if (e->n_ranks != m->n_ranks || e->mem_cap != m->mem_cap || e->n_grps != m->n_grps ||
+        if (e->n_ranks != m->n_ranks || e->mem_room != m->mem_room || e->n_grps != m->n_grps ||
             e->n_units != m->n_units)
             continue;
         int ok = 1;
@@ -181,7 +181,7 @@ static lib_ent *ent_new(zel_library *lib, const zel_model *m, const zg_problem *
         return NULL;
     }
     e->n_ranks = m->n_ranks;
-    e->mem_cap = m->mem_cap;
+    e->mem_room = m->mem_room;
     e->n_grps = m->n_grps;
     e->n_units = m->n_units;
     for (int32_t g = 0; g < m->n_grps; g++) {

@@ -43,7 +43,7 @@ static int complete_warm(const zel_model *m, const int32_t *warm, zel_sol *out) 
             const zel_opt *o = &G->opts[j];
             double e, h;
             zel_block_max(o, L, H, &e, &h);
-            if (h + o->mem > m->mem_cap) continue;
+            if (h + o->mem > m->mem_room) continue;
             if (e + o->time < be) be = e + o->time, best = j;
         }
         if (best < 0) {

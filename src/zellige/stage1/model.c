@@ -111,7 +111,7 @@ zg_status zel_model_build(const zg_problem *pr, const int32_t *grp_idx, int32_t 
     zg_arena_init(&m->arena, 1 << 16);
     int32_t N = pr->world_size;
     m->n_ranks = N;
-    m->mem_cap = pr->mem_cap;
+    m->mem_room = pr->mem_room;
     m->n_grps = n;
     m->grps = zg_arena_alloc(&m->arena, sizeof(zel_grp) * (size_t)(n > 0 ? n : 1));
     m->unit0 = zg_arena_alloc(&m->arena, sizeof(int64_t) * (size_t)(n + 1));
@@ -140,7 +140,7 @@ zg_status zel_model_build(const zg_problem *pr, const int32_t *grp_idx, int32_t 
             const zg_option *o = &g->opts[j];
             int32_t d = zg_option_degree(o);
             if (d < 1 || o->start < 0 || o->start + d > N) continue;  // not on this world
-            if (o->mem > pr->mem_cap) continue;
+            if (o->mem > pr->mem_room) continue;
             tmp[k++] = (zel_opt){j, o->start, d, d > 1, o->time, o->mem, o->time * d};
         }
         zel_opt *srt = tmp + no;
@@ -282,7 +282,7 @@ int zel_sol_eval(const zel_model *m, const int32_t *opt, double *L, double *H, d
     }
     int ok = 1;
     for (int32_t r = 0; r < N; r++)
-        if (h[r] > m->mem_cap) ok = 0;
+        if (h[r] > m->mem_room) ok = 0;
     if (T) *T = zel_objective(m, l, h, NULL);  // (needs no scratch)
     if (K) *K = k;
     free(own);
@@ -316,7 +316,7 @@ static double fluid_newton(const zel_model *m, const double *L, const double *H,
         double h = 0, next = INFINITY;
         int32_t active = 0;
         for (int32_t r = 0; r < N; r++) {
-            double c = m->mem_cap - H[r];
+            double c = m->mem_room - H[r];
             double tc = c > 0 ? tau * c : 0, b = L[r] + tc;
             if (b <= T) {
                 h += tc;
@@ -342,7 +342,7 @@ static double xfl_max(const zel_model *m, const double *L, const double *H, doub
         if (A <= 0 || X <= 0) continue;
         double tau = A / X, tot = 0;
         for (int32_t r = 0; r < m->n_ranks; r++) {
-            double c = m->mem_cap - H[r];
+            double c = m->mem_room - H[r];
             if (c > 0) tot += tau * c;
         }
         double f = tot < A * (1 - ZEL_STRICT) ? INFINITY : fluid_newton(m, L, H, A, tau, maxL);
@@ -357,7 +357,7 @@ double zel_fluid_T_more(const zel_model *m, const double *L, const double *H, do
     if (A0 <= 0 || X <= 0 || N <= 0) return 0;
     double tau = A0 / X, A = A0 + (more > 0 ? more : 0), maxL = 0, tot = 0;
     for (int32_t r = 0; r < N; r++) {
-        double c = m->mem_cap - H[r];
+        double c = m->mem_room - H[r];
         if (c > 0) tot += tau * c;
         if (L[r] > maxL) maxL = L[r];
     }
@@ -386,7 +386,7 @@ static double objective_below(const zel_model *m, const double *L, const double 
         if (L[r] > t) t = L[r];
         sum += L[r];
         if (fluid) {
-            double c = m->mem_cap - H[r];
+            double c = m->mem_room - H[r];
             if (c > 0) tot += tau * c;
         }
     }
@@ -489,7 +489,7 @@ double zel_model_lower_bound(const zel_model *m) {
             double hmax = zel_rmq_max(&rh, o0->start, o0->degree);
             for (int32_t j = G->blk[b]; j < G->blk[b + 1]; j++) {
                 const zel_opt *o = &G->opts[j];
-                if (hmax + o->mem > m->mem_cap) continue;
+                if (hmax + o->mem > m->mem_room) continue;
                 pts[k++] = (bp){zel_rmq_max(&rl, o->start, o->degree) + o->time, o->area, i};
                 break;
             }
@@ -608,7 +608,7 @@ static void probe_update(probe *p, const double *L, const double *H, const zel_o
 static int try_option(const zel_model *m, const zel_opt *o, double *L, double *H, probe *p,
                       double above, double *t) {
     int32_t s0 = o->start, d = o->degree;
-    if (zel_rmq_max(&p->rh, s0, d) + o->mem > m->mem_cap) return 0;
+    if (zel_rmq_max(&p->rh, s0, d) + o->mem > m->mem_room) return 0;
     double v = zel_rmq_max(&p->rl, s0, d) + o->time, mx = v > 0 ? v : 0;
     if (mx > above) return 0;
     double *sv = p->sv;
@@ -642,12 +642,12 @@ static int greedy_pass(const zel_model *m, double tgt, double *L, double *H, zel
         double best_a = 0, best_b = 0;
         if (u < n_pre) {
             const zel_opt *o = &G->opts[pre[u]];
-            if (zel_rmq_max(rh, o->start, o->degree) + o->mem > m->mem_cap) return 0;
+            if (zel_rmq_max(rh, o->start, o->degree) + o->mem > m->mem_room) return 0;
             best = pre[u];
         }
         for (int32_t j = 0; j < G->n_opts && u >= n_pre; j++) {
             const zel_opt *o = &G->opts[j];
-            if (zel_rmq_max(rh, o->start, o->degree) + o->mem > m->mem_cap) continue;
+            if (zel_rmq_max(rh, o->start, o->degree) + o->mem > m->mem_room) continue;
             double e = zel_rmq_max(rl, o->start, o->degree) + o->time;
             int cls = e <= tgt ? 0 : 1;
             if (cls && e < *above) *above = e;

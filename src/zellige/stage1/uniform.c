@@ -16,7 +16,7 @@
 static double uniform_degree(const zg_problem *pr, int32_t d, int32_t *idx, double *L, double *H,
                              int32_t *choice) {
     int32_t N = pr->world_size, nt = N / d;
-    double cap = pr->mem_cap;
+    double cap = pr->mem_room;
     for (int32_t t = 0; t < nt; t++) L[t] = H[t] = 0;
     for (int32_t g = 0; g < pr->n_groups; g++) {
         const zg_group *G = &pr->groups[g];

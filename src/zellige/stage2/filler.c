@@ -49,7 +49,7 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
 static void repair(const zg_problem *pr, funit *u, int64_t n, double *L, double *H,
                    int32_t *choice) {
     int32_t N = pr->world_size;
-    double cap = pr->mem_cap;
+    double cap = pr->mem_room;
     int64_t iters = 2 * n + N;
     int64_t *on_hi = malloc(sizeof(int64_t) * 2 * (size_t)(n + 1));
     int32_t *wt = malloc(sizeof(int32_t) * (size_t)pr->n_groups * (size_t)N);
@@ -501,7 +501,7 @@ static void exchange(const zg_problem *pr, funit *u, int64_t n, double *L, doubl
             o[j] = i;
         }
     }
-    xch c = {N, K, pr->mem_cap, L, H, tt, mm, cnt, ord};
+    xch c = {N, K, pr->mem_room, L, H, tt, mm, cnt, ord};
     int64_t priced = 0;
     for (int64_t it = 0; it < 8 * (int64_t)N && priced < ZEL_XCH_MAX_PRICED; it++) {
         int32_t hi = -1, br = -1, tried[ZEL_XCH_HI_TRY], n_tried = 0;
@@ -721,7 +721,7 @@ static zg_status place(const zg_problem *pr, const zg_batch *b, const int32_t *f
                        int32_t n_fill, double *L, double *H, int32_t *choice, int mode,
                        zg_error *err) {
     int32_t N = pr->world_size;
-    double cap = pr->mem_cap;
+    double cap = pr->mem_room;
     double F = 0;
     for (int32_t g = 0; g < pr->n_groups; g++)
         F += (double)pr->groups[g].count * pr->groups[g].whole_time;
@@ -803,12 +803,15 @@ static zg_status place(const zg_problem *pr, const zg_batch *b, const int32_t *f
             }
             if (bj < 0) {
                 const zg_seq *s = b ? &b->seqs[seq] : NULL;
+                char cb[32], bb[32];
                 st = zg_error_set(err, ZG_ERR_INFEASIBLE,
                                   "zellige: filler sequence %lld (%lld tokens) fits on no rank: "
                                   "every option needs more memory than the ranks have left "
-                                  "after the anchors (cap %.3g GiB); lower the load per rank",
+                                  "after the anchors (cap %s per rank, base %s included); lower "
+                                  "the load per rank",
                                   (long long)(s ? s->id : seq), (long long)G->tokens,
-                                  cap / 1073741824.0);
+                                  zg_fmt_bytes(pr->mem_cap, cb, sizeof cb),
+                                  zg_fmt_bytes(pr->mem_base, bb, sizeof bb));
                 break;
             }
             const zg_option *o = &G->opts[bj];
@@ -837,7 +840,7 @@ int zel_filler_memory_binds(const zg_problem *pr, const int32_t *fill, int32_t n
         if (pr->groups[fill[i]].whole_mem < mm) mm = pr->groups[fill[i]].whole_mem;
     for (int32_t r = 0; r < pr->world_size; r++) top = L[r] > top ? L[r] : top;
     for (int32_t r = 0; r < pr->world_size; r++)
-        if (H[r] + mm > pr->mem_cap && L[r] < top * (1 - ZEL_SUM_MARGIN)) return 1;
+        if (H[r] + mm > pr->mem_room && L[r] < top * (1 - ZEL_SUM_MARGIN)) return 1;
     return 0;
 }
 
