@@ -1,7 +1,9 @@
-"""Builds the zellige Python package: the planner's C library from this repository's sources
-(../src; with the engine's schedule builder that zellige.torch runs, see zellige/_sources.py)
-plus the ctypes shim (zellige/_capi.c), compiled into one shared library that ships inside the
-package as ``zellige/_libzellige*.so`` and is loaded with ctypes.
+"""Builds the Python packages of this repository, each a ctypes layer over one shared library
+compiled from the C sources (../src) plus the package's shim:
+
+* ``zellige``: the planner (src/planner and its deps) and the engine's schedule builder that
+  zellige.torch runs (see zellige/_sources.py) + zellige/_capi.c -> zellige/_libzellige*.so
+* ``aoizora``: src/aoizora and its deps + aoizora/_capi.c -> aoizora/_libaoizora*.so
 
     python -m pip install ./python        # from the repository root
 
@@ -59,6 +61,7 @@ class BuildLib(build_ext):
                   ["-I" + SRC] + pkg_config(["--cflags"], []))
         libs = pkg_config(["--libs"], ["-lcjson"]) + ["-lm"]
         out = self.get_ext_fullpath(ext.name)
+        package = ext.name.split(".")[0]
         objdir = os.path.join(os.path.abspath(self.build_temp), "zellige-c")
         os.makedirs(objdir, exist_ok=True)
         os.makedirs(os.path.dirname(out), exist_ok=True)
@@ -77,14 +80,15 @@ class BuildLib(build_ext):
         jobs = []
         # the library's sources come from ../src (not ext.sources: setuptools wants those
         # inside python/); the shim is the extension's own source
-        sources = _sources.c_sources(ROOT) + [os.path.join(HERE, s) for s in ext.sources]
+        sources = (_sources.c_sources(ROOT, package) +
+                   [os.path.join(HERE, s) for s in ext.sources])
         for src in sources:
             name = os.path.relpath(src, ROOT).replace(os.sep, "__")[:-2]
             obj = os.path.join(objdir, name + ".o")
             jobs.append((src, obj, obj[:-2] + ".d"))
         todo = [j for j in jobs if self._stale(*j)]
         n_jobs = int(os.environ.get("ZG_BUILD_JOBS") or os.cpu_count() or 1)
-        print(f"zellige: compiling {len(todo)} of {len(jobs)} C files with {cc[0]} "
+        print(f"{package}: compiling {len(todo)} of {len(jobs)} C files with {cc[0]} "
               f"({n_jobs} jobs)", flush=True)
 
         def compile_one(job):
@@ -101,17 +105,17 @@ class BuildLib(build_ext):
                 if r.returncode != 0:
                     errors.append(src)
         if errors:
-            sys.exit("zellige: compiling failed: " + ", ".join(os.path.relpath(e, ROOT)
+            sys.exit(f"zellige: compiling failed ({package}): " + ", ".join(os.path.relpath(e, ROOT)
                                                                for e in errors))
         cmd = cc + ["-shared", "-o", out] + [obj for _, obj, _ in jobs] + libs
-        print("zellige: linking " + os.path.basename(out), flush=True)
+        print(f"{package}: linking " + os.path.basename(out), flush=True)
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             sys.stderr.write(r.stderr)
-            sys.exit("zellige: linking failed (is libcjson-dev installed?)")
+            sys.exit(f"zellige: linking failed ({package}; is libcjson-dev installed?)")
         with open(os.path.join(os.path.dirname(out), "_build_info.py"), "w") as f:
             f.write('"""Written by setup.py: what this build was made from."""\n'
-                    f"SOURCE_HASH = {_sources.source_hash(ROOT)!r}\n"
+                    f"SOURCE_HASH = {_sources.source_hash(ROOT, package)!r}\n"
                     f"CC = {' '.join(cc)!r}\nCFLAGS = {' '.join(cflags)!r}\n"
                     f"LIBS = {' '.join(libs)!r}\n")
 
@@ -128,6 +132,7 @@ class BuildLib(build_ext):
 
 
 setup(
-    ext_modules=[Extension("zellige._libzellige", sources=["zellige/_capi.c"])],
+    ext_modules=[Extension("zellige._libzellige", sources=["zellige/_capi.c"]),
+                 Extension("aoizora._libaoizora", sources=["aoizora/_capi.c"])],
     cmdclass={"build_ext": BuildLib},
 )

@@ -23,19 +23,19 @@ for mod in pytest ortools torch jax; do
     fi
 done
 
-# The Python package (python/, docs/pytorch.md): numpy, then `pip install ./python`, which builds
-# the planner's C library from src/ into the package. Skipped when the installed package was
-# built from the current sources. `wheel` lets the tests rebuild it without the registry.
+# The Python packages (python/, docs/pytorch.md, docs/aoizora.md): numpy, then `pip install
+# ./python`, which builds the C libraries of zellige (the planner) and aoizora from src/ into
+# them. Skipped when both installed packages were built from the current sources. `wheel` lets the tests rebuild it without the registry.
 for mod in numpy wheel; do
     if ! python3 -c "import $mod" 2>/dev/null; then
         python3 -m pip install -q "$mod" || echo "note: $mod not installed"
     fi
 done
 root="$(cd "$(dirname "$0")/.." && pwd)"
-want=$(python3 -c "import importlib.util as u, sys; s = u.spec_from_file_location('s', sys.argv[1] + '/python/zellige/_sources.py'); m = u.module_from_spec(s); s.loader.exec_module(m); print(m.source_hash(sys.argv[1]))" "$root")
-have=$(cd / && python3 -c "import zellige._build_info as b; print(b.SOURCE_HASH)" 2>/dev/null || true)
+want=$(python3 -c "import importlib.util as u, sys; s = u.spec_from_file_location('s', sys.argv[1] + '/python/zellige/_sources.py'); m = u.module_from_spec(s); s.loader.exec_module(m); print(m.source_hash(sys.argv[1]), m.source_hash(sys.argv[1], 'aoizora'))" "$root")
+have=$(cd / && python3 -c "import zellige._build_info as b, aoizora._build_info as a; print(b.SOURCE_HASH, a.SOURCE_HASH)" 2>/dev/null || true)
 if [ "$want" != "$have" ]; then
-    echo "installing the zellige Python package (python -m pip install ./python)"
+    echo "installing the Python packages zellige and aoizora (python -m pip install ./python)"
     python3 -m pip install -q --no-deps --force-reinstall "$root/python" ||
         echo "note: the zellige Python package did not install; its tests are skipped"
 fi

@@ -194,6 +194,19 @@ typedef struct zg_aoi_graph {
 
 zg_status zg_aoi_graph_build(const zg_aoi_work *w, zg_aoi_graph *g, zg_error *err);
 
+// The dimensions of a user's DiT program (the JAX front end infers them from its arguments):
+// a Wan-style block (self-attention, cross-attention to `text` tokens when text > 0, FFN)
+// repeated `layers` times over `tokens` visual tokens per sample.
+typedef struct zg_aoi_dims {
+    char name[64];
+    int64_t tokens, text;
+    int32_t dim, heads, ffn, layers, batch;
+    int32_t training;
+} zg_aoi_dims;
+// Builds the graph of such a program (the model's widths and the token count are the given
+// ones; no video geometry). Errors name the bad value.
+zg_status zg_aoi_graph_from_dims(const zg_aoi_dims *d, zg_aoi_graph *g, zg_error *err);
+
 // A candidate: logical mesh dp x ring x ulysses x tp (tp fastest in the rank order) with
 // replicated weights or FSDP (weights, grads and optimizer state sharded, all-gathered per
 // block) over: all data axes (dp, ring, ulysses), the sequence axes only (ring, ulysses; dp
@@ -379,6 +392,7 @@ typedef struct zg_aoi_plan_opts {
 } zg_aoi_plan_opts;
 void zg_aoi_plan_opts_default(zg_aoi_plan_opts *o);
 
+
 #define ZG_AOI_MAX_BASELINES 6
 typedef struct zg_aoi_baseline {
     char name[32];
@@ -410,6 +424,20 @@ typedef struct zg_aoi_plan {
     zg_aoi_baseline baselines[ZG_AOI_MAX_BASELINES];
     char rejected_example[200];
 } zg_aoi_plan;
+
+// Stage 1 on its own: every candidate (legal ones scored placement-obliviously), sorted legal
+// first by stage-1 price (ties by degrees); the first min(top_k, n_legal) are the survivors.
+// *cands is owned by the caller (free). ZG_ERR_INFEASIBLE (with an example reason) when none
+// is legal.
+zg_status zg_aoi_stage1(const zg_aoi_graph *g, const zg_net *net, zg_aoi_cand **cands,
+                        int32_t *n, int32_t *n_legal, zg_error *err);
+
+// The expert configurations the planner compares against (names as in zg_aoi_plan baselines:
+// expert_ulysses, expert_cfg_ulysses, expert_tp_host_sp; training: expert_fsdp_ulysses,
+// expert_fsdp_dp, expert_tp_host_sp), checked (legal/reject set). Returns how many were written
+// (at most ZG_AOI_MAX_BASELINES).
+int32_t zg_aoi_experts(const zg_aoi_graph *g, const zg_net *net,
+                       char names[ZG_AOI_MAX_BASELINES][32], zg_aoi_cand *cands);
 
 zg_status zg_aoi_plan_run(const zg_aoi_graph *g, const zg_net *net, const zg_aoi_plan_opts *o,
                           zg_aoi_plan *plan, zg_error *err);

@@ -119,6 +119,41 @@ zg_status zg_aoi_graph_build(const zg_aoi_work *w, zg_aoi_graph *g, zg_error *er
     return ZG_OK;
 }
 
+zg_status zg_aoi_graph_from_dims(const zg_aoi_dims *d, zg_aoi_graph *g, zg_error *err) {
+    memset(g, 0, sizeof *g);
+    const char *nm = d->name[0] ? d->name : "program";
+    if (d->dim < 1 || d->heads < 1 || d->dim % d->heads)
+        return zg_error_set(err, ZG_ERR_INVALID,
+                            "%s: hidden width %d must be a positive multiple of the %d heads", nm,
+                            d->dim, d->heads);
+    if (d->ffn < 1 || d->layers < 1 || d->layers > 100000)
+        return zg_error_set(err, ZG_ERR_INVALID, "%s: ffn width %d and layers %d must be >= 1", nm,
+                            d->ffn, d->layers);
+    if (d->tokens < 1 || d->text < 0 || d->batch < 1)
+        return zg_error_set(err, ZG_ERR_INVALID,
+                            "%s: tokens %lld, text %lld and batch %d: need tokens >= 1, text >= 0, "
+                            "batch >= 1", nm, (long long)d->tokens, (long long)d->text, d->batch);
+    zg_aoi_work w;
+    memset(&w, 0, sizeof w);
+    if (zg_model_preset("wan2.1-1.3b", &w.model, err)) return err->status;
+    zg_model *m = &w.model;
+    snprintf(m->name, sizeof m->name, "%s", nm);
+    m->dim = d->dim, m->n_heads = d->heads, m->head_dim = d->dim / d->heads;
+    m->ffn_dim = d->ffn, m->n_layers = d->layers, m->n_double = m->n_single = 0;
+    m->text_len = (int32_t)d->text, m->cross_attn = d->text > 0;
+    // a user's program is the blocks alone: no patch embedding, text projection or head
+    m->in_channels = 0, m->text_dim = 0, m->freq_dim = 0;
+    w.frames = 1, w.height = w.width = 16;
+    w.training = d->training != 0, w.cfg = 0, w.batch = d->batch;
+    zg_status st = zg_aoi_graph_build(&w, g, err);
+    if (st) return st;
+    g->tokens = g->seq = d->tokens;
+    g->embed_params = 0;
+    g->params = 0;
+    for (int i = 0; i < g->n_blocks; i++) g->params += g->blocks[i].weight_params * g->blocks[i].repeat;
+    return ZG_OK;
+}
+
 // ---- candidates -----------------------------------------------------------------------------
 
 void zg_aoi_cand_label(const zg_aoi_cand *c, char *buf, size_t n) {

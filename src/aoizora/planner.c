@@ -80,7 +80,7 @@ static void add_baseline(const zg_aoi_graph *g, const zg_net *net, zg_aoi_plan *
     if (plan->n_baselines >= ZG_AOI_MAX_BASELINES) return;
     zg_aoi_baseline *b = &plan->baselines[plan->n_baselines++];
     memset(b, 0, sizeof *b);
-    snprintf(b->name, sizeof b->name, "%s", name);
+    snprintf(b->name, sizeof b->name, "%.31s", name);
     zg_aoi_cand_label(c, b->label, sizeof b->label);
     b->legal = c->legal;
     if (!c->legal) {
@@ -177,34 +177,72 @@ static zg_status ilp_stage(const zg_aoi_graph *g, const zg_net *net, const zg_ao
     return st;
 }
 
+zg_status zg_aoi_stage1(const zg_aoi_graph *g, const zg_net *net, zg_aoi_cand **cands,
+                        int32_t *n, int32_t *n_legal, zg_error *err) {
+    zg_aoi_cand *cs = NULL;
+    int32_t nc = 0, legal = 0;
+    *cands = NULL, *n = 0, *n_legal = 0;
+    if (zg_aoi_cand_enumerate(g, net, &cs, &nc, err)) return err->status;
+    const char *example = NULL;
+    for (int32_t i = 0; i < nc; i++) {
+        if (!cs[i].legal) {
+            if (!example) example = cs[i].reject;
+            continue;
+        }
+        legal++;
+        if (stage1_score(g, net, &cs[i], &cs[i].stage1_s, err)) {
+            free(cs);
+            return err->status;
+        }
+    }
+    if (legal == 0) {
+        zg_status st = zg_error_set(err, ZG_ERR_INFEASIBLE,
+                                    "no legal sharding of %s on %s (%d candidates); e.g. %s",
+                                    g->work.model.name, net->name, nc, example ? example : "-");
+        free(cs);
+        return st;
+    }
+    qsort(cs, (size_t)nc, sizeof *cs, cmp_stage1);  // total order: ties by degrees
+    *cands = cs, *n = nc, *n_legal = legal;
+    return ZG_OK;
+}
+
+int32_t zg_aoi_experts(const zg_aoi_graph *g, const zg_net *net,
+                       char names[ZG_AOI_MAX_BASELINES][32], zg_aoi_cand *cands) {
+    int32_t N = net->n_devices, H = g->work.model.n_heads, host = host_chips(net), k = 0;
+    if (!g->work.training) {
+        snprintf(names[k], 32, "expert_ulysses");
+        expert(g, net, 1, 1, 0, &cands[k++]);
+        if (g->work.batch % 2 == 0 && N % 2 == 0) {
+            snprintf(names[k], 32, "expert_cfg_ulysses");
+            expert(g, net, 2, 1, 0, &cands[k++]);
+        }
+        snprintf(names[k], 32, "expert_tp_host_sp");
+        expert(g, net, 1, best_div(N, host, H), 0, &cands[k++]);
+    } else {
+        snprintf(names[k], 32, "expert_fsdp_ulysses");
+        expert(g, net, 1, 1, 1, &cands[k++]);
+        snprintf(names[k], 32, "expert_fsdp_dp");
+        expert(g, net, best_div(N, N, g->work.batch), 1, 1, &cands[k++]);
+        snprintf(names[k], 32, "expert_tp_host_sp");
+        expert(g, net, 1, best_div(N, host, H), 0, &cands[k++]);
+    }
+    return k;
+}
+
 zg_status zg_aoi_plan_run(const zg_aoi_graph *g, const zg_net *net, const zg_aoi_plan_opts *o,
                           zg_aoi_plan *plan, zg_error *err) {
     double t0 = zg_time_now();
     memset(plan, 0, sizeof *plan);
     zg_aoi_cand *cs = NULL;
     int32_t nc = 0;
-    if (zg_aoi_cand_enumerate(g, net, &cs, &nc, err)) return err->status;
+    if (zg_aoi_stage1(g, net, &cs, &nc, &plan->n_legal, err)) return err->status;
     plan->n_cands = nc;
-    for (int32_t i = 0; i < nc; i++) {
+    for (int32_t i = 0; i < nc; i++)
         if (!cs[i].legal) {
-            if (!plan->rejected_example[0])
-                snprintf(plan->rejected_example, sizeof plan->rejected_example, "%s", cs[i].reject);
-            continue;
+            snprintf(plan->rejected_example, sizeof plan->rejected_example, "%s", cs[i].reject);
+            break;
         }
-        plan->n_legal++;
-        if (stage1_score(g, net, &cs[i], &cs[i].stage1_s, err)) {
-            free(cs);
-            return err->status;
-        }
-    }
-    if (plan->n_legal == 0) {
-        zg_status st = zg_error_set(err, ZG_ERR_INFEASIBLE,
-                                    "no legal sharding of %s on %s (%d candidates); e.g. %s",
-                                    g->work.model.name, net->name, nc, plan->rejected_example);
-        free(cs);
-        return st;
-    }
-    qsort(cs, (size_t)nc, sizeof *cs, cmp_stage1);  // total order: ties by degrees
     int32_t K = o->top_k < plan->n_legal ? o->top_k : plan->n_legal;
     if (K < 1) K = 1;
     plan->n_survivors = K;
@@ -238,26 +276,10 @@ zg_status zg_aoi_plan_run(const zg_aoi_graph *g, const zg_net *net, const zg_aoi
     }
     if (!plan->from_ilp) describe_cand(plan);
     // baselines
-    int32_t N = net->n_devices, H = g->work.model.n_heads, host = host_chips(net);
-    zg_aoi_cand c;
-    if (!g->work.training) {
-        expert(g, net, 1, 1, 0, &c);
-        add_baseline(g, net, plan, "expert_ulysses", &c, err);
-        if (g->work.batch % 2 == 0 && N % 2 == 0) {
-            expert(g, net, 2, 1, 0, &c);
-            add_baseline(g, net, plan, "expert_cfg_ulysses", &c, err);
-        }
-        expert(g, net, 1, best_div(N, host, H), 0, &c);
-        add_baseline(g, net, plan, "expert_tp_host_sp", &c, err);
-    } else {
-        expert(g, net, 1, 1, 1, &c);
-        add_baseline(g, net, plan, "expert_fsdp_ulysses", &c, err);
-        int32_t dp = best_div(N, N, g->work.batch);
-        expert(g, net, dp, 1, 1, &c);
-        add_baseline(g, net, plan, "expert_fsdp_dp", &c, err);
-        expert(g, net, 1, best_div(N, host, H), 0, &c);
-        add_baseline(g, net, plan, "expert_tp_host_sp", &c, err);
-    }
+    char names[ZG_AOI_MAX_BASELINES][32];
+    zg_aoi_cand ex[ZG_AOI_MAX_BASELINES];
+    int32_t n_ex = zg_aoi_experts(g, net, names, ex);
+    for (int32_t i = 0; i < n_ex; i++) add_baseline(g, net, plan, names[i], &ex[i], err);
     plan->plan_time_s = zg_time_now() - t0;
     return ZG_OK;
 }

@@ -728,4 +728,50 @@ ZG_TEST(plans_are_deterministic_and_beat_or_match_baselines) {
     CHECK_EQ_INT(ilp_won, 1);
 }
 
+// The front end's path: a program given by its widths; stage 1 sorts legal candidates by their
+// stage-1 price; the experts are the planner's baselines.
+ZG_TEST(graph_from_dims_stage1_and_experts) {
+    zg_error e;
+    zg_net net;
+    CHECK_OK(zg_net_preset("v5e-8", &net, &e), &e);
+    zg_aoi_dims d = {.tokens = 32760, .text = 512, .dim = 1536, .heads = 12, .ffn = 8960,
+                     .layers = 30, .batch = 2};
+    snprintf(d.name, sizeof d.name, "wan_stack");
+    zg_aoi_graph g;
+    CHECK_OK(zg_aoi_graph_from_dims(&d, &g, &e), &e);
+    CHECK_EQ_INT(g.tokens, 32760);
+    CHECK_EQ_INT(g.text, 512);
+    CHECK_EQ_INT(g.blocks[0].repeat, 30);
+    // no embedding: the parameters are the blocks' (Wan2.1-1.3B's 30 blocks: 8d^2 + 2df + 6d)
+    CHECK_NEAR(g.params, 30.0 * (8.0 * 1536 * 1536 + 2.0 * 1536 * 8960 + 6.0 * 1536), 0, 1e-12);
+    zg_aoi_cand *cs = NULL;
+    int32_t n = 0, legal = 0;
+    CHECK_OK(zg_aoi_stage1(&g, &net, &cs, &n, &legal, &e), &e);
+    CHECK(legal > 0 && legal < n);
+    for (int32_t i = 0; i < n; i++) {
+        CHECK(cs[i].legal == (i < legal));
+        if (i > 0 && i < legal) CHECK(cs[i - 1].stage1_s <= cs[i].stage1_s);
+        if (!cs[i].legal) CHECK(cs[i].reject[0]);
+    }
+    free(cs);
+    char names[ZG_AOI_MAX_BASELINES][32];
+    zg_aoi_cand ex[ZG_AOI_MAX_BASELINES];
+    int32_t k = zg_aoi_experts(&g, &net, names, ex);
+    CHECK_EQ_INT(k, 3);
+    CHECK_STR(names[1], "expert_cfg_ulysses");
+    CHECK(ex[1].dp == 2 && ex[1].uly == 4 && ex[1].legal);
+    // bad dimensions name the value
+    d.heads = 7;
+    CHECK(zg_aoi_graph_from_dims(&d, &g, &e) == ZG_ERR_INVALID);
+    CHECK(strstr(e.msg, "7 heads") != NULL);
+    d.heads = 12, d.tokens = 0;
+    CHECK(zg_aoi_graph_from_dims(&d, &g, &e) == ZG_ERR_INVALID);
+    CHECK(strstr(e.msg, "tokens 0") != NULL);
+    // nothing legal: the error gives an example reason
+    d.tokens = 32760, d.batch = 1, d.dim = 1536 * 64, d.ffn = 8960 * 64;
+    CHECK_OK(zg_aoi_graph_from_dims(&d, &g, &e), &e);
+    CHECK(zg_aoi_stage1(&g, &net, &cs, &n, &legal, &e) == ZG_ERR_INFEASIBLE);
+    CHECK(strstr(e.msg, "no legal sharding of wan_stack on v5e-8") != NULL);
+}
+
 ZG_TEST_MAIN()
