@@ -254,12 +254,22 @@ static int64_t parse_int_list(const char *s, int64_t *out, int max, const char *
 // An iota list "<=[r0,r1,...]T(p...)" starting at s ('<'): the ids of iota(prod r) reshaped to
 // r, transposed by p, in row-major order (XLA's IotaTileAssignment). Returns the count (<= max)
 // or -1; *end past it.
+static int64_t iota_transposed(const int64_t *rd, int64_t nr, const char *e, int32_t *out,
+                               int64_t max, const char **end);
+
 static int64_t parse_iota_ids(const char *s, int32_t *out, int64_t max, const char **end) {
-    int64_t rd[8], perm[8], pd[8];
+    int64_t rd[8];
     const char *e;
     if (strncmp(s, "<=[", 3)) return -1;
     int64_t nr = parse_int_list(s + 3, rd, 8, &e);
     if (nr < 1 || nr > 8 || *e != ']') return -1;
+    return iota_transposed(rd, nr, e + 1, out, max, end);
+}
+
+// iota(prod rd) reshaped to rd, then the optional "T(perm)" at e, flattened into out.
+static int64_t iota_transposed(const int64_t *rd, int64_t nr, const char *e, int32_t *out,
+                               int64_t max, const char **end) {
+    int64_t perm[8], pd[8];
     int64_t tot = 1;
     for (int i = 0; i < nr; i++) {
         if (rd[i] < 1 || rd[i] > 65536) return -1;
@@ -267,7 +277,6 @@ static int64_t parse_iota_ids(const char *s, int32_t *out, int64_t max, const ch
         if (tot > 65536 || tot > max) return -1;
     }
     for (int i = 0; i < nr; i++) perm[i] = i;
-    e++;
     if (*e == 'T') {
         if (e[1] != '(') return -1;
         int64_t np = parse_int_list(e + 2, perm, 8, &e);
@@ -293,7 +302,7 @@ static int64_t parse_iota_ids(const char *s, int32_t *out, int64_t max, const ch
 }
 
 // Mesh-axes form (XLA's MeshAxesReplicaGroupList):
-//   mesh['a'=2,'b'=4][, device_ids=([2,4]<=[8]T(1,0) | ids...)] {'b'[, 'a':(pre)size]}
+//   mesh['a'=2,'b'=4][, device_ids=([2,4]<=[8]T(1,0) | [2,4]T(1,0) | ids...)] {'b'[, 'a':(pre)size]}
 // A group per value of the axes not listed; its members vary the listed (sub-)axes in the order
 // listed, each major to minor; a member's id is the device at its mesh position. A sub-axis
 // 'a':(pre)size is digit `size` of axis a with `pre` below it. Quotes around names optional.
@@ -341,7 +350,12 @@ static int parse_mesh_groups(const char *v, int32_t **mem, int32_t *G, int32_t *
             int64_t nd = parse_int_list(s + 1, dd, 8, &e);
             if (nd < 1 || *e != ']') goto bad;
             for (int i = 0; i < nd && i < 8; i++) prod *= dd[i];
-            if (prod != tot || parse_iota_ids(e + 1, dev, tot, &e) != tot) goto bad;
+            if (prod != tot) goto bad;
+            // "[2,4]<=[8]T(1,0)" (XLA's iota list) or "[2,4]T(1,0)" (the mesh's own device
+            // list: the iota's reshape dims printed directly, its size the mesh's)
+            int64_t n = e[1] == '<' ? parse_iota_ids(e + 1, dev, tot, &e)
+                                    : iota_transposed(dd, nd, e + 1, dev, tot, &e);
+            if (n != tot) goto bad;
         } else {  // explicit ids, possibly nested in braces or brackets
             int64_t k = 0;
             e = s;

@@ -448,6 +448,10 @@ ZG_TEST(hlo_mesh_axes_replica_groups) {
         {"mesh['a'=2,'b'=4] {'a','b':(1)2}", 2, 4, {0, 1, 4, 5, 2, 3, 6, 7}},
         {"mesh['a'=2,'b'=2], device_ids=(3,1,2,0) {'b'}", 2, 2, {3, 1, 2, 0}},
         {"mesh['a'=2,'b'=2], device_ids=([2,2]<=[2,2]T(1,0)) {'b'}", 2, 2, {0, 2, 1, 3}},
+        {"mesh['a'=2,'b'=2], device_ids=([2,2]T(1,0)) {'b'}", 2, 2, {0, 2, 1, 3}},
+        // as XLA prints an FSDP weight all-gather on a (4,1,2) mesh (the Wan block, v5e-8)
+        {"mesh['axis_0'=4,'axis_1'=1,'axis_2'=2], device_ids=([2,4]T(1,0)) {'axis_0'}", 2, 4,
+         {0, 1, 2, 3, 4, 5, 6, 7}},
     };
     for (size_t t = 0; t < sizeof T / sizeof T[0]; t++) {
         char text[512];
