@@ -198,12 +198,14 @@ def test_import_zellige_without_torch(site):
 
 
 def test_capacity_compiles_once(run):
-    """capacity_tokens: one torch.compile'd step over 4 plans of different token counts keeps
+    """capacity_tokens: one torch.compile'd step over 3 plans of different token counts keeps
     its shapes, so dynamo compiles once (frame count flat after the first plan) while exact
     shapes recompile; results equal the float64 reference and padding rows stay zero."""
     n, lines = run
     c = [r for r in lines if r["kind"] == "compile"]
-    assert len(c) == 1
+    assert len(c) == (1 if n == 2 else 0)  # run on 2 ranks only (compiling costs CPU)
+    if not c:
+        return
     c = c[0]
     assert len(set(c["tokens"])) >= 3, c["tokens"]
     assert c["err"] <= 1e-5, c["err"]

@@ -221,16 +221,17 @@ def bf16_check(P: int) -> Dict[str, Any]:
 
 def compile_check(P: int, seed: int) -> Dict[str, Any]:
     """capacity_tokens: ONE torch.compile'd training step (dispatch -> qkv projection ->
-    attention -> output map -> undispatch, the collectives as graph breaks) over 4 random plans
+    attention -> output map -> undispatch, the collectives as graph breaks) over 3 random plans
     of different token counts compiles its graphs once (dynamo's frame count does not grow after
-    the first plan); without a capacity (exact shapes, dynamic=False) it recompiles. Outputs and
+    the first plan); without a capacity (exact shapes, dynamic=False) the first 2 plans already
+    recompile. Outputs and
     gradients equal a per-sequence float64 reference; padding rows are zero."""
     from torch._dynamo.testing import CompileCounterWithBackend
     rng = random.Random(seed)
     g = torch.Generator().manual_seed(seed)
     w = (torch.rand(H * D, 3 * H * D, generator=g) * 2 - 1) / (H * D) ** 0.5
     cfgs = legal_configs(P, H)
-    plans = [random_plan(rng, P, cfgs[-1 - i % len(cfgs)], -1) for i in range(4)]
+    plans = [random_plan(rng, P, cfgs[-1 - i % len(cfgs)], -1) for i in range(3)]
 
     def step(x: torch.Tensor, ex: Any) -> torch.Tensor:
         xp = ex.dispatch(x)
@@ -245,7 +246,7 @@ def compile_check(P: int, seed: int) -> Dict[str, Any]:
         cnt = CompileCounterWithBackend("aot_eager")
         f = torch.compile(step, backend=cnt, dynamic=False)
         counts[str(cap)] = []
-        for j, plan in enumerate(plans):
+        for j, plan in enumerate(plans if cap else plans[:2]):
             ex = EX(plan, n_heads=H, head_dim=D, capacity_tokens=cap)
             lens = [s["tokens"] for s in plan["sequences"]]
             xs = {i: torch.rand(lens[i], H * D, generator=torch.Generator().manual_seed(
@@ -386,7 +387,8 @@ def run_world(P: int, seed: int, n_plans: int) -> List[Dict[str, Any]]:
         dist.broadcast_object_list(obj, src=1)
         lines.extend(obj[0])
     lines.append(bf16_check(P))
-    lines.append(compile_check(P, seed + 11))
+    if P == 2:  # one size only: dynamo's compiles cost seconds of CPU per rank
+        lines.append(compile_check(P, seed + 11))
     lines.append(bad_input(P))
     for r in lines:
         r["world"] = P
