@@ -25,7 +25,8 @@ import numpy as np
 from . import _lib
 from ._lib import LIB
 
-__all__ = ["PlanError", "OverCapWarning", "Config", "Shard", "SequencePlacement", "RankLoad", "PlanArrays",
+__all__ = ["PlanError", "OverCapWarning",
+           "Config", "Shard", "SequencePlacement", "RankLoad", "PlanArrays",
            "Plan", "Batch", "Planner", "policies", "read_batch", "workload_mix"]
 
 PathLike = Union[str, "os.PathLike[str]"]

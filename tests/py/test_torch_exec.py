@@ -1,10 +1,10 @@
 """zellige.torch: plans executed with torch.distributed (gloo, CPU) on world sizes N = 1..4,
 all in ONE ``python3 -m torch.distributed.run --nproc-per-node 4`` (tests/py/torch_exec_worker.py
-runs on every rank; size N runs on the group of ranks 0..N-1). Checks, over >= 30 random legal plans built as plan dicts (every
-configuration of N ranks, overlapping rank sets, idle ranks, whole sequences next to shards),
-microbatch rounds (run round after round), one even single-sequence plan per configuration of
-degree N, and the C planner's plans for a
-seeded batch (as a dict and as a zellige.Plan):
+runs on every rank; size N runs on the group of ranks 0..N-1). Checks, over >= 30 random legal
+plans built as plan dicts (every configuration of N ranks, overlapping rank sets, idle ranks,
+whole sequences next to shards), microbatch rounds (run round after round, from dicts and from a
+megatron zellige.Plan), one even single-sequence plan per configuration of degree N, and the C
+planner's plans for a seeded batch (as a dict and as a zellige.Plan carrying its origins):
 
 * forward output and q/k/v gradients (through dispatch -> attention -> undispatch) equal a
   single-process reference (SDPA per whole sequence, float64) within 1e-5 relative (fp32);
@@ -13,6 +13,9 @@ seeded batch (as a dict and as a zellige.Plan):
 * bytes sent per rank (forward + backward) equal the cost model's to the byte per class (the
   Ulysses all-to-all also carries the forward's LSE, counted apart as the C engine's is), and
   the kernel calls are the C engine's: one per step and direction.
+
+* capacity_tokens: one torch.compile'd step compiles once over 3 plans (N = 2);
+* errors name the argument (a plan without origin ranks, a bad capacity, ...).
 
 Also: ``import zellige`` works without torch. Skipped with a message when torch is missing.
 """

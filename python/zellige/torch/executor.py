@@ -339,7 +339,8 @@ class Executor:
                   (self._recv_counts, self._send_counts))
         parts, widths = [], []
         for x in xs:
-            rows = x.detach()[:n_in].index_select(0, sidx).reshape(len(sidx), math.prod(x.shape[1:]))
+            rows = x.detach()[:n_in].index_select(0, sidx).reshape(len(sidx),
+                                                                  math.prod(x.shape[1:]))
             b = rows.contiguous().view(torch.uint8) if rows.numel() else \
                 torch.empty(len(sidx), rows.shape[1] * x.element_size(), dtype=torch.uint8,
                             device=dev)
@@ -366,8 +367,8 @@ class Executor:
         """Loader layout -> plan layout: each tensor ``(loader_capacity, *rest)`` (any dtype;
         e.g. hidden states and their (frame, row, col) positions together) becomes
         ``(plan_capacity, *rest)``, all in one all-to-all (the capacities are the token
-        counts unless ``capacity_tokens`` is given; padding rows come out zero). Autograd-aware (the backward is the
-        undispatch of the gradients). Returns one tensor, or a tuple for several."""
+        counts unless ``capacity_tokens`` is given; padding rows come out zero).
+        Autograd-aware (the backward is the undispatch of the gradients). Returns one tensor, or a tuple for several."""
         ys = _Move.apply(self, 0, *xs)
         return ys[0] if len(xs) == 1 else ys
 
