@@ -334,6 +334,18 @@ def bad_input(P: int) -> Dict[str, Any]:
                                else -1), "capacity_tokens")
     expect(lambda: EX(good, n_heads=H, head_dim=D, capacity_tokens="max"),
            "capacity_tokens")
+    # "pow2": each layout padded to its next power of two; padded attention = exact attention
+    nine = even_plan(P, (1, 1, 1), 9)
+    ex_p, ex_e = (EX(nine, n_heads=H, head_dim=D, capacity_tokens=c) for c in ("pow2", None))
+    mine = 9 if dist.get_rank(_GROUP) == 0 else 0
+    msgs.append(f"pow2 {ex_p.loader_capacity} {ex_p.plan_capacity}")
+    want.append(f"pow2 {16 if mine else 0} {16 if mine else 0}")
+    qkv = torch.rand(ex_p.plan_capacity, 3, H, D, generator=torch.Generator().manual_seed(1))
+    qkv[mine:] = 7.0  # padding rows: ignored
+    o_p, o_e = ex_p.attention(*qkv.unbind(1)), ex_e.attention(*qkv[:mine].unbind(1))
+    msgs.append(f"pow2 attention equal {torch.equal(o_p[:mine], o_e)} pad zero "
+                f"{bool((o_p[mine:] == 0).all())}")
+    want.append("pow2 attention equal True pad zero True")
     exc = EX(good, n_heads=H, head_dim=D, capacity_tokens=16)
     expect(lambda: exc.dispatch(torch.zeros(exc.loader_tokens, 2)) if exc.loader_tokens != 16
            else exc.dispatch(torch.zeros(3, 2)), "padded to capacity_tokens")
