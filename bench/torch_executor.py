@@ -71,7 +71,7 @@ def overhead(args: argparse.Namespace) -> None:
         q, k, v, do = (torch.randn(T, H, D, generator=g) for _ in range(4))
         for kernel, calls in (("auto", "shape"), ("auto", "step"), ("math", "shape")):
             ex = zt.Executor(whole_plan(lens), n_heads=H, head_dim=D, kernel=kernel,
-                             calls=calls)
+                             calls=calls, origin_ranks="first_shard")
 
             def plan_step() -> None:
                 qq, kk, vv = (t.clone().requires_grad_() for t in (q, k, v))
@@ -123,7 +123,7 @@ def comm(args: argparse.Namespace) -> None:
             "id": 0, "tokens": L, "config": {"q": c[0], "h": c[1], "k": c[2]},
             "shards": [{"rank": j, "start": bounds[j], "end": bounds[j + 1]}
                        for j in range(deg)]}]}
-        ex = zt.Executor(plan, n_heads=H, head_dim=D)
+        ex = zt.Executor(plan, n_heads=H, head_dim=D, origin_ranks="first_shard")
         g = torch.Generator().manual_seed(rank)
         q, k, v = (torch.randn(ex.plan_tokens, H, D, generator=g).requires_grad_()
                    for _ in range(3))

@@ -15,10 +15,10 @@ See :class:`Planner`, :class:`Plan`, :class:`Batch`, :func:`read_batch`,
 :func:`workload_mix` and docs/pytorch.md in the repository. ``import zellige.torch`` (needs
 torch) executes plans with torch.distributed; ``import zellige`` itself does not need torch.
 """
-from .planner import (Batch, Config, Plan, PlanArrays, PlanError, Planner, RankLoad,
+from .planner import (Batch, Config, OverCapWarning, Plan, PlanArrays, PlanError, Planner, RankLoad,
                       SequencePlacement, Shard, policies, read_batch, workload_mix)
 
 __version__ = "0.1.0"
 
-__all__ = ["Planner", "Plan", "PlanError", "Batch", "Config", "Shard", "SequencePlacement",
+__all__ = ["Planner", "Plan", "PlanError", "OverCapWarning", "Batch", "Config", "Shard", "SequencePlacement",
            "RankLoad", "PlanArrays", "policies", "read_batch", "workload_mix", "__version__"]

@@ -23,7 +23,7 @@
 
 #define ZGPY_API __attribute__((visibility("default")))
 // Bumped when a signature or struct below changes; the Python loader checks it.
-#define ZGPY_ABI 2
+#define ZGPY_ABI 3
 
 // ---------------------------------------------------------------------------------------------
 // Types shared with python/zellige/_lib.py (keep the field order in step).
@@ -57,6 +57,11 @@ typedef struct zgpy_plan_view {
     const double *seq_time, *seq_mem;       // [n]: per participating rank
     const double *rank_time, *rank_mem;     // [world_size]
     const int64_t *rank_tokens;             // [world_size]
+    const int32_t *seq_round;               // [n]: microbatch round (0 unless megatron)
+    int32_t n_rounds;                       // 1 + the largest round (0 for an empty plan)
+    int32_t n_over_cap;                     // marked over-cap plan: ranks over mem_cap; else 0
+    const int32_t *over_cap_ranks;          // [n_over_cap], ascending
+    const char *over_cap_note;              // zg_plan_over_cap_describe's line ("" if none)
     const void *block; // every array above lies in [block, block + block_bytes)
     int64_t block_bytes;
 } zgpy_plan_view;
@@ -76,6 +81,7 @@ typedef struct zgpy_result {
     zg_plan plan;
     zgpy_plan_view view;
     void *block; // one allocation for every flat array
+    char over_cap_note[256];
 } zgpy_result;
 
 // ---------------------------------------------------------------------------------------------
@@ -167,7 +173,7 @@ static zg_status opt_bool(const cJSON *v, const char *key, int32_t *out, zg_erro
 static const char *const option_names =
     "family, max_degree, fallback, eps, time_limit, anchor_cut, anchor_nodes, lns_nodes, "
     "first_nodes, catalog, seed, exact_rank_prices, remember_layouts, bags, gamma, d_model, "
-    "world_size";
+    "world_size, max_seqlen_per_rank";
 
 // The options of `zellige plan` (same names with '_' for '-', same checks) into ctx->opts.
 static zg_status parse_options(const char *json, zg_planner_opts *o, int *catalog_mode,
@@ -191,6 +197,9 @@ static zg_status parse_options(const char *json, zg_planner_opts *o, int *catalo
                                     "option family: expected node, aligned or sliding");
         } else if (!strcmp(k, "max_degree")) {
             if (!(st = opt_int(it, k, 0, i32, &v, err))) o->max_degree = (int32_t)v;
+        } else if (!strcmp(k, "max_seqlen_per_rank")) { // megatron's knob (--max-seqlen-per-rank)
+            if (!(st = opt_int(it, k, 1, INT64_MAX / 2, &v, err)))
+                o->max_seqlen_per_rank = zg_opt_tokens_of(v);
         } else if (!strcmp(k, "d_model")) {
             if (!(st = opt_int(it, k, 0, i32, &v, err))) o->d_model = (int32_t)v;
         } else if (!strcmp(k, "world_size")) {
@@ -309,7 +318,7 @@ static zg_status flatten(zgpy_result *r, zg_error *err) {
     for (int64_t i = 0; i < n; i++)
         ns += p->p[i].n_ranks;
     size_t bytes = (size_t)n * (2 * 8 + 3 * 4 + 2 * 8) + (size_t)(n + 1) * 8 +
-                   (size_t)ns * (4 + 2 * 8) + (size_t)w * (2 * 8 + 8) + 64;
+                   (size_t)ns * (4 + 2 * 8) + (size_t)w * (2 * 8 + 8 + 4) + (size_t)n * 4 + 64;
     char *blk = malloc(bytes);
     if (!blk) return zg_error_set(err, ZG_ERR_NOMEM, "out of memory copying the plan");
     r->block = blk;
@@ -320,6 +329,8 @@ static zg_status flatten(zgpy_result *r, zg_error *err) {
     double *rank_time = seq_mem + n, *rank_mem = rank_time + w;
     int64_t *rank_tokens = (int64_t *)(rank_mem + w);
     int32_t *config = (int32_t *)(rank_tokens + w), *sh_rank = config + 3 * n;
+    int32_t *seq_round = sh_rank + ns, *over = seq_round + n;
+    int32_t n_rounds = 0;
     int64_t at = 0;
     for (int64_t i = 0; i < n; i++) {
         const zg_placement *pl = &p->p[i];
@@ -330,6 +341,8 @@ static zg_status flatten(zgpy_result *r, zg_error *err) {
         config[3 * i + 2] = pl->config.k;
         seq_time[i] = pl->time;
         seq_mem[i] = pl->mem;
+        seq_round[i] = pl->round;
+        if (pl->round + 1 > n_rounds) n_rounds = pl->round + 1;
         offset[i] = at;
         for (int32_t k = 0; k < pl->n_ranks; k++, at++) {
             sh_rank[at] = pl->shards[k].rank;
@@ -343,6 +356,10 @@ static zg_status flatten(zgpy_result *r, zg_error *err) {
         rank_mem[k] = p->ranks ? p->ranks[k].mem : 0;
         rank_tokens[k] = p->ranks ? p->ranks[k].tokens : 0;
     }
+    // the mark and its ranks: what `zellige plan` warns about (exit status 5)
+    int32_t n_over = p->over_cap ? zg_plan_over_cap_ranks(p, over, (int32_t)w) : 0;
+    r->over_cap_note[0] = 0;
+    if (n_over) zg_plan_over_cap_describe(p, r->over_cap_note, sizeof r->over_cap_note);
     *v = (zgpy_plan_view){.world_size = p->world_size,
                           .optimal = p->optimal,
                           .n = n,
@@ -367,8 +384,13 @@ static zg_status flatten(zgpy_result *r, zg_error *err) {
                           .rank_time = rank_time,
                           .rank_mem = rank_mem,
                           .rank_tokens = rank_tokens,
+                          .seq_round = seq_round,
+                          .n_rounds = n_rounds,
+                          .n_over_cap = n_over,
+                          .over_cap_ranks = over,
+                          .over_cap_note = r->over_cap_note,
                           .block = blk,
-                          .block_bytes = (int64_t)((char *)(sh_rank + ns) - blk)};
+                          .block_bytes = (int64_t)((char *)(over + w) - blk)};
     return ZG_OK;
 }
 

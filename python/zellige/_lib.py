@@ -10,7 +10,7 @@ import glob
 import os
 from ctypes import POINTER, c_char_p, c_double, c_int, c_int32, c_int64, c_size_t, c_uint64, c_void_p
 
-ABI_VERSION = 2  # must match ZGPY_ABI in _capi.c
+ABI_VERSION = 3  # must match ZGPY_ABI in _capi.c
 ERR_SIZE = 1024
 
 # zg_status values (src/core/core.h)
@@ -64,6 +64,11 @@ class PlanView(ctypes.Structure):
         ("rank_time", c_void_p),    # double[world_size]
         ("rank_mem", c_void_p),     # double[world_size]
         ("rank_tokens", c_void_p),  # int64[world_size]
+        ("seq_round", c_void_p),    # int32[n]
+        ("n_rounds", c_int32),
+        ("n_over_cap", c_int32),
+        ("over_cap_ranks", c_void_p),  # int32[n_over_cap]
+        ("over_cap_note", c_char_p),
         ("block", c_void_p),
         ("block_bytes", c_int64),
     ]

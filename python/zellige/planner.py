@@ -11,6 +11,7 @@ import json
 import os
 import threading
 import time
+import warnings
 import weakref
 from collections import abc
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -24,7 +25,8 @@ import numpy as np
 from . import _lib
 from ._lib import LIB
 
-__all__ = ["PlanError", "Config", "Shard", "SequencePlacement", "RankLoad", "PlanArrays",
+__all__ = ["PlanError", "OverCapWarning",
+           "Config", "Shard", "SequencePlacement", "RankLoad", "PlanArrays",
            "Plan", "Batch", "Planner", "policies", "read_batch", "workload_mix"]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -52,6 +54,14 @@ class PlanError(ValueError):
     def __init__(self, message: str, status: str = "invalid") -> None:
         super().__init__(message)
         self.status: str = status
+
+
+class OverCapWarning(UserWarning):
+    """:meth:`Planner.plan` returned a plan over the memory cap: a policy that ignores memory
+    (``knapformer``) placed the batch as its real counterpart would, and its real run would run
+    out of memory (``plan.over_cap_ranks``; ``zellige plan`` exits with status 5 for it). Make
+    it an error with ``warnings.simplefilter("error", zellige.OverCapWarning)``, or plan with
+    the option ``fallback`` to get another policy's plan instead."""
 
 
 def _raise(rc: int, errbuf: Any) -> None:
@@ -142,7 +152,8 @@ class PlanArrays:
         "rank_time": ("rank_time", np.float64, "w", 1),   # (world_size,) s
         "rank_memory": ("rank_mem", np.float64, "w", 1),  # (world_size,) bytes
         "rank_tokens": ("rank_tokens", np.int64, "w", 1),  # (world_size,)
-    }
+        "round": ("seq_round", np.int32, "n", 1),         # (n,) microbatch round (0: megatron
+    }                                                     # alone makes others)
     __slots__ = ("_v", "_result", "_mem", "_cache")
 
     seq_id: np.ndarray
@@ -157,6 +168,7 @@ class PlanArrays:
     rank_time: np.ndarray
     rank_memory: np.ndarray
     rank_tokens: np.ndarray
+    round: np.ndarray
 
     def __init__(self, v: Any, result: "_Result") -> None:
         self._v = v            # the C view (lives in result)
@@ -254,7 +266,18 @@ class Plan:
 
     ``sequences[i]`` is the placement of batch sequence ``i`` (batch order);
     ``ranks[r]`` is rank ``r``'s predicted load. ``makespan`` is the predicted step time in
-    seconds (the largest rank time), ``plan_time_ms`` the C planner's wall time.
+    seconds (the largest rank time; with microbatch rounds, the sum over rounds of the slowest
+    rank), ``plan_time_ms`` the C planner's wall time.
+
+    ``n_rounds``: 1 + the largest microbatch round (``arrays.round``; only ``megatron`` makes
+    more than one: rounds run one after another, as ``zellige.torch.Executor`` runs them).
+    ``origin_ranks``: the ``origin_ranks`` given to :meth:`Planner.plan` (from the argument,
+    the metadata's ``origin_rank`` or the :class:`Batch`), an (n,) int32 array, -1 where
+    unknown; ``None`` when none was given. ``over_cap_ranks``: for a plan of a policy that
+    ignores memory (``knapformer``) that goes over the memory cap, the ranks over it,
+    ascending (``over_cap_note`` says by how much); ``()`` for every other plan (the plan
+    JSON's ``over_cap_ranks``; ``zellige plan`` exits with status 5 for such a plan and
+    :meth:`Planner.plan` warns with :class:`OverCapWarning`).
     """
 
     policy: str
@@ -267,6 +290,10 @@ class Plan:
     optimal: bool
     mem_base: float
     mem_cap: float
+    n_rounds: int
+    over_cap_ranks: Tuple[int, ...]
+    over_cap_note: str
+    origin_ranks: Optional[np.ndarray] = field(repr=False)
     arrays: PlanArrays = field(repr=False)
     sequences: Sequence[SequencePlacement] = field(repr=False)
     ranks: Sequence[RankLoad] = field(repr=False)
@@ -298,7 +325,11 @@ class Plan:
             policy=v.policy.decode(), fallback_from=v.fallback_from.decode(),
             summary=v.summary.decode(), world_size=w, makespan=v.makespan,
             plan_time_ms=v.plan_time_ms, lower_bound=v.lower_bound, optimal=bool(v.optimal),
-            mem_base=v.mem_base, mem_cap=v.mem_cap, arrays=a,
+            mem_base=v.mem_base, mem_cap=v.mem_cap, n_rounds=int(v.n_rounds),
+            over_cap_ranks=tuple(np.ctypeslib.as_array(
+                (ctypes.c_int32 * v.n_over_cap).from_address(v.over_cap_ranks)).tolist())
+            if v.n_over_cap else (), over_cap_note=(v.over_cap_note or b"").decode(),
+            origin_ranks=None, arrays=a,
             sequences=_LazyList(v.n, placement), ranks=_LazyList(w, rank_load), _result=res)
         return plan
 
@@ -811,9 +842,14 @@ class Planner:
             The :class:`Plan`; ``plan.sequences[i]`` is sequence ``i``'s placement.
 
         Raises:
-            PlanError: bad input (a negative or non-integer length, NaN, an unknown key,
-                an origin rank out of range, …) or no plan (a sequence no option can hold;
-                ``status == "infeasible"``), with the C library's one-line message.
+            PlanError: an empty batch, bad input (a negative or non-integer length, NaN,
+                an unknown key, an origin rank out of range, …) or no plan (a sequence no
+                option can hold; ``status == "infeasible"``), with the C library's one-line
+                message.
+
+        Warns:
+            OverCapWarning: a ``knapformer`` plan over the memory cap (``plan.over_cap_ranks``;
+                ``zellige plan`` keeps such a plan and exits with status 5).
         """
         if isinstance(lengths, Batch):
             if metadata is None and origin_ranks is None:
@@ -824,6 +860,9 @@ class Planner:
                               lengths.metadata() if metadata is None else metadata)
         else:
             enc = _encode(lengths, origin_ranks, metadata)
+        if len(enc.tokens) == 0:
+            raise PlanError("plan: the batch holds no sequences; give at least one (as "
+                            "`zellige plan` refuses an empty batch)")
         out = c_void_p()
         with self._lock:
             if self._handle is None:
@@ -836,7 +875,16 @@ class Planner:
                 err = ctypes.create_string_buffer(err.value)  # the message, out of the lock
         if rc:
             _raise(rc, err)
-        return Plan._from_result(out.value)
+        plan = Plan._from_result(out.value)
+        if enc.origin is not None:
+            origin = enc.origin.copy()
+            origin.flags.writeable = False
+            plan.__dict__["origin_ranks"] = origin
+        if plan.over_cap_ranks:
+            warnings.warn(f"{plan.policy} ignores memory and its plan is over the cap (its real "
+                          f"run would run out of memory; plan kept, `zellige plan` exits with "
+                          f"status 5): {plan.over_cap_note}", OverCapWarning, stacklevel=2)
+        return plan
 
     def plan_async(self, lengths: Union[Lengths, Batch], origin_ranks: Any = None,
                    metadata: Any = None) -> "Future[Plan]":

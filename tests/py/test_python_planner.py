@@ -303,10 +303,52 @@ def test_bad_lengths_raise_plan_error(zg):
     assert len(planner.plan([100]).sequences) == 1
 
 
-def test_empty_batch_is_an_empty_plan(zg):
-    p = zg.Planner(cluster="8xA800").plan([])
-    assert len(p) == 0 and p.makespan == 0 and len(p.ranks) == 8
-    assert json.loads(p.to_json())["sequences"] == []
+def test_empty_batch_raises(zg):
+    """As `zellige plan` refuses a batch with no sequences."""
+    planner = zg.Planner(cluster="8xA800")
+    for empty in ([], zg.Batch([])):
+        with pytest.raises(zg.PlanError, match="no sequences"):
+            planner.plan(empty)
+    assert len(planner.plan([100])) == 1
+
+
+def test_plan_carries_origins_rounds_and_over_cap(zg, tmp_path):
+    """A Plan keeps the origin ranks it was planned with, megatron's microbatch rounds (as the
+    plan JSON's "round") and KnapFormer's over-cap mark (as "over_cap_ranks"; the CLI exits 5
+    with the same line the OverCapWarning carries)."""
+    import warnings
+    planner = zg.Planner(cluster={"preset": "8xA800", "world_size": 4})
+    p = planner.plan([900, 50, 60], origin_ranks=[2, 0, 3])
+    assert p.origin_ranks.tolist() == [2, 0, 3] and p.n_rounds == 1 and p.over_cap_ranks == ()
+    assert planner.plan([900, 50, 60]).origin_ranks is None
+    assert planner.plan([900, 50], metadata=[{"origin_rank": 1}, {}]).origin_ranks.tolist() == \
+        [1, -1]
+    lens = [219600, 32760, 32760, 75600, 147600, 1560, 1560, 1560, 1560]
+    meg = zg.Planner(cluster="8xA800", policy="megatron", max_seqlen_per_rank=65536).plan(lens)
+    rounds = [s.get("round", 0) for s in meg.to_dict()["sequences"]]
+    assert meg.n_rounds == 2 == 1 + max(rounds) and meg.arrays.round.tolist() == rounds
+    batch = tmp_path / "b.json"
+    zg.workload_mix("V50", world_size=8).write(batch)
+    knap = zg.Planner(cluster="8xA800", policy="knapformer", bags="g4n2")
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        kp = knap.plan(zg.read_batch(batch))
+    assert kp.over_cap_ranks == tuple(kp.to_dict()["over_cap_ranks"]) and kp.over_cap_ranks
+    assert [x.category for x in w] == [zg.OverCapWarning], w
+    if os.path.exists(ZELLIGE):
+        r = _cli("plan", "--batch", str(batch), "--policy", "knapformer", "--bags", "g4n2",
+                 "--json", str(tmp_path / "p.json"), "--quiet")
+        assert r.returncode == 5
+        assert kp.over_cap_note and kp.over_cap_note in r.stderr and kp.over_cap_note in \
+            str(w[0].message)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", zg.OverCapWarning)
+        with pytest.raises(zg.OverCapWarning):
+            knap.plan(zg.read_batch(batch))
+    # a memory-aware policy never marks its plan
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", zg.OverCapWarning)
+        assert zg.Planner(cluster="8xA800").plan(zg.read_batch(batch)).over_cap_ranks == ()
 
 
 def test_no_option_holds_a_sequence(zg, tmp_path):

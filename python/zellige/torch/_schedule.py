@@ -34,8 +34,8 @@ class PlanColumns:
     shard_rank: np.ndarray   # (n_shards,) int32
     shard_start: np.ndarray  # (n_shards,) int64
     shard_end: np.ndarray    # (n_shards,) int64
-    origin: Optional[np.ndarray] = None  # (n,) int32 from the plan dict's origin_rank, if any
-    rounds: Optional[np.ndarray] = None  # (n,) int64 microbatch rounds (plan dict), if any
+    origin: Optional[np.ndarray] = None  # (n,) int32: the plan's origin ranks, if all known
+    rounds: Optional[np.ndarray] = None  # (n,) int64 microbatch rounds, if any is not 0
 
     def select(self, keep: np.ndarray) -> "PlanColumns":
         """The plan of the placements where keep (a bool mask) holds, in plan order."""
@@ -59,15 +59,21 @@ class PlanColumns:
 def plan_columns(plan: Any) -> PlanColumns:
     """A :class:`zellige.Plan`, a plan dict (docs/formats.md §2) or plan JSON text as columns.
 
-    Raises :class:`zellige.PlanError` for a malformed dict. A dict's ``round`` fields
-    (microbatch rounds) are kept in ``rounds``.
+    Raises :class:`zellige.PlanError` for a malformed dict. The microbatch rounds (a dict's
+    ``round`` fields, a Plan's ``arrays.round``) are kept in ``rounds`` and the origin ranks
+    (a dict's ``origin_rank`` fields, a Plan's ``origin_ranks``) in ``origin`` when every
+    sequence has one.
     """
     if isinstance(plan, Plan):
         a = plan.arrays
+        org = plan.origin_ranks
         return PlanColumns(int(plan.world_size), np.array(a.seq_id, np.int64),
                            np.array(a.tokens, np.int64), np.array(a.config, np.int32),
                            np.array(a.offset, np.int64), np.array(a.shard_rank, np.int32),
-                           np.array(a.shard_start, np.int64), np.array(a.shard_end, np.int64))
+                           np.array(a.shard_start, np.int64), np.array(a.shard_end, np.int64),
+                           np.array(org, np.int32) if org is not None and len(org) and
+                           (np.asarray(org) >= 0).all() else None,
+                           np.array(a.round, np.int64) if plan.n_rounds > 1 else None)
     if isinstance(plan, (str, bytes)):
         import json
         plan = json.loads(plan)

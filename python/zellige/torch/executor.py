@@ -148,14 +148,16 @@ class Executor:
     Args:
         plan: a :class:`zellige.Plan`, a plan dict (docs/formats.md §2) or plan JSON text. Its
             ``world_size`` must be the group's size; rank ``r`` of the plan is rank ``r`` of the
-            group. A plan dict's microbatch rounds (``round``) run one after another, as in the
-            C engine (a ``zellige.Plan`` carries no rounds: its placements run together).
+            group. The plan's microbatch rounds (a dict's ``round``, a Plan's ``arrays.round``)
+            run one after another, as in the C engine.
         n_heads, head_dim: the attention shape (H, D); every Ulysses degree must divide H.
         group: the process group (None: the default group). Collectives over a plan's rank
             sets are point-to-point ops on this group; no process group is created.
-        origin_ranks: per sequence (plan order), the rank whose data loader holds it. Default:
-            the plan dict's ``origin_rank`` fields when every sequence has one, else the first
-            rank of each sequence's rank list.
+        origin_ranks: per sequence (plan order), the rank whose data loader holds it. Default
+            (``None``): the plan's own, a Plan's ``origin_ranks`` (given to
+            ``Planner.plan(..., origin_ranks=...)``) or a dict's ``origin_rank`` fields; a plan
+            without them (or with an unknown one) raises :class:`zellige.PlanError`.
+            ``"first_shard"``: each sequence is loaded on the first rank of its rank list.
         kernel: ``"auto"`` (default): the fused CPU kernel of ``scaled_dot_product_attention``
             (``aten._scaled_dot_product_flash_attention_for_cpu``, which returns the LSE) for
             CPU tensors, the math path elsewhere; ``"flash"``: that CPU kernel; ``"math"``:
@@ -164,6 +166,14 @@ class Executor:
             its slices, no padding; ``"step"``: ONE call per step, as the C engine's varlen
             kernel (slices padded to the next power of two of the step's longest query and key
             blocks, padded keys masked: more arithmetic, shapes that repeat across steps).
+        capacity_tokens: the row count of the tensors the user-facing ops take and return, so
+            that they keep one shape across steps with different plans (``torch.compile``
+            then compiles the model's work between the collectives once, see docs/pytorch.md).
+            ``None`` (default): exact, ``loader_tokens`` and ``plan_tokens`` rows; an int
+            ``C``: both layouts have ``C`` rows (a plan that puts more tokens on this rank
+            raises :class:`zellige.PlanError`); ``"pow2"``: each layout padded to the next
+            power of two of its token count (a few shapes, each compiled once). Rows past the
+            tokens are padding: read as nothing, returned as zeros, with zero gradients.
 
     Every rank of the group must construct the Executor for the same plan and call
     ``dispatch``, ``undispatch`` and ``attention`` (and their backward) in the same order: each
@@ -172,7 +182,7 @@ class Executor:
 
     def __init__(self, plan: Any, n_heads: int, head_dim: int, group: Any = None,
                  origin_ranks: Optional[Sequence[int]] = None, kernel: str = "auto",
-                 calls: str = "shape") -> None:
+                 calls: str = "shape", capacity_tokens: Any = None) -> None:
         if not dist.is_available() or not dist.is_initialized():
             raise RuntimeError("zellige.torch.Executor: torch.distributed is not initialized "
                                "(call torch.distributed.init_process_group first, e.g. under "
@@ -184,14 +194,28 @@ class Executor:
         if cols.world_size != self.world_size:
             raise PlanError(f"plan is for {cols.world_size} ranks but the process group has "
                             f"{self.world_size} (run with --nproc-per-node {cols.world_size})")
-        if origin_ranks is not None:
+        if isinstance(origin_ranks, str):
+            if origin_ranks != "first_shard":
+                raise ValueError(f"zellige.torch Executor: origin_ranks {origin_ranks!r}: "
+                                 "expected a list of ranks, None or 'first_shard'")
+            origin = cols.shard_rank[cols.offset[:-1]].astype(np.int64)
+        elif origin_ranks is not None:
             origin = np.asarray(origin_ranks, np.int64)
             if origin.shape != (cols.n,):
                 raise PlanError(f"origin_ranks has {origin.size} entries for {cols.n} sequences")
         elif cols.origin is not None:
             origin = cols.origin.astype(np.int64)
+        elif cols.n == 0:
+            origin = np.zeros(0, np.int64)
         else:
-            origin = cols.shard_rank[cols.offset[:-1]].astype(np.int64)
+            raise PlanError(
+                "zellige.torch Executor: origin_ranks not given and the plan does not say which "
+                "rank's data loader holds each sequence (a zellige.Plan planned without "
+                "origin_ranks, or one of them -1; a plan dict without 'origin_rank' on every "
+                "sequence): dispatch would move the wrong rows. Pass origin_ranks=[...] (per "
+                "sequence, in plan order), plan with Planner.plan(lengths, origin_ranks=...), "
+                "or pass origin_ranks='first_shard' if each sequence is loaded on its first "
+                "shard's rank")
         bad = np.flatnonzero((origin < 0) | (origin >= self.world_size))
         if bad.size:
             i = int(bad[0])
@@ -221,6 +245,9 @@ class Executor:
         self.loader_sequences: List[int] = [i for i in range(cols.n) if origin[i] == self.rank]
         self._send_counts = np.diff(sc.d_loff).tolist()  # loader rows to each rank
         self._recv_counts = np.diff(sc.d_poff).tolist()  # plan rows from each rank
+        #: rows of the loader-layout / plan-layout tensors the ops take and return
+        self.loader_capacity, self.plan_capacity = _capacities(
+            capacity_tokens, self.loader_tokens, self.plan_tokens, self.rank)
         self._ix_cache: Dict[torch.device, _Ix] = {}
         self.stats: Dict[str, int] = {}
         self.reset_stats()
@@ -260,6 +287,7 @@ class Executor:
                              if k in ("group", "rank", "world_size", "n_heads", "head_dim",
                                       "scale", "kernel", "calls", "stats", "origin")})
         sub.__dict__.update(_sched=sched, plan_tokens=int(sched.t_local), loader_tokens=0,
+                            plan_capacity=int(sched.t_local), loader_capacity=0,
                             _ix_cache={}, _rounds=[], local_shards=[], loader_sequences=[])
         return sub
 
@@ -293,13 +321,17 @@ class Executor:
         all-to-all (rows as bytes)."""
         n_in, n_out = ((self.loader_tokens, self.plan_tokens) if direction == 0 else
                        (self.plan_tokens, self.loader_tokens))
+        c_in, c_out = ((self.loader_capacity, self.plan_capacity) if direction == 0 else
+                       (self.plan_capacity, self.loader_capacity))
         what = "dispatch" if direction == 0 else "undispatch"
         layout = "loader" if direction == 0 else "plan"
         for i, x in enumerate(xs):
-            if not isinstance(x, torch.Tensor) or x.dim() < 1 or x.shape[0] != n_in:
+            if not isinstance(x, torch.Tensor) or x.dim() < 1 or x.shape[0] != c_in:
                 shape = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
+                pad = (f" ({n_in} tokens padded to capacity_tokens)" if c_in != n_in else "")
                 raise ValueError(f"zellige.torch {what}: tensor {i} has shape {shape}; expected "
-                                 f"({n_in}, ...): this rank's {layout}-layout tokens first")
+                                 f"({c_in}, ...){pad}: this rank's {layout}-layout tokens "
+                                 "first")
         dev = xs[0].device
         ix = self._ix(dev)
         sidx, ridx = (ix.lrows, ix.prows) if direction == 0 else (ix.prows, ix.lrows)
@@ -307,7 +339,8 @@ class Executor:
                   (self._recv_counts, self._send_counts))
         parts, widths = [], []
         for x in xs:
-            rows = x.detach().index_select(0, sidx).reshape(len(sidx), math.prod(x.shape[1:]))
+            rows = x.detach()[:n_in].index_select(0, sidx).reshape(len(sidx),
+                                                                  math.prod(x.shape[1:]))
             b = rows.contiguous().view(torch.uint8) if rows.numel() else \
                 torch.empty(len(sidx), rows.shape[1] * x.element_size(), dtype=torch.uint8,
                             device=dev)
@@ -323,19 +356,23 @@ class Executor:
             blk = recv[:, at:at + w].contiguous()
             at += w
             vals = blk.view(x.dtype) if blk.numel() else torch.empty(0, dtype=x.dtype, device=dev)
-            y = torch.empty((n_out,) + tuple(x.shape[1:]), dtype=x.dtype, device=dev)
+            y = (torch.empty if c_out == n_out else torch.zeros)(
+                (c_out,) + tuple(x.shape[1:]), dtype=x.dtype, device=dev)
             y[ridx] = vals.reshape((len(ridx),) + tuple(x.shape[1:]))
             out.append(y)
         return out
 
+    @torch.compiler.disable
     def dispatch(self, *xs: torch.Tensor) -> Any:
-        """Loader layout -> plan layout: each tensor ``(loader_tokens, *rest)`` (any dtype;
+        """Loader layout -> plan layout: each tensor ``(loader_capacity, *rest)`` (any dtype;
         e.g. hidden states and their (frame, row, col) positions together) becomes
-        ``(plan_tokens, *rest)``, all in one all-to-all. Autograd-aware (the backward is the
-        undispatch of the gradients). Returns one tensor, or a tuple for several."""
+        ``(plan_capacity, *rest)``, all in one all-to-all (the capacities are the token
+        counts unless ``capacity_tokens`` is given; padding rows come out zero).
+        Autograd-aware (the backward is the undispatch of the gradients). Returns one tensor, or a tuple for several."""
         ys = _Move.apply(self, 0, *xs)
         return ys[0] if len(xs) == 1 else ys
 
+    @torch.compiler.disable
     def undispatch(self, *ys: torch.Tensor) -> Any:
         """Plan layout -> loader layout; the exact inverse of :meth:`dispatch`."""
         xs = _Move.apply(self, 1, *ys)
@@ -343,21 +380,25 @@ class Executor:
 
     # ---- attention --------------------------------------------------------------------------
 
+    @torch.compiler.disable
     def attention(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                   return_lse: bool = False) -> Any:
         """Full (bidirectional) attention of every sequence of the plan: q, k, v are
-        ``(plan_tokens, H, D)`` in the plan layout; returns o ``(plan_tokens, H, D)`` (and the
-        log-sum-exp ``(plan_tokens, H)`` in fp32 when ``return_lse``), equal to running each
+        ``(plan_capacity, H, D)`` in the plan layout; returns o ``(plan_capacity, H, D)`` (and
+        the log-sum-exp ``(plan_capacity, H)`` in fp32 when ``return_lse``; padding rows of
+        both are zero), equal to running each
         whole sequence alone. Autograd-aware; the backward is collective too."""
         o, lse = _Attention.apply(q, k, v, self)
         return (o, lse) if return_lse else o
 
     def _check_qkv(self, *ts: torch.Tensor) -> None:
-        want = (self.plan_tokens, self.n_heads, self.head_dim)
+        want = (self.plan_capacity, self.n_heads, self.head_dim)
+        what = ("plan_tokens" if self.plan_capacity == self.plan_tokens else
+                f"plan_capacity (plan_tokens {self.plan_tokens} padded)")
         for name, t in zip("qkv", ts):
             if tuple(t.shape) != want:
                 raise ValueError(f"zellige.torch attention: {name} has shape {tuple(t.shape)}; "
-                                 f"expected {want} (plan_tokens, n_heads, head_dim)")
+                                 f"expected {want} ({what}, n_heads, head_dim)")
 
     def _ulysses(self, ix: _Ix, src: torch.Tensor, fsrc: int, dsts: Sequence[Tuple[torch.Tensor,
                  int]], tag: int, lse: Optional[Tuple[torch.Tensor, torch.Tensor]] = None,
@@ -552,7 +593,6 @@ class Executor:
 
     def _fwd(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor
              ) -> Tuple[torch.Tensor, torch.Tensor, Tuple[torch.Tensor, ...]]:
-        self._check_qkv(q, k, v)
         if self._rounds:  # round after round, in ascending order on every rank
             O, L = q.new_empty(q.shape), q.new_empty(q.shape[:2], dtype=torch.float32)
             saved: List[torch.Tensor] = []
@@ -676,7 +716,7 @@ class _Move(torch.autograd.Function):
     def backward(ctx: Any, *gs: torch.Tensor) -> Any:
         ex: Executor = ctx.ex
         sel = [i for i, f in enumerate(ctx.float_mask) if f]
-        n_out = ex.plan_tokens if ctx.direction == 0 else ex.loader_tokens
+        n_out = ex.plan_capacity if ctx.direction == 0 else ex.loader_capacity
         grads = []
         for i in sel:
             g = gs[i]
@@ -697,16 +737,48 @@ class _Attention(torch.autograd.Function):
     @staticmethod
     def forward(ctx: Any, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                 ex: Executor) -> Any:
-        o, lse, saved = ex._fwd(q, k, v)
+        ex._check_qkv(q, k, v)
+        T = ex.plan_tokens
+        o, lse, saved = ex._fwd(q[:T], k[:T], v[:T])
         ctx.ex = ex
         ctx.save_for_backward(*saved)
+        o, lse = _pad(o, ex.plan_capacity), _pad(lse, ex.plan_capacity)
         ctx.mark_non_differentiable(lse)
         return o, lse
 
     @staticmethod
     def backward(ctx: Any, do: torch.Tensor, dlse: Any) -> Any:
-        dq, dk, dv = ctx.ex._bwd(ctx.saved_tensors, do.contiguous())
-        return dq, dk, dv, None
+        ex = ctx.ex
+        dq, dk, dv = ex._bwd(ctx.saved_tensors, do[:ex.plan_tokens].contiguous())
+        return _pad(dq, ex.plan_capacity), _pad(dk, ex.plan_capacity), \
+            _pad(dv, ex.plan_capacity), None
+
+
+def _pad(x: torch.Tensor, rows: int) -> torch.Tensor:
+    """x with zero rows appended up to `rows` (x itself when it has them)."""
+    if x.shape[0] == rows:
+        return x
+    y = x.new_zeros((rows,) + tuple(x.shape[1:]))
+    y[:x.shape[0]] = x
+    return y
+
+
+def _capacities(capacity: Any, loader: int, plan: int, rank: int) -> Tuple[int, int]:
+    """(loader_capacity, plan_capacity) for Executor(capacity_tokens=capacity)."""
+    if capacity is None:
+        return loader, plan
+    if capacity == "pow2":
+        return tuple(1 << max(0, n - 1).bit_length() if n else 0 for n in (loader, plan))
+    if isinstance(capacity, bool) or not isinstance(capacity, (int, np.integer)) or capacity < 0:
+        raise ValueError(f"zellige.torch Executor: capacity_tokens {capacity!r}: expected None, "
+                         "'pow2' or a non-negative int (rows of the padded layouts)")
+    c = int(capacity)
+    for what, n in (("data loader", loader), ("plan", plan)):
+        if n > c:
+            raise PlanError(f"zellige.torch Executor: rank {rank} holds {n} tokens in the {what} "
+                            f"layout but capacity_tokens is {c}: raise capacity_tokens to >= {n} "
+                            "(e.g. the planner's per-rank token cap) or use 'pow2'")
+    return c, c
 
 
 def coalesced_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
