@@ -273,6 +273,25 @@ AOIPY_API int aoipy_candidates(const char *spec_json, char **out, char *err, siz
                 cJSON_AddStringToObject(io, "label", lab);
                 cJSON_AddStringToObject(io, "solver", as.sol.solver);
                 cJSON_AddNumberToObject(io, "solve_s", as.solve_s);
+                cJSON_AddItemToObject(io, "mesh", cJSON_CreateIntArray((const int *)as.mesh, 2));
+                // per op: its kind and the role of each mesh dimension (R replicated, B batch,
+                // S sequence, D output features / heads, K contraction), FSDP of its weights
+                static const char R[] = "RBSDK";
+                static const char *const KIND[] = {"elem", "gemm", "self_attn", "cross_attn"};
+                cJSON *ops = cJSON_AddArrayToObject(io, "ops");
+                for (int b = 0; b < p.n_blocks; b++)
+                    for (int jx = 0; jx < p.blocks[b].n_ops; jx++) {
+                        const zg_aoi_as_op *op = &p.blocks[b].ops[jx];
+                        const zg_aoi_as_strat *sg = &op->s[as.sol.pick[b][jx]];
+                        char roles[3] = {R[sg->role[0]], R[sg->role[1]], 0};
+                        cJSON *oj = cJSON_CreateObject();
+                        cJSON_AddItemToArray(ops, oj);
+                        cJSON_AddStringToObject(oj, "block", p.blocks[b].name);
+                        cJSON_AddStringToObject(oj, "name", op->name);
+                        cJSON_AddStringToObject(oj, "kind", KIND[op->kind]);
+                        cJSON_AddStringToObject(oj, "roles", roles);
+                        cJSON_AddBoolToObject(oj, "fsdp", sg->fsdp);
+                    }
                 zg_aoi_evidence ev;
                 if (!(st = zg_aoi_as_lower(&p, &as.sol, &ev, &e))) {
                     st = price_and_search(&ev, &net, 1, io, &e);

@@ -71,6 +71,7 @@ WORKER = textwrap.dedent(r'''
     import jax, jax.numpy as jnp, numpy as np
     from jax.sharding import NamedSharding
     import aoizora.jax as aj
+    import aoizora
     from aoizora import AoizoraError, models
 
     topo = "v5e-8" if n == 8 else "v5e-16"
@@ -139,6 +140,31 @@ WORKER = textwrap.dedent(r'''
         out["train"]["pdiff"] = max(float(jnp.abs(a - b).max()) for a, b in zip(
             jax.tree_util.tree_leaves(p1), jax.tree_util.tree_leaves(r1)))
         out["train"]["fsdp_spec"] = str(res.param_shardings[0]["wq"].spec)
+
+        # 5. the Alpa-style ILP's sharding compiled by XLA and priced like the others; at
+        # 2048 tokens its per-op choice on 2x4 is batch x sequence for every op (K/V
+        # all-gathered in attention), which the front end expresses exactly
+        Ni, Di, Fi = 2048, 128, 512
+        ki = jax.random.split(kp, 4)
+        xi = jax.random.normal(ki[0], (B, Ni, Di)).astype(jnp.bfloat16)
+        ci = jax.random.normal(ki[1], (B, T, Di)).astype(jnp.bfloat16)
+        ti = (0.1 * jax.random.normal(ki[2], (B, 6, Di))).astype(jnp.bfloat16)
+        pi = models.init_wan_params(ki[3], Di, Fi, dtype=jnp.bfloat16)
+        res = aj.plan(blk, xi, ci, ti, pi, topology=topo, top_k=0, include=["alpa_ilp"])
+        (c,) = res.candidates
+        ri = res.select(c.label)
+        out["ilp"] = summary(ri)
+        out["ilp"].update(expert=c.expert, source=c.evidence_source, note=c.note,
+                          lowering=c.lowering_s, stage_label=res.stage1["alpa_ilp"]["label"],
+                          diff=check(ri, blk, (xi, ci, ti, pi)))
+        # the mapping of a mixed per-op choice (Wan2.1-1.3B on v5e-16: heads over one mesh
+        # dimension in attention, sequence elsewhere): Ulysses, with the qkv GEMM's
+        # difference listed
+        st = aoizora.candidates("v5e-16", tokens=32760, dim=1536, heads=12, ffn=8960,
+                                batch=2, layers=1, text=512, alpa_ilp=True)
+        cand, diffs = aj._ilp_candidate(st["alpa_ilp"])
+        out["ilp_map"] = dict(ilp=st["alpa_ilp"]["label"], label=cand["label"], diffs=diffs,
+                              axes=cand["axis_names"], shape=cand["mesh_shape"])
 
         # 4. errors
         errs = {}
@@ -255,3 +281,31 @@ def test_errors_are_clear(runs):
     assert e["not_bnd"] and "roles=" in e["not_bnd"]
     assert e["no_attn"] and "heads" in e["no_attn"]
     assert e["include"] and "batch 2 is not divisible by dp 8" in e["include"]
+
+
+def test_alpa_ilp_is_compiled_priced_from_hlo_and_runs(runs):
+    r = runs[8]["ilp"]
+    assert r["expert"] == "alpa_ilp"
+    assert r["source"] == "hlo"  # priced from XLA's compiled program, not our lowering
+    assert r["stage_label"].startswith("ilp mesh 2x4 qkv:BS self_attn:BS"), r["stage_label"]
+    assert r["label"] == "ilp dp=2,ag=4", r
+    assert "expressed exactly" in r["note"], r["note"]
+    (c,) = r["compiled"]
+    # the sequence-sharded attention all-gathers K and V: the compiled program has
+    # all-gathers and neither Ulysses' all-to-alls nor ring permutes
+    assert c["coll"]["all-gather"]["count"] >= 1, c
+    assert "all-to-all" not in c["coll"] and "collective-permute" not in c["coll"], c
+    assert r["lowering"] > 0 and c["best"] > 0
+    diff, scale = r["diff"]
+    assert diff <= 0.05 * max(1.0, scale), r
+
+
+def test_alpa_ilp_mixed_choice_maps_to_nearest_program(runs):
+    m = runs[8]["ilp_map"]
+    # mesh 4x4: qkv S,D and self_attn S,D, every other op S,S -> all-gather attention over
+    # the first dimension, Ulysses over the second; qkv's column split becomes a sequence
+    # split (Ulysses' all-to-all instead of an all-gather before the GEMM)
+    assert m["ilp"].startswith("ilp mesh 4x4 qkv:SD self_attn:SD o_proj:SS"), m
+    assert m["axes"] == ["ag", "sp"] and m["shape"] == [4, 4], m
+    assert m["label"] == "ilp ag=4,sp=4", m
+    assert m["diffs"] == ["qkv: SD -> SS"], m
