@@ -10,9 +10,13 @@ tokens, CFG batch 2, bf16) as one block and as a 30-layer ``lax.scan``, on v5e-8
 * per compiled candidate: the predicted latency from XLA's compiled program vs from AoiZora's
   own lowering of the same sharding (default device order and best placement), and the
   placement gain (default order / best placement, same sharding);
-* the chosen plan against the expert configurations (compiled, default device order) and the
-  Alpa-style ILP (its sharding in AoiZora's own lowering, default order; its per-op roles are
-  not mapped onto the JAX function).
+* the chosen plan against the expert configurations and the Alpa-style ILP, all compiled by
+  XLA and priced from the compiled HLO in the default device order (the ILP's per-op sharding
+  mapped onto the front end's axes; where it cannot be expressed exactly the nearest program
+  is compiled and the differing ops are printed), and against the ILP in AoiZora's own lowering
+  (its exact per-op program);
+* the survivors not compiled because AoiZora's lowering makes them the same program as a
+  compiled one (``same program as``).
 
 Every latency is a prediction of the uncalibrated network + roofline model.
 
@@ -71,7 +75,7 @@ def worker(n: int, programs: List[str], top_k: int, tokens: int) -> None:
               f"{'compile':>7s}  collectives (compiled)")
         rows = []
         for c in res.candidates:
-            role = c.expert or ("winner" if c is win else "stage-1 top-k")
+            role = ("winner, " if c is win else "") + (c.expert or "stage-1 top-k")
             if c.error:
                 print(f"{c.label:28s} {role:20s} compile failed: {c.error[:80]}")
                 continue
@@ -85,15 +89,24 @@ def worker(n: int, programs: List[str], top_k: int, tokens: int) -> None:
                              lowering_best_s=c.lowering_s, compiled_default_s=c.default_s,
                              compiled_best_s=c.best_s, placement_gain=c.default_s / c.best_s,
                              compile_s=c.compile_s, price_s=c.price_s,
-                             collectives=c.collectives, device_order=list(c.device_order)))
+                             collectives=c.collectives, device_order=list(c.device_order),
+                             evidence=c.evidence_source, note=c.note))
+            if c.note:
+                print(f"{'':28s} ({c.note})")
+        for lab, r in res.same_as.items():
+            print(f"{lab:28s} {'same program as':20s} {r} in AoiZora's lowering (not compiled)")
         for e in res.stage1["experts"]:
             if e["label"] in res.skipped:
                 print(f"{e['label']:28s} {e['name']:20s} skipped: {res.skipped[e['label']]}")
-        experts = {c.expert: c.default_s for c in res.candidates if c.expert and not c.error}
+        experts = {c.expert: c.default_s for c in res.candidates
+                   if c.expert and c.expert != "alpa_ilp" and not c.error}
         vs = {k: v / res.predicted_latency_s for k, v in experts.items()}
         best_expert = min(experts.values()) if experts else None
-        # the ILP's sharding exists only in AoiZora's own lowering: compare it with the chosen
-        # sharding in the same lowering (placed), never with the compiled price
+        ilp_c = next((c for c in res.candidates if c.expert == "alpa_ilp"), None)
+        ilp_compiled_vs = (ilp_c.default_s / res.predicted_latency_s
+                           if ilp_c is not None and not ilp_c.error else None)
+        # and in AoiZora's own lowering, where the ILP's exact per-op program exists: the
+        # chosen sharding in the same lowering (placed) against the ILP's (default order)
         ilp_vs = (ilp["default_total_s"] / win.lowering_s
                   if ilp.get("default_total_s") and win.lowering_s else None)
         print(f"chosen {res.label}: {res.predicted_latency_s:.4f} s (default order "
@@ -102,7 +115,10 @@ def worker(n: int, programs: List[str], top_k: int, tokens: int) -> None:
               f"{list(res.device_order)}")
         print("speedup of the chosen plan over the experts (compiled, default order): " +
               ", ".join(f"{k} {v:.3f}x" for k, v in vs.items()))
-        if ilp.get("label"):
+        if ilp_compiled_vs is not None:
+            print(f"speedup over the Alpa-style ILP's program {ilp_c.label} (compiled, default "
+                  f"order): {ilp_compiled_vs:.3f}x")
+        if ilp.get("label") and ilp_vs is not None:
             print(f"alpa_ilp {ilp['label']}: {ilp['default_total_s']:.4f} s in AoiZora's own "
                   f"lowering (default order); the chosen sharding in the same lowering, placed: "
                   f"{win.lowering_s:.4f} s -> {ilp_vs:.3f}x")
@@ -114,7 +130,8 @@ def worker(n: int, programs: List[str], top_k: int, tokens: int) -> None:
             predicted_latency_s=res.predicted_latency_s,
             default_order_latency_s=res.default_order_latency_s,
             device_order=list(res.device_order), speedup_vs_experts=vs,
-            speedup_vs_alpa_ilp_own_lowering=ilp_vs,
+            speedup_vs_alpa_ilp_compiled=ilp_compiled_vs,
+            speedup_vs_alpa_ilp_own_lowering=ilp_vs, same_as=res.same_as,
             best_expert_speedup=(best_expert / res.predicted_latency_s) if best_expert else None,
             alpa_ilp=dict(label=ilp.get("label"), default_s=ilp.get("default_total_s"),
                           best_s=ilp.get("best_total_s")),

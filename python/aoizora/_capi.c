@@ -243,6 +243,13 @@ AOIPY_API int aoipy_candidates(const char *spec_json, char **out, char *err, siz
         zg_aoi_evidence ev;
         if ((st = zg_aoi_lower(&g, c, &ev, &e))) break;
         cJSON *lw = cJSON_AddObjectToObject(o, "lowering");
+        char dg[2][20];
+        snprintf(dg[0], sizeof dg[0], "%016llx",
+                 (unsigned long long)zg_aoi_evidence_digest(&ev, ZG_AOI_DIGEST_BLOCKING));
+        snprintf(dg[1], sizeof dg[1], "%016llx",
+                 (unsigned long long)zg_aoi_evidence_digest(&ev, ZG_AOI_DIGEST_ALL));
+        cJSON_AddStringToObject(lw, "digest_blocking", dg[0]);
+        cJSON_AddStringToObject(lw, "digest", dg[1]);
         st = price_and_search(&ev, &net, 1, lw, &e);
         zg_aoi_evidence_free(&ev);
     }

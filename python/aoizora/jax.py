@@ -479,7 +479,9 @@ class PlanResult:
     ``predicted_latency_s``, ``default_order_latency_s`` (same sharding, logical rank r on
     physical device r), ``label``, ``device_order``, ``candidates`` (every compiled
     candidate, best first: the runner-up table), ``explanation``, ``n_candidates``,
-    ``n_legal``, ``compile_s`` and ``price_s`` (time spent compiling / pricing), and the
+    ``n_legal``, ``compile_s`` and ``price_s`` (time spent compiling / pricing), ``same_as``
+    (stage-1 survivors not compiled because AoiZora's lowering gives them the same program as
+    a compiled one: label -> that one's label), and the
     stage-1 table ``stage1`` (the C library's candidates).
     """
 
@@ -542,6 +544,8 @@ class PlanResult:
                         f"  {c.compile_s:9.2f}")
             if c.note:
                 rows.append(f"    ({c.note})")
+        for lab, r in self.same_as.items():
+            rows.append(f"{lab:34s} same program as {r} in AoiZora's lowering (not compiled)")
         return "\n".join(rows)
 
     def __repr__(self) -> str:
@@ -719,7 +723,10 @@ def plan(fn: Callable[..., Any], *example_args: Any, topology: str = "v5e-8",
     parameter arguments, Adam) instead of the forward pass; the result then has
     ``param_shardings`` and ``opt_state_shardings``.
 
-    ``top_k`` candidates survive stage 1 and are compiled (0: none); ``baselines=True`` also
+    ``top_k`` candidates survive stage 1 and are compiled (0: none), skipping near-duplicates
+    (``same_as``: a candidate whose own lowering has the same compute, the same blocking
+    collectives and the same prices as a better one, e.g. an FSDP variant whose weight
+    all-gathers are hidden, is listed, not compiled); ``baselines=True`` also
     compiles the expert configurations and ``include`` the candidates with these labels (e.g.
     ``"dp=2,ring=4,uly=1,tp=1"``, or ``"alpa_ilp"``; for comparison, and they can win).
     The Alpa-style ILP's per-op sharding (``baselines=True`` or ``include=["alpa_ilp"]``)
@@ -748,7 +755,7 @@ def plan(fn: Callable[..., Any], *example_args: Any, topology: str = "v5e-8",
     training = mode == "training"
     stage = _c_candidates(topology, tokens=prog.tokens, dim=prog.dim, heads=prog.heads,
                           ffn=prog.ffn, batch=prog.batch, layers=prog.layers, text=prog.text,
-                          training=training, top_k=max(1, top_k),
+                          training=training, top_k=max(1, 3 * top_k),
                           alpa_ilp=baselines or "alpa_ilp" in include,
                           name=name or getattr(fn, "__name__", "program"))
     cands = stage["candidates"]
@@ -756,9 +763,14 @@ def plan(fn: Callable[..., Any], *example_args: Any, topology: str = "v5e-8",
     # divide the program's batch, sequence or heads are skipped (the next one survives)
     skipped = {c["label"]: why for c in cands if c["legal"] and (why := _misfit(prog, c))}
     fit = [c for c in cands if c["legal"] and c["label"] not in skipped]
-    todo: List[Tuple[Dict[str, Any], Optional[str]]] = [(c, None) for c in fit[:top_k]]
+    # near-duplicates: a survivor whose own lowering has the same compute and blocking
+    # collectives as an earlier one (differing at most in overlapped traffic, e.g. the FSDP
+    # weight prefetch) and the same prices is not compiled: "same program as" the earlier one
+    reps, same_as = _distinct(fit, top_k)
+    todo: List[Tuple[Dict[str, Any], Optional[str]]] = [(c, None) for c in reps]
 
     def add(c: Dict[str, Any], tag: Optional[str]) -> None:
+        same_as.pop(c["label"], None)  # asked for by name: compiled
         hit = next((i for i, (t, _) in enumerate(todo) if t is c), None)
         if hit is None:
             todo.append((c, tag))
@@ -862,7 +874,7 @@ def plan(fn: Callable[..., Any], *example_args: Any, topology: str = "v5e-8",
     return _result(ok_sorted[0], compiled_sorted, dict(
         fn_name=getattr(fn, "__name__", "program"), topology=topo["name"], mode=mode,
         candidates=compiled_sorted, stage1=stage, n_candidates=len(cands), skipped=skipped,
-        n_legal=stage["n_legal"], compile_s=t_compile, price_s=t_price,
+        n_legal=stage["n_legal"], compile_s=t_compile, price_s=t_price, same_as=same_as,
         plan_s=time.perf_counter() - t_start, program=prog, _devs=devs, _topo=topo))
 
 
@@ -875,7 +887,8 @@ def _result(win: CompiledCandidate, table: List[CompiledCandidate],
     in_sh, out_sh = _shardings(prog, lay)
     psh = tuple(in_sh[i] for i in prog.param_args)
     training = common["mode"] == "training"
-    expl = _explain(win, table, common["stage1"], common["_topo"], prog, common["mode"])
+    expl = _explain(win, table, common["stage1"], common["_topo"], prog, common["mode"],
+                    common["same_as"])
     return PlanResult(
         mesh=mesh, layout=lay, in_shardings=in_sh, out_shardings=out_sh,
         param_shardings=psh, opt_state_shardings=(psh, psh) if training else None,
@@ -883,6 +896,34 @@ def _result(win: CompiledCandidate, table: List[CompiledCandidate],
         predicted_latency_s=win.best_s, default_order_latency_s=win.default_s,
         compute_s=win.compute_s, comm_s=win.comm_s, exposed_comm_s=win.exposed_comm_s,
         explanation=expl, _common=common, **common)
+
+
+def _same_program(a: Dict[str, Any], b: Dict[str, Any]) -> bool:
+    """Whether AoiZora's own lowering cannot tell candidates a and b apart: the same blocking
+    digest (compute ops and blocking collectives, zg_aoi_evidence_digest) and the same prices
+    in the default order and placed."""
+    la, lb = a.get("lowering") or {}, b.get("lowering") or {}
+    if not la.get("digest_blocking") or la["digest_blocking"] != lb.get("digest_blocking"):
+        return False
+    return all(abs(la[k] - lb[k]) <= 1e-12 * max(abs(la[k]), abs(lb[k]))
+               for k in ("default_total_s", "best_total_s"))
+
+
+def _distinct(fit: List[Dict[str, Any]],
+              top_k: int) -> Tuple[List[Dict[str, Any]], Dict[str, str]]:
+    """The first top_k candidates of ``fit`` (stage-1 order) that are not the same program as
+    an earlier one (:func:`_same_program`), and {label: representative} of those skipped."""
+    reps: List[Dict[str, Any]] = []
+    same_as: Dict[str, str] = {}
+    for c in fit:
+        if len(reps) >= top_k:
+            break
+        r = next((t for t in reps if _same_program(t, c)), None)
+        if r is not None:
+            same_as[c["label"]] = r["label"]
+        else:
+            reps.append(c)
+    return reps, same_as
 
 
 def _note(cand: Dict[str, Any]) -> Optional[str]:
@@ -895,7 +936,8 @@ def _note(cand: Dict[str, Any]) -> Optional[str]:
 
 
 def _explain(win: CompiledCandidate, table: List[CompiledCandidate], stage: Dict[str, Any],
-             topo: Dict[str, Any], prog: _Program, mode: str) -> str:
+             topo: Dict[str, Any], prog: _Program, mode: str,
+             same_as: Optional[Dict[str, str]] = None) -> str:
     lines = [
         f"{mode} of a {prog.layers}-layer program (batch {prog.batch}, {prog.tokens} tokens, "
         f"hidden {prog.dim}, {prog.heads} heads, ffn {prog.ffn}, text {prog.text}) on "
@@ -918,5 +960,9 @@ def _explain(win: CompiledCandidate, table: List[CompiledCandidate], stage: Dict
     rej = next((c["reject"] for c in stage["candidates"] if not c["legal"]), None)
     lines.append(f"{len(stage['candidates'])} candidates, {stage['n_legal']} legal, "
                  f"{len(table)} compiled" + (f"; rejected e.g. {rej}" if rej else ""))
+    if same_as:
+        lines.append("not compiled, the same program as a compiled one in AoiZora's lowering "
+                     "(they differ only in overlapped traffic): " +
+                     ", ".join(f"{k} (as {v})" for k, v in same_as.items()))
     lines.append("(predictions of an uncalibrated network and roofline model)")
     return "\n".join(lines)

@@ -163,6 +163,15 @@ WORKER = textwrap.dedent(r'''
         st = aoizora.candidates("v5e-16", tokens=32760, dim=1536, heads=12, ffn=8960,
                                 batch=2, layers=1, text=512, alpa_ilp=True)
         cand, diffs = aj._ilp_candidate(st["alpa_ilp"])
+        # near-duplicates: on v5e-8 the four FSDP variants of dp=2,ring=4 lead stage 1 and
+        # lower to the same compute and blocking collectives (hidden weight all-gathers)
+        st8 = aoizora.candidates("v5e-8", tokens=32760, dim=1536, heads=12, ffn=8960,
+                                 batch=2, layers=30, text=512, top_k=12)
+        fit = [c for c in st8["candidates"] if c["legal"]]
+        reps, same = aj._distinct(fit, 4)
+        out["dedup"] = dict(top=[c["label"] for c in fit[:6]], reps=[c["label"] for c in reps],
+                            same=same, low={c["label"]: c["lowering"]["best_total_s"]
+                                            for c in fit[:12]})
         out["ilp_map"] = dict(ilp=st["alpa_ilp"]["label"], label=cand["label"], diffs=diffs,
                               axes=cand["axis_names"], shape=cand["mesh_shape"])
 
@@ -309,3 +318,20 @@ def test_alpa_ilp_mixed_choice_maps_to_nearest_program(runs):
     assert m["axes"] == ["ag", "sp"] and m["shape"] == [4, 4], m
     assert m["label"] == "ilp ag=4,sp=4", m
     assert m["diffs"] == ["qkv: SD -> SS"], m
+
+
+def test_near_duplicate_candidates_are_compiled_once(runs):
+    d = runs[8]["dedup"]
+    base = "dp=2,ring=4,uly=1,tp=1"
+    fsdp = [base + ",fsdp", base + ",fsdp_sp", base + ",fsdp_dp"]
+    assert d["top"][:4] == [base] + fsdp or set(d["top"][:4]) == {base, *fsdp}, d["top"]
+    rep = d["top"][0]
+    # one representative; the other three listed as the same program, never compiled
+    assert d["reps"][0] == rep and not set(d["reps"]) & (set(d["top"][:4]) - {rep}), d
+    assert {k: v for k, v in d["same"].items() if k in d["top"][:4]} == \
+        {k: rep for k in d["top"][:4] if k != rep}, d["same"]
+    assert len(d["reps"]) == 4 and len(set(d["reps"])) == 4
+    # what is skipped prices the same as its representative in the lowering; what is kept
+    # is a different program
+    for k, v in d["same"].items():
+        assert d["low"][k] == d["low"][v], (k, v)
