@@ -3,7 +3,9 @@
 
 For Wan2.1-1.3B (hidden 1536, 12 heads, FFN 8960, 512 text tokens; 480p 81 frames = 32760
 tokens, CFG batch 2, bf16) as one block and as a 30-layer ``lax.scan``, on v5e-8 and v5e-16
-(XLA compiles on N fake CPU devices; nothing is run), it reports:
+and HunyuanVideo-13B (hidden 3072, 24 heads, MLP 12288; one single-stream block over the joint
+sequence of 480p 41 frames = 17160 video + 256 text tokens, batch 1) on v5e-16 (XLA compiles on
+N fake CPU devices; nothing is run), it reports:
 
 * the wall time of ``aoizora.jax.plan`` split into XLA compile time and pricing time (HLO
   import + placement search), and the number of candidates compiled;
@@ -22,6 +24,7 @@ Every latency is a prediction of the uncalibrated network + roofline model.
 
     PYTHONPATH=build/python python3 bench/aoizora_jax.py            # all four configurations
     PYTHONPATH=build/python python3 bench/aoizora_jax.py --devices 8 --programs block
+    PYTHONPATH=build/python python3 bench/aoizora_jax.py --devices 16 --models hunyuan
 
 One subprocess per device count (XLA_FLAGS must be set before jax is imported). Prints a table
 per configuration and one JSON line each (``{"bench": "aoizora_jax", ...}``).
@@ -37,7 +40,7 @@ import time
 from typing import Any, Dict, List
 
 
-def worker(n: int, programs: List[str], top_k: int, tokens: int) -> None:
+def worker(n: int, programs: List[str], top_k: int, tokens: int, models_: List[str]) -> None:
     os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={n}"
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
     from functools import partial
@@ -53,20 +56,34 @@ def worker(n: int, programs: List[str], top_k: int, tokens: int) -> None:
     topo = f"v5e-{n}"
     act = lambda *s: jax.ShapeDtypeStruct(s, jnp.bfloat16)  # noqa: E731
     x, ctx, tm = act(B, tokens, D), act(B, T, D), act(B, 6, D)
-    for prog in programs:
-        if prog == "block":
-            fn = partial(models.wan_block, heads=H)
-            params = models.wan_param_structs(D, F)
-        else:
-            fn = partial(models.wan_stack, heads=H)
-            params = models.wan_param_structs(D, F, layers=W["layers"])
-        fn.__name__ = f"wan2.1-1.3b-{prog}"
+    jobs = []
+    if "wan" in models_:
+        for prog in programs:
+            if prog == "block":
+                fn = partial(models.wan_block, heads=H)
+                params = models.wan_param_structs(D, F)
+            else:
+                fn = partial(models.wan_stack, heads=H)
+                params = models.wan_param_structs(D, F, layers=W["layers"])
+            fn.__name__ = f"wan2.1-1.3b-{prog}"
+            jobs.append(("wan2.1-1.3b", "Wan2.1-1.3B", prog, B, tokens, fn, (x, ctx, tm, params)))
+    if "hunyuan" in models_ and n == 16 and "block" in programs:
+        # HunyuanVideo-13B, one single-stream block over the joint sequence: 480p 41 frames =
+        # 17160 video tokens + 256 text tokens, batch 1 (CFG-distilled)
+        Hy = models.HUNYUAN_13B
+        fn = partial(models.hunyuan_single_block, heads=Hy["heads"])
+        fn.__name__ = "hunyuanvideo-13b-single-block"
+        hx, ht = act(1, 17160 + Hy["text"], Hy["dim"]), act(1, 3, Hy["dim"])
+        jobs.append(("hunyuanvideo-13b", "HunyuanVideo-13B single-stream", "block", 1,
+                     17160 + Hy["text"], fn,
+                     (hx, ht, models.hunyuan_param_structs(Hy["dim"], Hy["ffn"]))))
+    for model, title, prog, B, tokens, fn, args in jobs:
         t0 = time.perf_counter()
-        res = aj.plan(fn, x, ctx, tm, params, topology=topo, top_k=top_k, baselines=True)
+        res = aj.plan(fn, *args, topology=topo, top_k=top_k, baselines=True)
         wall = time.perf_counter() - t0
         ilp = res.stage1.get("alpa_ilp", {})
         win = res.candidates[0]
-        print(f"\n== Wan2.1-1.3B {prog} ({res.program.layers} layer(s), {tokens} tokens x batch "
+        print(f"\n== {title} {prog} ({res.program.layers} layer(s), {tokens} tokens x batch "
               f"{B}) on {topo}: plan {wall:.1f} s wall (compile {res.compile_s:.1f} s, pricing "
               f"{res.price_s:.2f} s), {len(res.candidates)} compiled of {res.n_legal} legal "
               f"({res.n_candidates} candidates)")
@@ -98,6 +115,9 @@ def worker(n: int, programs: List[str], top_k: int, tokens: int) -> None:
         for e in res.stage1["experts"]:
             if e["label"] in res.skipped:
                 print(f"{e['label']:28s} {e['name']:20s} skipped: {res.skipped[e['label']]}")
+        for lab, why in res.skipped.items():
+            if lab.startswith("ilp "):
+                print(f"{lab:28s} {'alpa_ilp':20s} skipped: {why}")
         experts = {c.expert: c.default_s for c in res.candidates
                    if c.expert and c.expert != "alpa_ilp" and not c.error}
         vs = {k: v / res.predicted_latency_s for k, v in experts.items()}
@@ -123,7 +143,7 @@ def worker(n: int, programs: List[str], top_k: int, tokens: int) -> None:
                   f"lowering (default order); the chosen sharding in the same lowering, placed: "
                   f"{win.lowering_s:.4f} s -> {ilp_vs:.3f}x")
         print(json.dumps(dict(
-            bench="aoizora_jax", model="wan2.1-1.3b", program=prog, layers=res.program.layers,
+            bench="aoizora_jax", model=model, program=prog, layers=res.program.layers,
             tokens=tokens, batch=B, topology=topo, plan_wall_s=wall, compile_s=res.compile_s,
             price_s=res.price_s, compiled=len(res.candidates), legal=res.n_legal,
             candidates=res.n_candidates, chosen=res.label,
@@ -145,18 +165,22 @@ def main() -> int:
     ap.add_argument("--programs", default="block,scan", help="block and/or scan (30 layers)")
     ap.add_argument("--top-k", type=int, default=4, help="stage-1 survivors compiled")
     ap.add_argument("--tokens", type=int, default=32760, help="tokens per sample (480p 81f)")
+    ap.add_argument("--models", default="wan,hunyuan",
+                    help="wan (Wan2.1-1.3B) and/or hunyuan (HunyuanVideo-13B, one "
+                    "single-stream block, 16 devices only)")
     ap.add_argument("--worker", type=int, default=0, help=argparse.SUPPRESS)
     a = ap.parse_args()
     programs = [p for p in a.programs.split(",") if p]
     if any(p not in ("block", "scan") for p in programs):
         ap.error(f"--programs {a.programs}: use block and/or scan")
     if a.worker:
-        worker(a.worker, programs, a.top_k, a.tokens)
+        worker(a.worker, programs, a.top_k, a.tokens, a.models.split(","))
         return 0
     rc = 0
     for n in (int(v) for v in a.devices.split(",")):
         r = subprocess.run([sys.executable, __file__, "--worker", str(n), "--programs",
-                            a.programs, "--top-k", str(a.top_k), "--tokens", str(a.tokens)],
+                            a.programs, "--top-k", str(a.top_k), "--tokens", str(a.tokens),
+                            "--models", a.models],
                            env={k: v for k, v in os.environ.items() if k != "XLA_FLAGS"})
         rc = rc or r.returncode
     return rc

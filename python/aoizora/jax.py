@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import math
 import re
 import threading
@@ -634,10 +635,40 @@ def _front_role(axis: str, op: Dict[str, Any]) -> str:
     return _FRONT_ROLES[axis][op["kind"]]
 
 
-def _ilp_candidate(ilp: Dict[str, Any]) -> Tuple[Dict[str, Any], List[str]]:
+def _ilp_candidate(ilp: Dict[str, Any],
+                   prog: Optional["_Program"] = None) -> Tuple[Dict[str, Any], List[str]]:
     """The Alpa-style ILP's sharding as a front-end candidate (mesh, axis roles, FSDP) and the
     list of its per-op choices the front end cannot express (op: ILP roles -> compiled roles,
-    one letter per mesh dimension)."""
+    one letter per mesh dimension). With ``prog``, when that program's batch, sequence or
+    heads are not divisible by the mapped degrees, the assignment of axis roles to the mesh
+    dimensions that divides them and differs from the ILP in the fewest (op, dimension) roles
+    is taken instead, and the reason is the first difference listed."""
+    mesh = [int(m) for m in ilp["mesh"]]
+    primary = _ilp_axes(ilp)
+    cand, diffs, _ = _ilp_build(ilp, primary)
+    if prog is None or _misfit(prog, cand) is None:
+        return cand, diffs
+    why = _misfit(prog, cand)
+    best = None
+    live = [d for d in range(2) if mesh[d] > 1]
+    for combo in itertools.product(("dp", "ag", "sp", "tp", "rep"), repeat=len(live)):
+        axes = list(primary)
+        for d, r in zip(live, combo):
+            axes[d] = r
+        c, df, score = _ilp_build(ilp, axes)
+        if _misfit(prog, c) is None and (best is None or score < best[2]):
+            best = (c, df, score)
+    if best is None:
+        return cand, diffs
+    c, df, _ = best
+    df.insert(0, f"the direct mapping {cand['label']} does not fit ({why.split(': ', 1)[-1]}); "
+                 f"nearest that does")
+    c["ilp_differences"] = df
+    return c, df
+
+
+def _ilp_axes(ilp: Dict[str, Any]) -> List[str]:
+    """The front end's role of each ILP mesh dimension (the rule above)."""
     ops = ilp["ops"]
     mesh = [int(m) for m in ilp["mesh"]]
     attn = next((o for o in ops if o["kind"] == "self_attn"), None)
@@ -660,6 +691,15 @@ def _ilp_candidate(ilp: Dict[str, Any]) -> Tuple[Dict[str, Any], List[str]]:
             axes.append("sp" if g == "S" else "tp")
         else:
             axes.append("ag" if g == "S" else "tp" if g in "DK" else "dp" if g == "B" else "rep")
+    return axes
+
+
+def _ilp_build(ilp: Dict[str, Any],
+               axes: List[str]) -> Tuple[Dict[str, Any], List[str], int]:
+    """The candidate for one role per ILP mesh dimension, its per-op differences and their
+    count in (op, dimension) roles."""
+    ops = ilp["ops"]
+    mesh = [int(m) for m in ilp["mesh"]]
     fs_ops = [o for o in ops if o["kind"] != "elem" and o["fsdp"]]
     fsdp = len(fs_ops) * 2 > len([o for o in ops if o["kind"] != "elem"])
     # the front end's mesh: the ILP's dimensions in order, equal roles merged into one axis
@@ -677,11 +717,13 @@ def _ilp_candidate(ilp: Dict[str, Any]) -> Tuple[Dict[str, Any], List[str]]:
         names, shape = ["rep"], [mesh[0] * mesh[1]]
     size = {n: v for n, v in zip(names, shape)}
     diffs = []
+    score = 0
     for o in ops:
         want = o["roles"]
         got = "".join(_front_role(axes[d], o) if mesh[d] > 1 else want[d] for d in range(2))
         if got != want:
             diffs.append(f"{o['name']}: {want} -> {got}")
+            score += sum(a != b for a, b in zip(want, got))
     if fs_ops and not fsdp:
         diffs.append("FSDP of " + ", ".join(o["name"] for o in fs_ops) + " dropped")
     elif fsdp and len(fs_ops) < len([o for o in ops if o["kind"] != "elem"]):
@@ -695,7 +737,7 @@ def _ilp_candidate(ilp: Dict[str, Any]) -> Tuple[Dict[str, Any], List[str]]:
                 stage1_s=math.nan, lowering=dict(best_total_s=ilp.get("best_total_s"),
                                                  default_total_s=ilp.get("default_total_s")),
                 ilp_label=ilp.get("label"), ilp_differences=diffs)
-    return cand, diffs
+    return cand, diffs, score
 
 
 def _abstract(x: Any) -> Any:
@@ -785,7 +827,7 @@ def plan(fn: Callable[..., Any], *example_args: Any, topology: str = "v5e-8",
     if (baselines or "alpa_ilp" in include) and ilp.get("ops"):
         # the Alpa-style ILP's sharding, mapped onto the front end's axes, compiled like the
         # others (its own lowering is the ILP's exact per-op program)
-        icand, _ = _ilp_candidate(ilp)
+        icand, _ = _ilp_candidate(ilp, prog)
         why = _misfit(prog, icand)
         if why:
             skipped[icand["label"]] = why

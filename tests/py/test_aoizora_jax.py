@@ -174,6 +174,11 @@ WORKER = textwrap.dedent(r'''
                                             for c in fit[:12]})
         out["ilp_map"] = dict(ilp=st["alpa_ilp"]["label"], label=cand["label"], diffs=diffs,
                               axes=cand["axis_names"], shape=cand["mesh_shape"])
+        # 32760 tokens do not divide by 4 x 4: the nearest mapping that divides them
+        import types
+        fitc, fitd = aj._ilp_candidate(st["alpa_ilp"], types.SimpleNamespace(
+            batch=2, tokens=32760, heads=12))
+        out["ilp_map"]["fit"] = dict(label=fitc["label"], diffs=fitd)
 
         # 4. errors
         errs = {}
@@ -318,6 +323,13 @@ def test_alpa_ilp_mixed_choice_maps_to_nearest_program(runs):
     assert m["axes"] == ["ag", "sp"] and m["shape"] == [4, 4], m
     assert m["label"] == "ilp ag=4,sp=4", m
     assert m["diffs"] == ["qkv: SD -> SS"], m
+    f = m["fit"]
+    # heads over the second dimension as in the ILP's attention; its sequence-split GEMMs
+    # become tensor-parallel (10 ops differ, each in one dimension)
+    assert f["label"] == "ilp ag=4,tp=4", f
+    assert "not divisible by" in f["diffs"][0] and "ilp ag=4,sp=4" in f["diffs"][0], f
+    assert "ffn_up: SS -> SD" in f["diffs"] and "ffn_down: SS -> SK" in f["diffs"], f
+    assert not any(d.startswith(("qkv", "self_attn")) for d in f["diffs"]), f
 
 
 def test_near_duplicate_candidates_are_compiled_once(runs):
