@@ -142,8 +142,10 @@ static zg_status get_int(const cJSON *spec, const char *key, int64_t lo, int64_t
 // The program's dimensions and the topology -> every candidate with its stage-1 price (legal
 // first, by price), the top_k survivors, the expert configurations, and (for survivors and
 // experts) our own lowering priced in the default order and under the placement search.
-// With "alpa_ilp": 1, also the Alpa-style ILP's sharding (its own lowering: the ILP's per-op
-// roles are not mapped onto a user's function) priced in the default order and placed.
+// With "alpa_ilp": 1, also the Alpa-style ILP's sharding: its own lowering priced in the
+// default order and placed, its mesh and per-op roles ("ops": kind, one role letter per mesh
+// dimension, FSDP) which aoizora.jax maps onto a user's function. Each lowered candidate's
+// "lowering" carries "digest" and "digest_blocking" (zg_aoi_evidence_digest, hex).
 // spec: {"topology": "v5e-8", "name": "wan_block", "tokens": N, "text": T, "dim": D,
 //        "heads": H, "ffn": F, "layers": L, "batch": B, "training": 0|1, "top_k": K,
 //        "alpa_ilp": 0|1}
