@@ -142,8 +142,10 @@ static zg_status get_int(const cJSON *spec, const char *key, int64_t lo, int64_t
 // The program's dimensions and the topology -> every candidate with its stage-1 price (legal
 // first, by price), the top_k survivors, the expert configurations, and (for survivors and
 // experts) our own lowering priced in the default order and under the placement search.
-// With "alpa_ilp": 1, also the Alpa-style ILP's sharding (its own lowering: the ILP's per-op
-// roles are not mapped onto a user's function) priced in the default order and placed.
+// With "alpa_ilp": 1, also the Alpa-style ILP's sharding: its own lowering priced in the
+// default order and placed, its mesh and per-op roles ("ops": kind, one role letter per mesh
+// dimension, FSDP) which aoizora.jax maps onto a user's function. Each lowered candidate's
+// "lowering" carries "digest" and "digest_blocking" (zg_aoi_evidence_digest, hex).
 // spec: {"topology": "v5e-8", "name": "wan_block", "tokens": N, "text": T, "dim": D,
 //        "heads": H, "ffn": F, "layers": L, "batch": B, "training": 0|1, "top_k": K,
 //        "alpa_ilp": 0|1}
@@ -243,6 +245,13 @@ AOIPY_API int aoipy_candidates(const char *spec_json, char **out, char *err, siz
         zg_aoi_evidence ev;
         if ((st = zg_aoi_lower(&g, c, &ev, &e))) break;
         cJSON *lw = cJSON_AddObjectToObject(o, "lowering");
+        char dg[2][20];
+        snprintf(dg[0], sizeof dg[0], "%016llx",
+                 (unsigned long long)zg_aoi_evidence_digest(&ev, ZG_AOI_DIGEST_BLOCKING));
+        snprintf(dg[1], sizeof dg[1], "%016llx",
+                 (unsigned long long)zg_aoi_evidence_digest(&ev, ZG_AOI_DIGEST_ALL));
+        cJSON_AddStringToObject(lw, "digest_blocking", dg[0]);
+        cJSON_AddStringToObject(lw, "digest", dg[1]);
         st = price_and_search(&ev, &net, 1, lw, &e);
         zg_aoi_evidence_free(&ev);
     }
@@ -273,6 +282,25 @@ AOIPY_API int aoipy_candidates(const char *spec_json, char **out, char *err, siz
                 cJSON_AddStringToObject(io, "label", lab);
                 cJSON_AddStringToObject(io, "solver", as.sol.solver);
                 cJSON_AddNumberToObject(io, "solve_s", as.solve_s);
+                cJSON_AddItemToObject(io, "mesh", cJSON_CreateIntArray((const int *)as.mesh, 2));
+                // per op: its kind and the role of each mesh dimension (R replicated, B batch,
+                // S sequence, D output features / heads, K contraction), FSDP of its weights
+                static const char R[] = "RBSDK";
+                static const char *const KIND[] = {"elem", "gemm", "self_attn", "cross_attn"};
+                cJSON *ops = cJSON_AddArrayToObject(io, "ops");
+                for (int b = 0; b < p.n_blocks; b++)
+                    for (int jx = 0; jx < p.blocks[b].n_ops; jx++) {
+                        const zg_aoi_as_op *op = &p.blocks[b].ops[jx];
+                        const zg_aoi_as_strat *sg = &op->s[as.sol.pick[b][jx]];
+                        char roles[3] = {R[sg->role[0]], R[sg->role[1]], 0};
+                        cJSON *oj = cJSON_CreateObject();
+                        cJSON_AddItemToArray(ops, oj);
+                        cJSON_AddStringToObject(oj, "block", p.blocks[b].name);
+                        cJSON_AddStringToObject(oj, "name", op->name);
+                        cJSON_AddStringToObject(oj, "kind", KIND[op->kind]);
+                        cJSON_AddStringToObject(oj, "roles", roles);
+                        cJSON_AddBoolToObject(oj, "fsdp", sg->fsdp);
+                    }
                 zg_aoi_evidence ev;
                 if (!(st = zg_aoi_as_lower(&p, &as.sol, &ev, &e))) {
                     st = price_and_search(&ev, &net, 1, io, &e);

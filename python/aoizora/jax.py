@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import math
 import re
 import threading
@@ -71,6 +72,7 @@ class Layout:
     sp: Optional[str] = None
     tp: Optional[str] = None
     fsdp: Tuple[str, ...] = ()
+    ag: Optional[str] = None  # sequence axis whose self-attention all-gathers K/V (the ILP's S)
 
     @staticmethod
     def from_candidate(mesh: Mesh, cand: Dict[str, Any]) -> "Layout":
@@ -78,13 +80,14 @@ class Layout:
         pick = lambda n: n if n in names else None  # noqa: E731
         dp = "dp" if "dp" in names else ("cfg" if "cfg" in names else None)
         fs = tuple(a for a in cand.get("fsdp_axes", ()) if a in names)
-        return Layout(mesh, dp=dp, ring=pick("ring"), sp=pick("sp"), tp=pick("tp"), fsdp=fs)
+        return Layout(mesh, dp=dp, ring=pick("ring"), sp=pick("sp"), tp=pick("tp"), fsdp=fs,
+                      ag=pick("ag"))
 
     def size(self, axis: Optional[str]) -> int:
         return int(self.mesh.shape[axis]) if axis else 1
 
     def seq_axes(self) -> Tuple[str, ...]:
-        return tuple(a for a in (self.ring, self.sp) if a)
+        return tuple(a for a in (self.ag, self.ring, self.sp) if a)
 
 
 _state = threading.local()
@@ -186,8 +189,10 @@ def attention(q: jax.Array, k: jax.Array, v: jax.Array) -> jax.Array:
     Unsharded (no plan active) it is plain attention. Inside a plan (:meth:`PlanResult.jit`,
     ``with result:``, or while :func:`plan` compiles a candidate) it is the candidate's
     program, written as a ``shard_map`` over the mesh: self-attention (Nk == Nq) runs
-    Ulysses over ``sp`` (all_to_all from sequence to heads and back) and ring attention over
-    ``ring`` (K/V passed with ``ppermute``); cross-attention (Nk != Nq, e.g. text) keeps the
+    Ulysses over ``sp`` (all_to_all from sequence to heads and back), ring attention over
+    ``ring`` (K/V passed with ``ppermute``) and, over ``ag`` (only the Alpa-style ILP's
+    programs use it), an all-gather of K/V (XLA's partitioning of sequence-sharded attention);
+    cross-attention (Nk != Nq, e.g. text) keeps the
     queries' sequence split and needs no communication. Heads are split over ``tp``.
     """
     lay = _active()
@@ -208,6 +213,8 @@ def attention(q: jax.Array, k: jax.Array, v: jax.Array) -> jax.Array:
     def local(ql: jax.Array, kl: jax.Array, vl: jax.Array) -> jax.Array:
         if lay.sp:  # Ulysses: sequence-split -> head-split
             ql, kl, vl = (jax.lax.all_to_all(t, lay.sp, 2, 1, tiled=True) for t in (ql, kl, vl))
+        if lay.ag:  # sequence-split queries attend to all keys: all-gather K/V over ag
+            kl, vl = (jax.lax.all_gather(t, lay.ag, axis=1, tiled=True) for t in (kl, vl))
         if lay.ring:
             o = _ring_attention(ql, kl, vl, lay.ring, lay.size(lay.ring))
         else:
@@ -456,6 +463,8 @@ class CompiledCandidate:
     expert: Optional[str] = None
     error: Optional[str] = None
     cand: Dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
+    note: Optional[str] = None
+    evidence_source: str = ""
 
 
 class PlanResult:
@@ -471,12 +480,26 @@ class PlanResult:
     ``predicted_latency_s``, ``default_order_latency_s`` (same sharding, logical rank r on
     physical device r), ``label``, ``device_order``, ``candidates`` (every compiled
     candidate, best first: the runner-up table), ``explanation``, ``n_candidates``,
-    ``n_legal``, ``compile_s`` and ``price_s`` (time spent compiling / pricing), and the
+    ``n_legal``, ``compile_s`` and ``price_s`` (time spent compiling / pricing), ``same_as``
+    (stage-1 survivors not compiled because AoiZora's lowering gives them the same program as
+    a compiled one: label -> that one's label), and the
     stage-1 table ``stage1`` (the C library's candidates).
     """
 
     def __init__(self, **kw: Any) -> None:
         self.__dict__.update(kw)
+
+    def select(self, label: str) -> "PlanResult":
+        """The same plan with compiled candidate ``label`` chosen instead of the winner (e.g.
+        an expert configuration or the Alpa-style ILP's program, to run or compare it): its
+        mesh in its best device order, its shardings, its Ulysses / ring / all-gather
+        attention."""
+        c = next((c for c in self.candidates if c.label == label), None)
+        if c is None or c.error is not None:
+            have = [c.label for c in self.candidates if c.error is None]
+            raise AoizoraError(f"select: '{label}' is not a compiled candidate of this plan "
+                               f"({'compile failed' if c else 'compiled: ' + ', '.join(have)})")
+        return _result(c, self.candidates, self._common)
 
     def __enter__(self) -> "PlanResult":
         self._ctx = _use(self.layout)
@@ -520,6 +543,10 @@ class PlanResult:
             rows.append(f"{c.label + (' [' + c.expert + ']' if c.expert else ''):34s} "
                         f"{c.stage1_s:8.6f}  {low}  {c.default_s:18.6f}  {c.best_s:15.6f}"
                         f"  {c.compile_s:9.2f}")
+            if c.note:
+                rows.append(f"    ({c.note})")
+        for lab, r in self.same_as.items():
+            rows.append(f"{lab:34s} same program as {r} in AoiZora's lowering (not compiled)")
         return "\n".join(rows)
 
     def __repr__(self) -> str:
@@ -572,15 +599,145 @@ def adam_step(fn: Callable[..., Any], param_args: Tuple[int, ...],
 
 def _misfit(prog: _Program, c: Dict[str, Any]) -> Optional[str]:
     """Why candidate c cannot shard this program exactly (None: it can)."""
-    sp = c["ring"] * c["uly"]
+    sp = c["ring"] * c["uly"] * c.get("ag", 1)
     if prog.batch % c["dp"]:
         return f"{c['label']}: batch {prog.batch} is not divisible by dp {c['dp']}"
     if prog.tokens % sp:
         return (f"{c['label']}: the sequence of {prog.tokens} tokens is not divisible by "
-                f"ring x ulysses = {sp} (the program is not padded)")
+                f"ring x ulysses{' x all-gather' if c.get('ag', 1) > 1 else ''} = {sp} (the "
+                "program is not padded)")
     if prog.heads % (c["tp"] * c["uly"]):
         return f"{c['label']}: {prog.heads} heads are not divisible by tp x ulysses"
     return None
+
+
+# The Alpa-style ILP's per-op roles of a mesh dimension (R replicated, B batch, S sequence, D
+# output features / heads, K contraction) -> the front end's axis for that dimension, decided by
+# the self-attention op's role and the GEMMs' majority role on it:
+#   attention B -> dp;  attention S -> ag (sequence split everywhere, K/V all-gathered);
+#   attention D with sequence-split GEMMs -> sp (Ulysses: heads inside attention, sequence
+#   outside); attention D otherwise -> tp (heads; column/row-parallel GEMMs);
+#   attention R -> ag if the GEMMs split the sequence, tp if they split features, else rep.
+_FRONT_ROLES = {  # what the front end does on an axis, per ILP op kind (in the ILP's letters)
+    "dp": {"elem": "B", "gemm": "B", "self_attn": "B", "cross_attn": "B"},
+    "ag": {"elem": "S", "gemm": "S", "self_attn": "S", "cross_attn": "S"},
+    "sp": {"elem": "S", "gemm": "S", "self_attn": "D", "cross_attn": "S"},
+    "rep": {"elem": "R", "gemm": "R", "self_attn": "R", "cross_attn": "R"},
+}
+_ROW_OPS = ("o_proj", "cross_o", "ffn_down")  # row-parallel under tp (their input is split)
+
+
+def _front_role(axis: str, op: Dict[str, Any]) -> str:
+    if axis == "tp":
+        if op["kind"] == "elem":
+            return "R"
+        return "K" if op["name"] in _ROW_OPS else "D"
+    return _FRONT_ROLES[axis][op["kind"]]
+
+
+def _ilp_candidate(ilp: Dict[str, Any],
+                   prog: Optional["_Program"] = None) -> Tuple[Dict[str, Any], List[str]]:
+    """The Alpa-style ILP's sharding as a front-end candidate (mesh, axis roles, FSDP) and the
+    list of its per-op choices the front end cannot express (op: ILP roles -> compiled roles,
+    one letter per mesh dimension). With ``prog``, when that program's batch, sequence or
+    heads are not divisible by the mapped degrees, the assignment of axis roles to the mesh
+    dimensions that divides them and differs from the ILP in the fewest (op, dimension) roles
+    is taken instead, and the reason is the first difference listed."""
+    mesh = [int(m) for m in ilp["mesh"]]
+    primary = _ilp_axes(ilp)
+    cand, diffs, _ = _ilp_build(ilp, primary)
+    if prog is None or _misfit(prog, cand) is None:
+        return cand, diffs
+    why = _misfit(prog, cand)
+    best = None
+    live = [d for d in range(2) if mesh[d] > 1]
+    for combo in itertools.product(("dp", "ag", "sp", "tp", "rep"), repeat=len(live)):
+        axes = list(primary)
+        for d, r in zip(live, combo):
+            axes[d] = r
+        c, df, score = _ilp_build(ilp, axes)
+        if _misfit(prog, c) is None and (best is None or score < best[2]):
+            best = (c, df, score)
+    if best is None:
+        return cand, diffs
+    c, df, _ = best
+    df.insert(0, f"the direct mapping {cand['label']} does not fit ({why.split(': ', 1)[-1]}); "
+                 f"nearest that does")
+    c["ilp_differences"] = df
+    return c, df
+
+
+def _ilp_axes(ilp: Dict[str, Any]) -> List[str]:
+    """The front end's role of each ILP mesh dimension (the rule above)."""
+    ops = ilp["ops"]
+    mesh = [int(m) for m in ilp["mesh"]]
+    attn = next((o for o in ops if o["kind"] == "self_attn"), None)
+    gemms = [o for o in ops if o["kind"] == "gemm"]
+    axes: List[str] = []
+    for d in range(2):
+        if mesh[d] == 1:
+            axes.append("rep")
+            continue
+        votes: Dict[str, int] = {}
+        for o in gemms:
+            votes[o["roles"][d]] = votes.get(o["roles"][d], 0) + 1
+        g = max(sorted(votes), key=lambda r: votes[r]) if votes else "R"
+        a = attn["roles"][d] if attn else g
+        if a == "B":
+            axes.append("dp")
+        elif a == "S":
+            axes.append("ag")
+        elif a in "DK":
+            axes.append("sp" if g == "S" else "tp")
+        else:
+            axes.append("ag" if g == "S" else "tp" if g in "DK" else "dp" if g == "B" else "rep")
+    return axes
+
+
+def _ilp_build(ilp: Dict[str, Any],
+               axes: List[str]) -> Tuple[Dict[str, Any], List[str], int]:
+    """The candidate for one role per ILP mesh dimension, its per-op differences and their
+    count in (op, dimension) roles."""
+    ops = ilp["ops"]
+    mesh = [int(m) for m in ilp["mesh"]]
+    fs_ops = [o for o in ops if o["kind"] != "elem" and o["fsdp"]]
+    fsdp = len(fs_ops) * 2 > len([o for o in ops if o["kind"] != "elem"])
+    # the front end's mesh: the ILP's dimensions in order, equal roles merged into one axis
+    names: List[str] = []
+    shape: List[int] = []
+    for d, ax in enumerate(axes):
+        if mesh[d] == 1:
+            continue
+        if ax in names:
+            shape[names.index(ax)] *= mesh[d]
+        else:
+            names.append(ax)
+            shape.append(mesh[d])
+    if not names:
+        names, shape = ["rep"], [mesh[0] * mesh[1]]
+    size = {n: v for n, v in zip(names, shape)}
+    diffs = []
+    score = 0
+    for o in ops:
+        want = o["roles"]
+        got = "".join(_front_role(axes[d], o) if mesh[d] > 1 else want[d] for d in range(2))
+        if got != want:
+            diffs.append(f"{o['name']}: {want} -> {got}")
+            score += sum(a != b for a, b in zip(want, got))
+    if fs_ops and not fsdp:
+        diffs.append("FSDP of " + ", ".join(o["name"] for o in fs_ops) + " dropped")
+    elif fsdp and len(fs_ops) < len([o for o in ops if o["kind"] != "elem"]):
+        diffs.append("FSDP applied to every weight (the ILP shards "
+                     + ", ".join(o["name"] for o in fs_ops) + ")")
+    fs_axes = [n for n in names if n in ("dp", "ag", "sp", "rep")] if fsdp else []
+    label = "ilp " + ",".join(f"{n}={v}" for n, v in zip(names, shape)) + (",fsdp" if fsdp else "")
+    cand = dict(label=label, dp=size.get("dp", 1), ring=1, uly=size.get("sp", 1),
+                tp=size.get("tp", 1), ag=size.get("ag", 1), fsdp="fsdp" if fsdp else "none",
+                fsdp_axes=fs_axes, mesh_shape=shape, axis_names=names, legal=True,
+                stage1_s=math.nan, lowering=dict(best_total_s=ilp.get("best_total_s"),
+                                                 default_total_s=ilp.get("default_total_s")),
+                ilp_label=ilp.get("label"), ilp_differences=diffs)
+    return cand, diffs, score
 
 
 def _abstract(x: Any) -> Any:
@@ -608,9 +765,16 @@ def plan(fn: Callable[..., Any], *example_args: Any, topology: str = "v5e-8",
     parameter arguments, Adam) instead of the forward pass; the result then has
     ``param_shardings`` and ``opt_state_shardings``.
 
-    ``top_k`` candidates survive stage 1 and are compiled (0: none); ``baselines=True`` also
+    ``top_k`` candidates survive stage 1 and are compiled (0: none), skipping near-duplicates
+    (``same_as``: a candidate whose own lowering has the same compute, the same blocking
+    collectives and the same prices as a better one, e.g. an FSDP variant whose weight
+    all-gathers are hidden, is listed, not compiled); ``baselines=True`` also
     compiles the expert configurations and ``include`` the candidates with these labels (e.g.
-    ``"dp=2,ring=4,uly=1,tp=1"``; for comparison, and they can win). Raises
+    ``"dp=2,ring=4,uly=1,tp=1"``, or ``"alpa_ilp"``; for comparison, and they can win).
+    The Alpa-style ILP's per-op sharding (``baselines=True`` or ``include=["alpa_ilp"]``)
+    is compiled as the nearest program the front end expresses (mesh axes ``dp``, ``ag``:
+    sequence split with K/V all-gathered in attention, ``sp``, ``tp``, ``rep``: replicated);
+    its :attr:`CompiledCandidate.note` lists the ops whose sharding differs. Raises
     :class:`aoizora.AoizoraError` with the reason when nothing is legal or an argument
     cannot be understood.
     """
@@ -633,16 +797,22 @@ def plan(fn: Callable[..., Any], *example_args: Any, topology: str = "v5e-8",
     training = mode == "training"
     stage = _c_candidates(topology, tokens=prog.tokens, dim=prog.dim, heads=prog.heads,
                           ffn=prog.ffn, batch=prog.batch, layers=prog.layers, text=prog.text,
-                          training=training, top_k=max(1, top_k), alpa_ilp=baselines,
+                          training=training, top_k=max(1, 3 * top_k),
+                          alpa_ilp=baselines or "alpa_ilp" in include,
                           name=name or getattr(fn, "__name__", "program"))
     cands = stage["candidates"]
     # the C model pads the sequence; a JAX program cannot: candidates whose degrees do not
     # divide the program's batch, sequence or heads are skipped (the next one survives)
     skipped = {c["label"]: why for c in cands if c["legal"] and (why := _misfit(prog, c))}
     fit = [c for c in cands if c["legal"] and c["label"] not in skipped]
-    todo: List[Tuple[Dict[str, Any], Optional[str]]] = [(c, None) for c in fit[:top_k]]
+    # near-duplicates: a survivor whose own lowering has the same compute and blocking
+    # collectives as an earlier one (differing at most in overlapped traffic, e.g. the FSDP
+    # weight prefetch) and the same prices is not compiled: "same program as" the earlier one
+    reps, same_as = _distinct(fit, top_k)
+    todo: List[Tuple[Dict[str, Any], Optional[str]]] = [(c, None) for c in reps]
 
     def add(c: Dict[str, Any], tag: Optional[str]) -> None:
+        same_as.pop(c["label"], None)  # asked for by name: compiled
         hit = next((i for i, (t, _) in enumerate(todo) if t is c), None)
         if hit is None:
             todo.append((c, tag))
@@ -653,8 +823,23 @@ def plan(fn: Callable[..., Any], *example_args: Any, topology: str = "v5e-8",
         for e in stage["experts"]:
             if e["legal"] and e["index"] >= 0 and e["label"] not in skipped:
                 add(cands[e["index"]], e["name"])
+    ilp = stage.get("alpa_ilp") or {}
+    if (baselines or "alpa_ilp" in include) and ilp.get("ops"):
+        # the Alpa-style ILP's sharding, mapped onto the front end's axes, compiled like the
+        # others (its own lowering is the ILP's exact per-op program)
+        icand, _ = _ilp_candidate(ilp, prog)
+        why = _misfit(prog, icand)
+        if why:
+            skipped[icand["label"]] = why
+        else:
+            add(icand, "alpa_ilp")
+    elif "alpa_ilp" in include:
+        raise AoizoraError("plan: include names 'alpa_ilp', but the ILP found no sharding: "
+                           + ilp.get("reject", "no 2-D mesh fits in memory"))
     by_label = {c["label"]: c for c in cands}
     for lab in include:
+        if lab == "alpa_ilp":
+            continue
         c = by_label.get(lab)
         if c is None or not c["legal"] or lab in skipped:
             why = (skipped.get(lab) or c["reject"]) if c else "not a candidate on this topology"
@@ -696,7 +881,8 @@ def plan(fn: Callable[..., Any], *example_args: Any, topology: str = "v5e-8",
                 cand["label"], tuple(cand["mesh_shape"]), tuple(cand["axis_names"]),
                 cand["stage1_s"], low.get("best_total_s"), low.get("default_total_s"),
                 math.inf, math.inf, 0, 0, 0, (), time.perf_counter() - t0, 0.0, {}, 0.0,
-                expert_name, f"{phase}: {type(ex).__name__}: {ex}"[:500], cand))
+                expert_name, f"{phase}: {type(ex).__name__}: {ex}"[:500], cand,
+                _note(cand)))
             if verbose:
                 print(f"aoizora: {cand['label']:32s} {compiled[-1].error[:200]}", flush=True)
             continue
@@ -713,7 +899,8 @@ def plan(fn: Callable[..., Any], *example_args: Any, topology: str = "v5e-8",
             cand["stage1_s"], low.get("best_total_s"), low.get("default_total_s"),
             pr["default_total_s"], pr["best_total_s"], pr["best_compute_s"], pr["best_comm_s"],
             pr["best_exposed_comm_s"], tuple(pr["device_order"]), t1 - t0, t2 - t1,
-            ev["collectives"], ev["flops_per_device"], expert_name, None, cand))
+            ev["collectives"], ev["flops_per_device"], expert_name, None, cand, _note(cand),
+            ev["source"]))
         if verbose:
             print(f"aoizora: {cand['label']:32s} compiled in {t1 - t0:.2f} s, priced in "
                   f"{t2 - t1:.2f} s: {pr['best_total_s']:.6g} s (default order "
@@ -725,27 +912,74 @@ def plan(fn: Callable[..., Any], *example_args: Any, topology: str = "v5e-8",
                            (compiled[0].error or "-") if compiled else "plan: no candidates")
     # the winner: lowest best-placement price; ties keep the stage-1 order
     ok_sorted = sorted(ok, key=lambda c: c.best_s)
-    win = ok_sorted[0]
     compiled_sorted = ok_sorted + [c for c in compiled if c.error is not None]
+    return _result(ok_sorted[0], compiled_sorted, dict(
+        fn_name=getattr(fn, "__name__", "program"), topology=topo["name"], mode=mode,
+        candidates=compiled_sorted, stage1=stage, n_candidates=len(cands), skipped=skipped,
+        n_legal=stage["n_legal"], compile_s=t_compile, price_s=t_price, same_as=same_as,
+        plan_s=time.perf_counter() - t_start, program=prog, _devs=devs, _topo=topo))
+
+
+def _result(win: CompiledCandidate, table: List[CompiledCandidate],
+            common: Dict[str, Any]) -> "PlanResult":
+    """The PlanResult that runs ``win`` (mesh in its best device order)."""
+    prog, devs = common["program"], common["_devs"]
     mesh = _mesh(devs, win.cand, win.device_order)
     lay = Layout.from_candidate(mesh, win.cand)
     in_sh, out_sh = _shardings(prog, lay)
     psh = tuple(in_sh[i] for i in prog.param_args)
-    expl = _explain(win, compiled_sorted, stage, topo, prog, mode)
+    training = common["mode"] == "training"
+    expl = _explain(win, table, common["stage1"], common["_topo"], prog, common["mode"],
+                    common["same_as"])
     return PlanResult(
-        fn_name=getattr(fn, "__name__", "program"), topology=topo["name"], mode=mode,
         mesh=mesh, layout=lay, in_shardings=in_sh, out_shardings=out_sh,
         param_shardings=psh, opt_state_shardings=(psh, psh) if training else None,
         label=win.label, device_order=win.device_order,
         predicted_latency_s=win.best_s, default_order_latency_s=win.default_s,
         compute_s=win.compute_s, comm_s=win.comm_s, exposed_comm_s=win.exposed_comm_s,
-        candidates=compiled_sorted, stage1=stage, n_candidates=len(cands), skipped=skipped,
-        n_legal=stage["n_legal"], compile_s=t_compile, price_s=t_price,
-        plan_s=time.perf_counter() - t_start, program=prog, explanation=expl)
+        explanation=expl, _common=common, **common)
+
+
+def _same_program(a: Dict[str, Any], b: Dict[str, Any]) -> bool:
+    """Whether AoiZora's own lowering cannot tell candidates a and b apart: the same blocking
+    digest (compute ops and blocking collectives, zg_aoi_evidence_digest) and the same prices
+    in the default order and placed."""
+    la, lb = a.get("lowering") or {}, b.get("lowering") or {}
+    if not la.get("digest_blocking") or la["digest_blocking"] != lb.get("digest_blocking"):
+        return False
+    return all(abs(la[k] - lb[k]) <= 1e-12 * max(abs(la[k]), abs(lb[k]))
+               for k in ("default_total_s", "best_total_s"))
+
+
+def _distinct(fit: List[Dict[str, Any]],
+              top_k: int) -> Tuple[List[Dict[str, Any]], Dict[str, str]]:
+    """The first top_k candidates of ``fit`` (stage-1 order) that are not the same program as
+    an earlier one (:func:`_same_program`), and {label: representative} of those skipped."""
+    reps: List[Dict[str, Any]] = []
+    same_as: Dict[str, str] = {}
+    for c in fit:
+        if len(reps) >= top_k:
+            break
+        r = next((t for t in reps if _same_program(t, c)), None)
+        if r is not None:
+            same_as[c["label"]] = r["label"]
+        else:
+            reps.append(c)
+    return reps, same_as
+
+
+def _note(cand: Dict[str, Any]) -> Optional[str]:
+    if "ilp_label" not in cand:
+        return cand.get("note")
+    d = cand["ilp_differences"]
+    return (f"the Alpa-style ILP's {cand['ilp_label']}: " +
+            ("expressed exactly" if not d else "nearest expressible program; differs in " +
+             "; ".join(d)))
 
 
 def _explain(win: CompiledCandidate, table: List[CompiledCandidate], stage: Dict[str, Any],
-             topo: Dict[str, Any], prog: _Program, mode: str) -> str:
+             topo: Dict[str, Any], prog: _Program, mode: str,
+             same_as: Optional[Dict[str, str]] = None) -> str:
     lines = [
         f"{mode} of a {prog.layers}-layer program (batch {prog.batch}, {prog.tokens} tokens, "
         f"hidden {prog.dim}, {prog.heads} heads, ffn {prog.ffn}, text {prog.text}) on "
@@ -768,5 +1002,9 @@ def _explain(win: CompiledCandidate, table: List[CompiledCandidate], stage: Dict
     rej = next((c["reject"] for c in stage["candidates"] if not c["legal"]), None)
     lines.append(f"{len(stage['candidates'])} candidates, {stage['n_legal']} legal, "
                  f"{len(table)} compiled" + (f"; rejected e.g. {rej}" if rej else ""))
+    if same_as:
+        lines.append("not compiled, the same program as a compiled one in AoiZora's lowering "
+                     "(they differ only in overlapped traffic): " +
+                     ", ".join(f"{k} (as {v})" for k, v in same_as.items()))
     lines.append("(predictions of an uncalibrated network and roofline model)")
     return "\n".join(lines)

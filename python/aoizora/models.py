@@ -8,6 +8,9 @@ attention; without a plan it is plain softmax attention.
   k), cross-attention to the text context, GELU(tanh) FFN, residual adds.
 * :func:`wan_stack` — ``L`` such blocks as one ``lax.scan`` over parameters stacked on a
   leading layer axis.
+* :func:`hunyuan_single_block` — one HunyuanVideo-style single-stream block over the joint
+  sequence (video tokens followed by text tokens): adaLN-modulated joint self-attention
+  (RMS-normed q and k) and a GELU MLP in parallel from the same input, one gated residual.
 """
 from __future__ import annotations
 
@@ -119,3 +122,62 @@ def wan_stack(x: jax.Array, context: jax.Array, t_mod: jax.Array, p: Params,
 
     out, _ = jax.lax.scan(body, x, p)
     return out
+
+
+HUNYUAN_13B = dict(dim=3072, heads=24, ffn=12288, double_layers=20, single_layers=40, text=256)
+"""HunyuanVideo-13B widths (hidden 3072, 24 heads of 128, MLP 12288, 20 double-stream and 40
+single-stream blocks, 256 text tokens)."""
+
+
+def hunyuan_param_shapes(dim: int, ffn: int) -> Dict[str, Tuple[int, ...]]:
+    """One single-stream block's parameters (weights as [in, out]). HunyuanVideo fuses q, k, v
+    and the MLP input into ``linear1`` and the attention output and MLP output into
+    ``linear2``; they are kept apart here (the same arithmetic: linear2 applied to the
+    concatenation [attn, mlp] is attn @ wo + mlp @ mlp_out)."""
+    return {
+        "modulation": (3, dim),
+        "wq": (dim, dim), "wk": (dim, dim), "wv": (dim, dim), "wo": (dim, dim),
+        "norm_q": (dim,), "norm_k": (dim,),
+        "mlp_in": (dim, ffn), "mlp_b": (ffn,), "mlp_out": (ffn, dim),
+    }
+
+
+def hunyuan_param_structs(dim: int, ffn: int, dtype: Any = jnp.bfloat16) -> Params:
+    """``jax.ShapeDtypeStruct`` stand-ins of one single-stream block's parameters."""
+    return {n: jax.ShapeDtypeStruct(s, dtype) for n, s in hunyuan_param_shapes(dim, ffn).items()}
+
+
+def init_hunyuan_params(key: jax.Array, dim: int, ffn: int, dtype: Any = jnp.float32) -> Params:
+    """Random parameters of one single-stream block (weights ~ N(0, 1/fan_in), norms 1)."""
+    out: Params = {}
+    shapes = hunyuan_param_shapes(dim, ffn)
+    for k, (name, shape) in zip(jax.random.split(key, len(shapes)), sorted(shapes.items())):
+        if name.startswith("norm"):
+            v = jnp.ones(shape, jnp.float32)
+        elif name == "mlp_b":
+            v = jnp.zeros(shape, jnp.float32)
+        elif name == "modulation":
+            v = 0.1 * jax.random.normal(k, shape, jnp.float32)
+        else:
+            v = jax.random.normal(k, shape, jnp.float32) / np.sqrt(shape[0])
+        out[name] = v.astype(dtype)
+    return out
+
+
+def hunyuan_single_block(x: jax.Array, t_mod: jax.Array, p: Params, heads: int) -> jax.Array:
+    """One HunyuanVideo-style single-stream block.
+
+    x is (B, N, D): the joint sequence, video tokens followed by the text tokens; t_mod
+    (B, 3, D) the timestep embedding projected to shift, scale and gate.
+    """
+    B, N, D = x.shape
+    hd = D // heads
+    e = (p["modulation"][None].astype(jnp.float32) + t_mod.astype(jnp.float32)).astype(x.dtype)
+    shift, scale, gate = e[:, 0:1], e[:, 1:2], e[:, 2:3]
+    h = _layer_norm(x) * (1 + scale) + shift
+    q = _rms_norm(h @ p["wq"], p["norm_q"]).reshape(B, N, heads, hd)
+    k = _rms_norm(h @ p["wk"], p["norm_k"]).reshape(B, N, heads, hd)
+    v = (h @ p["wv"]).reshape(B, N, heads, hd)
+    a = attention(q, k, v).reshape(B, N, D)
+    m = jax.nn.gelu(h @ p["mlp_in"] + p["mlp_b"], approximate=True)
+    return x + (a @ p["wo"] + m @ p["mlp_out"]) * gate

@@ -88,6 +88,15 @@ typedef struct zg_aoi_coll_summary {
 } zg_aoi_coll_summary;
 void zg_aoi_evidence_summary(const zg_aoi_evidence *ev, zg_aoi_coll_summary *s);
 
+// A 64-bit digest (FNV-1a) of the program the evidence describes: devices, segments and their
+// repeats, and every op in order (compute: name, FLOPs, bytes; collective: kind, bytes, groups,
+// overlap). ZG_AOI_DIGEST_BLOCKING leaves out the collectives that overlap compute (overlap >
+// 0, e.g. FSDP weight prefetches): two candidates with equal blocking digests run the same
+// compute and the same blocking collectives, and differ at most in hidden traffic.
+// Deterministic across runs and machines (doubles hashed by value, -0 as 0).
+enum { ZG_AOI_DIGEST_ALL = 0, ZG_AOI_DIGEST_BLOCKING = 1 };
+uint64_t zg_aoi_evidence_digest(const zg_aoi_evidence *ev, int flags);
+
 // XLA post-partitioning HLO text (`jax.jit(f, ...).lower(...).compile().as_text()`) -> evidence.
 // Reads the ENTRY computation in order: collectives (sync, `*-start`/`*-done`, `async-start`
 // wrappers; overlap = compute ops between start and done) with replica_groups in every printed

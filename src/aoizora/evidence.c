@@ -135,6 +135,51 @@ zg_status zg_aoi_evidence_finalize(zg_aoi_evidence *ev, zg_error *err) {
     return ZG_OK;
 }
 
+static uint64_t fnv(uint64_t h, const void *data, size_t n) {
+    const unsigned char *b = data;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+static uint64_t fnv_i64(uint64_t h, int64_t v) {
+    unsigned char b[8];
+    for (int i = 0; i < 8; i++) b[i] = (unsigned char)((uint64_t)v >> (8 * i));
+    return fnv(h, b, 8);
+}
+
+static uint64_t fnv_f64(uint64_t h, double v) {
+    if (v == 0) v = 0;  // -0 and 0 hash alike
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return fnv_i64(h, (int64_t)u);
+}
+
+uint64_t zg_aoi_evidence_digest(const zg_aoi_evidence *ev, int flags) {
+    uint64_t h = 14695981039346656037ull;
+    h = fnv_i64(h, ev->num_devices);
+    for (int32_t g = 0; g < ev->n_segs; g++) {
+        const zg_aoi_segment *sg = &ev->segs[g];
+        h = fnv_i64(h, sg->repeat);
+        for (int32_t i = 0; i < sg->n_ops; i++) {
+            const zg_aoi_op *op = &sg->ops[i];
+            if (op->is_coll && op->overlap > 0 && (flags & ZG_AOI_DIGEST_BLOCKING)) continue;
+            h = fnv_i64(h, op->is_coll);
+            if (!op->is_coll) {
+                h = fnv(h, op->name, strnlen(op->name, sizeof op->name));
+                h = fnv_f64(fnv_f64(h, op->flops), op->bytes);
+                continue;
+            }
+            h = fnv_i64(fnv_i64(h, op->kind), op->overlap);
+            h = fnv_f64(h, op->bytes);
+            h = fnv_i64(fnv_i64(h, op->n_groups), op->group_size);
+            for (int64_t k = 0; k < (int64_t)op->n_groups * op->group_size; k++)
+                h = fnv_i64(h, op->members[k]);
+        }
+        h = fnv_i64(h, -1);  // segment end
+    }
+    return h;
+}
+
 void zg_aoi_evidence_summary(const zg_aoi_evidence *ev, zg_aoi_coll_summary *s) {
     memset(s, 0, sizeof *s);
     for (int32_t g = 0; g < ev->n_segs; g++)

@@ -778,4 +778,55 @@ ZG_TEST(graph_from_dims_stage1_and_experts) {
     CHECK(strstr(e.msg, "no legal sharding of wan_stack on v5e-8") != NULL);
 }
 
+// The digest behind aoizora.jax's near-duplicate filter: FSDP variants of one sharding lower
+// to the same compute and blocking collectives (only the overlapped weight all-gather's group
+// differs), so their blocking digests agree and their full digests do not; a different
+// sharding, or a changed FLOP count or group, changes the blocking digest.
+ZG_TEST(evidence_digest_sees_through_overlapped_fsdp_prefetch_only) {
+    zg_error e;
+    zg_net net;
+    CHECK_OK(zg_net_preset("v5e-8", &net, &e), &e);
+    zg_aoi_dims d = {.tokens = 32760, .text = 512, .dim = 1536, .heads = 12, .ffn = 8960,
+                     .layers = 30, .batch = 2};
+    snprintf(d.name, sizeof d.name, "wan_stack");
+    zg_aoi_graph g;
+    CHECK_OK(zg_aoi_graph_from_dims(&d, &g, &e), &e);
+    const char *specs[] = {"dp=2,ring=4", "dp=2,ring=4,fsdp", "dp=2,ring=4,fsdp_dp",
+                           "dp=2,uly=4", "dp=2,ring=4"};
+    uint64_t blk[5], all[5];
+    zg_aoi_evidence ev[5];
+    for (int i = 0; i < 5; i++) {
+        zg_aoi_cand c;
+        CHECK_OK(cand_checked(specs[i], 8, &g, &net, &c, &e), &e);
+        CHECK_MSG(c.legal, "%s: %s", specs[i], c.reject);
+        CHECK_OK(zg_aoi_lower(&g, &c, &ev[i], &e), &e);
+        blk[i] = zg_aoi_evidence_digest(&ev[i], ZG_AOI_DIGEST_BLOCKING);
+        all[i] = zg_aoi_evidence_digest(&ev[i], ZG_AOI_DIGEST_ALL);
+    }
+    CHECK(blk[0] == blk[1] && blk[0] == blk[2]);  // same program but for the prefetch
+    CHECK(all[0] != all[1] && all[0] != all[2] && all[1] != all[2]);
+    CHECK(blk[0] != blk[3]);                       // Ulysses is another program
+    CHECK(blk[0] == blk[4] && all[0] == all[4]);   // deterministic
+    // one compute op's FLOPs, or one blocking collective's group, changes the digest
+    zg_aoi_op *oc = NULL, *ob = NULL;  // a compute op of ring, a blocking all-to-all of Ulysses
+    for (int32_t k = 0; k < ev[4].n_segs; k++)
+        for (int32_t i = 0; i < ev[4].segs[k].n_ops; i++)
+            if (!ev[4].segs[k].ops[i].is_coll && ev[4].segs[k].ops[i].flops > 0 && !oc)
+                oc = &ev[4].segs[k].ops[i];
+    for (int32_t k = 0; k < ev[3].n_segs; k++)
+        for (int32_t i = 0; i < ev[3].segs[k].n_ops; i++)
+            if (ev[3].segs[k].ops[i].is_coll && ev[3].segs[k].ops[i].overlap == 0 && !ob)
+                ob = &ev[3].segs[k].ops[i];
+    CHECK(oc && ob);
+    oc->flops *= 1.5;
+    CHECK(zg_aoi_evidence_digest(&ev[4], ZG_AOI_DIGEST_BLOCKING) != blk[0]);
+    oc->flops /= 1.5;
+    CHECK(zg_aoi_evidence_digest(&ev[4], ZG_AOI_DIGEST_BLOCKING) == blk[0]);
+    int32_t m = ob->members[0];
+    ob->members[0] = ob->members[1];
+    ob->members[1] = m;
+    CHECK(zg_aoi_evidence_digest(&ev[3], ZG_AOI_DIGEST_BLOCKING) != blk[3]);
+    for (int i = 0; i < 5; i++) zg_aoi_evidence_free(&ev[i]);
+}
+
 ZG_TEST_MAIN()

@@ -71,6 +71,7 @@ WORKER = textwrap.dedent(r'''
     import jax, jax.numpy as jnp, numpy as np
     from jax.sharding import NamedSharding
     import aoizora.jax as aj
+    import aoizora
     from aoizora import AoizoraError, models
 
     topo = "v5e-8" if n == 8 else "v5e-16"
@@ -139,6 +140,45 @@ WORKER = textwrap.dedent(r'''
         out["train"]["pdiff"] = max(float(jnp.abs(a - b).max()) for a, b in zip(
             jax.tree_util.tree_leaves(p1), jax.tree_util.tree_leaves(r1)))
         out["train"]["fsdp_spec"] = str(res.param_shardings[0]["wq"].spec)
+
+        # 5. the Alpa-style ILP's sharding compiled by XLA and priced like the others; at
+        # 2048 tokens its per-op choice on 2x4 is batch x sequence for every op (K/V
+        # all-gathered in attention), which the front end expresses exactly
+        Ni, Di, Fi = 2048, 128, 512
+        ki = jax.random.split(kp, 4)
+        xi = jax.random.normal(ki[0], (B, Ni, Di)).astype(jnp.bfloat16)
+        ci = jax.random.normal(ki[1], (B, T, Di)).astype(jnp.bfloat16)
+        ti = (0.1 * jax.random.normal(ki[2], (B, 6, Di))).astype(jnp.bfloat16)
+        pi = models.init_wan_params(ki[3], Di, Fi, dtype=jnp.bfloat16)
+        res = aj.plan(blk, xi, ci, ti, pi, topology=topo, top_k=0, include=["alpa_ilp"])
+        (c,) = res.candidates
+        ri = res.select(c.label)
+        out["ilp"] = summary(ri)
+        out["ilp"].update(expert=c.expert, source=c.evidence_source, note=c.note,
+                          lowering=c.lowering_s, stage_label=res.stage1["alpa_ilp"]["label"],
+                          diff=check(ri, blk, (xi, ci, ti, pi)))
+        # the mapping of a mixed per-op choice (Wan2.1-1.3B on v5e-16: heads over one mesh
+        # dimension in attention, sequence elsewhere): Ulysses, with the qkv GEMM's
+        # difference listed
+        st = aoizora.candidates("v5e-16", tokens=32760, dim=1536, heads=12, ffn=8960,
+                                batch=2, layers=1, text=512, alpa_ilp=True)
+        cand, diffs = aj._ilp_candidate(st["alpa_ilp"])
+        # near-duplicates: on v5e-8 the four FSDP variants of dp=2,ring=4 lead stage 1 and
+        # lower to the same compute and blocking collectives (hidden weight all-gathers)
+        st8 = aoizora.candidates("v5e-8", tokens=32760, dim=1536, heads=12, ffn=8960,
+                                 batch=2, layers=30, text=512, top_k=12)
+        fit = [c for c in st8["candidates"] if c["legal"]]
+        reps, same = aj._distinct(fit, 4)
+        out["dedup"] = dict(top=[c["label"] for c in fit[:6]], reps=[c["label"] for c in reps],
+                            same=same, low={c["label"]: c["lowering"]["best_total_s"]
+                                            for c in fit[:12]})
+        out["ilp_map"] = dict(ilp=st["alpa_ilp"]["label"], label=cand["label"], diffs=diffs,
+                              axes=cand["axis_names"], shape=cand["mesh_shape"])
+        # 32760 tokens do not divide by 4 x 4: the nearest mapping that divides them
+        import types
+        fitc, fitd = aj._ilp_candidate(st["alpa_ilp"], types.SimpleNamespace(
+            batch=2, tokens=32760, heads=12))
+        out["ilp_map"]["fit"] = dict(label=fitc["label"], diffs=fitd)
 
         # 4. errors
         errs = {}
@@ -255,3 +295,55 @@ def test_errors_are_clear(runs):
     assert e["not_bnd"] and "roles=" in e["not_bnd"]
     assert e["no_attn"] and "heads" in e["no_attn"]
     assert e["include"] and "batch 2 is not divisible by dp 8" in e["include"]
+
+
+def test_alpa_ilp_is_compiled_priced_from_hlo_and_runs(runs):
+    r = runs[8]["ilp"]
+    assert r["expert"] == "alpa_ilp"
+    assert r["source"] == "hlo"  # priced from XLA's compiled program, not our lowering
+    assert r["stage_label"].startswith("ilp mesh 2x4 qkv:BS self_attn:BS"), r["stage_label"]
+    assert r["label"] == "ilp dp=2,ag=4", r
+    assert "expressed exactly" in r["note"], r["note"]
+    (c,) = r["compiled"]
+    # the sequence-sharded attention all-gathers K and V: the compiled program has
+    # all-gathers and neither Ulysses' all-to-alls nor ring permutes
+    assert c["coll"]["all-gather"]["count"] >= 1, c
+    assert "all-to-all" not in c["coll"] and "collective-permute" not in c["coll"], c
+    assert r["lowering"] > 0 and c["best"] > 0
+    diff, scale = r["diff"]
+    assert diff <= 0.05 * max(1.0, scale), r
+
+
+def test_alpa_ilp_mixed_choice_maps_to_nearest_program(runs):
+    m = runs[8]["ilp_map"]
+    # mesh 4x4: qkv S,D and self_attn S,D, every other op S,S -> all-gather attention over
+    # the first dimension, Ulysses over the second; qkv's column split becomes a sequence
+    # split (Ulysses' all-to-all instead of an all-gather before the GEMM)
+    assert m["ilp"].startswith("ilp mesh 4x4 qkv:SD self_attn:SD o_proj:SS"), m
+    assert m["axes"] == ["ag", "sp"] and m["shape"] == [4, 4], m
+    assert m["label"] == "ilp ag=4,sp=4", m
+    assert m["diffs"] == ["qkv: SD -> SS"], m
+    f = m["fit"]
+    # heads over the second dimension as in the ILP's attention; its sequence-split GEMMs
+    # become tensor-parallel (10 ops differ, each in one dimension)
+    assert f["label"] == "ilp ag=4,tp=4", f
+    assert "not divisible by" in f["diffs"][0] and "ilp ag=4,sp=4" in f["diffs"][0], f
+    assert "ffn_up: SS -> SD" in f["diffs"] and "ffn_down: SS -> SK" in f["diffs"], f
+    assert not any(d.startswith(("qkv", "self_attn")) for d in f["diffs"]), f
+
+
+def test_near_duplicate_candidates_are_compiled_once(runs):
+    d = runs[8]["dedup"]
+    base = "dp=2,ring=4,uly=1,tp=1"
+    fsdp = [base + ",fsdp", base + ",fsdp_sp", base + ",fsdp_dp"]
+    assert d["top"][:4] == [base] + fsdp or set(d["top"][:4]) == {base, *fsdp}, d["top"]
+    rep = d["top"][0]
+    # one representative; the other three listed as the same program, never compiled
+    assert d["reps"][0] == rep and not set(d["reps"]) & (set(d["top"][:4]) - {rep}), d
+    assert {k: v for k, v in d["same"].items() if k in d["top"][:4]} == \
+        {k: rep for k in d["top"][:4] if k != rep}, d["same"]
+    assert len(d["reps"]) == 4 and len(set(d["reps"])) == 4
+    # what is skipped prices the same as its representative in the lowering; what is kept
+    # is a different program
+    for k, v in d["same"].items():
+        assert d["low"][k] == d["low"][v], (k, v)
