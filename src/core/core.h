@@ -107,6 +107,11 @@ void zg_file_discard(char *tmp);
 // what is wrong and what to do.
 zg_status zg_file_check_writable(const char *path, zg_error *err);
 
+// Range checks for library options, one message per option: "NAME is V, must be LO..HI".
+// NAME is the option as its user knows it (e.g. "--reps"). NaN fails the double check.
+zg_status zg_check_i64(const char *name, int64_t v, int64_t lo, int64_t hi, zg_error *err);
+zg_status zg_check_f64(const char *name, double v, double lo, double hi, zg_error *err);
+
 // ---------------------------------------------------------------------------------------------
 // JSON (cJSON underneath). Readers report the file, the key and the bad value.
 

@@ -22,15 +22,17 @@ void zg_profile_run_result_free(zg_profile_run_result *r) {
 static zg_status check_profile_opts(const zg_profile_run_opts *o, zg_profile_run_result *r,
                                     zg_error *err) {
     const zg_calib_opts *c = &o->calib;
-    if (o->warmup < 0 || o->warmup > 1000 || o->reps < 1 || o->reps > 1000 || o->max_degree < 0 ||
-        o->text_tokens < 0 || o->text_tokens > 1000000 || c->plans < 0 || c->plans > 100000 ||
-        c->images < 0 || c->images > 10000 || c->videos < 0 || c->videos > 10000 || c->splits < 0 ||
-        c->splits > 10000 || !(c->mirror >= 0) || c->mirror > 1)
-        return zg_error_set(err, ZG_ERR_INVALID,
-                            "--warmup (%d) must be 0..1000, --reps (%d) 1..1000, --max-degree, "
-                            "--text-tokens, --threads and --calib-* >= 0, --calib-mirror <= 1",
-                            o->warmup, o->reps);
-    zg_status st = zg_profile_clock_parse(o->clock, &r->clock, err);
+    zg_status st = zg_check_i64("--warmup", o->warmup, 0, 1000, err);
+    if (!st) st = zg_check_i64("--reps", o->reps, 1, 1000, err);
+    if (!st) st = zg_check_i64("--max-degree", o->max_degree, 0, INT32_MAX, err);
+    if (!st) st = zg_check_i64("--text-tokens", o->text_tokens, 0, 1000000, err);
+    if (!st) st = zg_check_i64("--calib-plans", c->plans, 0, 100000, err);
+    if (!st) st = zg_check_i64("--calib-images", c->images, 0, 10000, err);
+    if (!st) st = zg_check_i64("--calib-videos", c->videos, 0, 10000, err);
+    if (!st) st = zg_check_i64("--calib-splits", c->splits, 0, 10000, err);
+    if (!st) st = zg_check_f64("--calib-mirror", c->mirror, 0, 1, err);
+    if (st) return st;
+    st = zg_profile_clock_parse(o->clock, &r->clock, err);
     if (!st) st = zg_profile_method_parse(o->method, &r->method, err);
     if (!st) st = zg_profile_stat_parse(o->stat, &r->stat, err);
     return st;
@@ -44,6 +46,9 @@ zg_status zg_profile_run(const zg_profile_run_opts *o, zg_comm *comm, zg_profile
     snprintf(cname, sizeof cname, "cpu:%d", comm->size);
     zg_catalog cat = {0};
     zg_status st = check_profile_opts(o, r, err);
+    // The output is checked before the measurement (minutes), not found unwritable after it.
+    if (!st && o->out && comm->rank == 0 && (st = zg_file_check_writable(o->out, err)))
+        zg_error_prefix(err, "--out: ");
     if (!st) st = zg_model_load(o->model, &r->model, err);
     if (!st) st = zg_cluster_load(o->cluster ? o->cluster : cname, &r->cluster, err);
     if (!st) st = zg_profile_catalog_load(o->catalog ? o->catalog : "cpu", &r->model, &cat, err);
@@ -82,14 +87,13 @@ void zg_fidelity_run_result_free(zg_fidelity_run_result *r) {
 static zg_status fidelity_settings(const zg_fidelity_run_opts *o, const zg_cost_table *t,
                                    zg_fidelity_run_result *r, zg_error *err) {
     const zg_fidelity_opts *d = &o->design;
-    if (d->images < 0 || d->images > 100000 || d->min_mixed < 0 || d->min_mixed > 10000 ||
-        d->corners < 0 || d->corners > 100 || o->warmup < 0 || o->warmup > 1000 || o->reps < 1 ||
-        o->reps > 1000)
-        return zg_error_set(err, ZG_ERR_INVALID,
-                            "--images, --min-mixed, --corners, --warmup must be >= 0, --reps "
-                            "1..1000");
+    zg_status st = zg_check_i64("--images", d->images, 0, 100000, err);
+    if (!st) st = zg_check_i64("--min-mixed", d->min_mixed, 0, 10000, err);
+    if (!st) st = zg_check_i64("--corners", d->corners, 0, 100, err);
+    if (!st) st = zg_check_i64("--warmup", o->warmup, 0, 1000, err);
+    if (!st) st = zg_check_i64("--reps", o->reps, 1, 1000, err);
+    if (st) return st;
     const cJSON *spec = t->extra ? cJSON_GetObjectItemCaseSensitive(t->extra, "model_spec") : NULL;
-    zg_status st;
     if (o->model)
         st = zg_model_load(o->model, &r->model, err);
     else if (spec)
@@ -183,6 +187,9 @@ zg_status zg_fidelity_run(const zg_fidelity_run_opts *o, zg_comm *comm, zg_fidel
     r->world_size = comm->size;
     r->reps = o->reps;
     if (!o->profile) return zg_error_set(err, ZG_ERR_INVALID, "--profile FILE is required");
+    // The output is checked before the measurement (minutes), not found unwritable after it.
+    if (o->out && comm->rank == 0 && zg_file_check_writable(o->out, err))
+        return zg_error_prefix(err, "--out: ");
     zg_cost_table t;
     zg_status st = zg_cost_table_load(o->profile, &t, err);
     if (st) return st;

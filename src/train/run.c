@@ -29,12 +29,14 @@ typedef struct run_state {
 } run_state;
 
 static zg_status check_opts(const zg_train_run_opts *o, zg_train_run_result *r, zg_error *err) {
-    if (o->tokens_per_rank < 1 || o->steps < 1 || o->steps > 10000000 ||
-        (o->act_ckpt != 0 && o->act_ckpt != 1) || o->max_degree < 0 ||
-        !(o->video_share >= 0 && o->video_share <= 1) || !(o->lr >= 0 && o->lr < 1e3))
-        return zg_error_set(err, ZG_ERR_INVALID,
-                            "--tokens-per-rank and --steps must be >= 1, --act-ckpt 0 or 1, "
-                            "--video-share in [0,1], --lr in [0, 1000)");
+    zg_status st = zg_check_i64("--tokens-per-rank", o->tokens_per_rank, 1, INT64_MAX, err);
+    if (!st) st = zg_check_i64("--steps", o->steps, 1, 10000000, err);
+    if (!st) st = zg_check_i64("--act-ckpt", o->act_ckpt, 0, 1, err);
+    if (!st) st = zg_check_i64("--max-degree", o->max_degree, 0, INT32_MAX, err);
+    if (!st) st = zg_check_f64("--video-share", o->video_share, 0, 1, err);
+    if (st) return st;
+    if (!(o->lr >= 0 && o->lr < 1e3))
+        return zg_error_set(err, ZG_ERR_INVALID, "--lr is %g, must be >= 0 and < 1000", o->lr);
     const char *s = o->policies ? o->policies : "";
     while (*s) {
         size_t l = strcspn(s, ",");
@@ -223,6 +225,9 @@ zg_status zg_train_run(const zg_train_run_opts *o, zg_comm *comm, zg_train_run_r
     if (!s) return ZG_ERR_NOMEM;
     zg_batch_init(&s->fixed);
     zg_status st = check_opts(o, r, err);
+    // The checkpoint path is checked before training, not found unwritable after it.
+    if (!st && o->save && comm->rank == 0 && (st = zg_file_check_writable(o->save, err)))
+        zg_error_prefix(err, "--save: ");
     if (!st) st = load_inputs(o, comm, r, s, err);
     if (!st) st = init_policies(o, comm, r, s, err);
     if (!st && o->on_start) o->on_start(o->ctx, r);

@@ -100,13 +100,17 @@ ZG_TEST(profile_and_fidelity_runs_reject_bad_options) {
     CHECK_OK(zg_comm_self_init(&comm, &e), &e);
     zg_profile_run_opts po;
     zg_profile_run_result pr;
-    const char *needle[] = {"--reps (0)", "moon", "lunar", "wan9"};
-    for (int i = 0; i < 4; i++) {
+    const char *needle[] = {"--reps is 0, must be 1..1000", "moon", "lunar", "wan9",
+                            "--calib-mirror is 2", "--out: ", "--warmup is -1"};
+    for (int i = 0; i < 7; i++) {
         zg_profile_run_opts_default(&po);
         if (i == 0) po.reps = 0;
         if (i == 1) po.clock = "moon";
         if (i == 2) po.method = "lunar";
         if (i == 3) po.model = "wan9";
+        if (i == 4) po.calib.mirror = 2;
+        if (i == 5) po.out = "/nonexistent-dir/profile.json"; // found before measuring
+        if (i == 6) po.warmup = -1;
         zg_status st = zg_profile_run(&po, &comm, &pr, &e);
         zg_profile_run_result_free(&pr);
         CHECK_MSG(st != ZG_OK && strstr(e.msg, needle[i]), "case %d: '%s'", i, e.msg);
@@ -121,6 +125,11 @@ ZG_TEST(profile_and_fidelity_runs_reject_bad_options) {
     st = zg_fidelity_run(&fo, &comm, &fr, &e);
     zg_fidelity_run_result_free(&fr);
     CHECK(st != ZG_OK && strstr(e.msg, "/nonexistent/profile.json"));
+    fo.out = "/nonexistent-dir/fidelity.json"; // checked before the profile is even read
+    st = zg_fidelity_run(&fo, &comm, &fr, &e);
+    zg_fidelity_run_result_free(&fr);
+    CHECK_MSG(st != ZG_OK && strstr(e.msg, "--out: ") && strstr(e.msg, "/nonexistent-dir"), "'%s'",
+              e.msg);
     zg_comm_free(&comm);
 }
 

@@ -121,13 +121,15 @@ ZG_TEST(train_run_rejects_bad_options) {
         double share;
         int32_t plan_only;
         const char *needle;
+        const char *save;
     } bad[] = {
-        {"zellige", "tiny", NULL, 0, 0.5, 1, "--steps"},
-        {"zellige", "tiny", NULL, 2, 1.5, 1, "--video-share"},
-        {",", "tiny", NULL, 2, 0.5, 1, "--policy is empty"},
-        {"zellige,magic", "tiny", NULL, 2, 0.5, 1, "magic"},
-        {"zellige", "tiny-mmdit", NULL, 2, 0.5, 1, "arch wan only"},
-        {"zellige", "tiny", "cpu:2", 2, 0.5, 0, "mpirun -np 2"},
+        {"zellige", "tiny", NULL, 0, 0.5, 1, "--steps", NULL},
+        {"zellige", "tiny", NULL, 2, 1.5, 1, "--video-share", NULL},
+        {",", "tiny", NULL, 2, 0.5, 1, "--policy is empty", NULL},
+        {"zellige,magic", "tiny", NULL, 2, 0.5, 1, "magic", NULL},
+        {"zellige", "tiny-mmdit", NULL, 2, 0.5, 1, "arch wan only", NULL},
+        {"zellige", "tiny", "cpu:2", 2, 0.5, 0, "mpirun -np 2", NULL},
+        {"zellige", "tiny", NULL, 2, 0.5, 0, "--save: ", "/nonexistent-dir/ckpt.bin"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         zg_comm comm;
@@ -137,6 +139,7 @@ ZG_TEST(train_run_rejects_bad_options) {
         zg_train_run_opts_default(&o);
         o.policies = bad[i].policies, o.model = bad[i].model, o.cluster = bad[i].cluster;
         o.steps = bad[i].steps, o.video_share = bad[i].share, o.plan_only = bad[i].plan_only;
+        o.save = bad[i].save;
         seen s = {0};
         o.on_start = on_start, o.ctx = &s;
         zg_train_run_result r;
