@@ -99,7 +99,7 @@ def main() -> None:
         if rank == 0:
             print(f"PASS {policy}: route/reverse_route identity, attention and gradients equal "
                   f"the reference ({split} of {len(lens)} sequences split; configs {configs})"
-                  f"{'; plan_routing_async gives the same plan' if policy == 'zellige' else ''}",
+                  f"{'; async plan and pow2 capacity checked next' if policy == 'zellige' else ''}",
                   flush=True)
         if policy == "zellige":
             # plan_routing_async + set_plan (the plan made on the planner's thread) gives the
@@ -112,6 +112,20 @@ def main() -> None:
             check(strip(plan2) == strip(plan), f"async plan differs: {strip(plan2)}")
             check(torch.equal(bal2.route(x), xr), "async plan routes differently")
             bal2.close()
+            # capacity_tokens="pow2": fixed row counts (padding rows in and out), same rows
+            bal3 = zt.Balancer(MODEL, "cpu:2", policy=policy, capacity_tokens="pow2")
+            bal3.plan_routing(LOCAL[rank])
+            lc, rc = bal3.local_capacity, bal3.routed_capacity
+            check(lc >= x.shape[0] and lc & (lc - 1) == 0 and rc & (rc - 1) == 0,
+                  f"capacities {lc}, {rc} are not powers of two holding the tokens")
+            xp = torch.cat([x, torch.full((lc - x.shape[0], 7), 9.0)])
+            xr3 = bal3.route(xp)
+            check(xr3.shape[0] == rc and torch.equal(xr3[:xr.shape[0]], xr) and
+                  not xr3[xr.shape[0]:].any(), "padded route differs from the exact one")
+            xb3 = bal3.reverse_route(xr3)
+            check(torch.equal(xb3[:x.shape[0]], x) and not xb3[x.shape[0]:].any(),
+                  "padded reverse_route(route(x)) is not x with zero padding")
+            bal3.close()
         bal.close()
 
     # a cluster of the wrong size is refused with a message that says what to give

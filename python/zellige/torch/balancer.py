@@ -87,6 +87,10 @@ class Balancer:
         group: the process group to balance over (default: the default group).
         profile: a measured price table (``zellige profile``) instead of analytic prices.
         n_heads, head_dim: the q/k/v shape of :meth:`attention`, when it differs from the model's.
+        capacity_tokens: ``None`` (exact row counts), an int ``C`` or ``"pow2"``: the row count of
+            the tensors :meth:`route`, :meth:`attention` and :meth:`reverse_route` take and
+            return, fixed across steps so a ``torch.compile``d model does not recompile
+            (:class:`zellige.torch.Executor`; pad the input to :attr:`local_capacity` rows).
         **options: more planner options (:class:`zellige.Planner`).
 
     Raises:
@@ -98,7 +102,8 @@ class Balancer:
                  policy: str = "zellige", gamma: Optional[float] = None,
                  bags: Optional[str] = None, group: Optional[Any] = None,
                  profile: Optional[str] = None, n_heads: Optional[int] = None,
-                 head_dim: Optional[int] = None, **options: Any) -> None:
+                 head_dim: Optional[int] = None, capacity_tokens: Any = None,
+                 **options: Any) -> None:
         if not dist.is_available() or not dist.is_initialized():
             raise RuntimeError("zellige.torch.Balancer needs torch.distributed: call "
                                "torch.distributed.init_process_group first (torchrun sets the "
@@ -126,6 +131,7 @@ class Balancer:
         m = self.planner.model
         self.n_heads: int = int(n_heads if n_heads is not None else m["n_heads"])
         self.head_dim: int = int(head_dim if head_dim is not None else m["dim"] // m["n_heads"])
+        self.capacity_tokens: Any = capacity_tokens
         self.plan: Optional[Plan] = None
         self.executor: Optional[Any] = None
         self.seq_lens: List[int] = []           # this rank's lengths at the last plan_routing
@@ -185,7 +191,8 @@ class Balancer:
              origin_ranks: List[int]) -> Plan:
         from . import Executor
         self.executor = Executor(plan, n_heads=self.n_heads, head_dim=self.head_dim,
-                                 group=self.group, origin_ranks=origin_ranks)
+                                 group=self.group, origin_ranks=origin_ranks,
+                                 capacity_tokens=self.capacity_tokens)
         self.plan = plan
         self.seq_lens, self.global_seq_lens, self.origin_ranks = (seq_lens, global_seq_lens,
                                                                   origin_ranks)
@@ -226,6 +233,16 @@ class Balancer:
     def routed_tokens(self) -> int:
         """Tokens this rank holds after :meth:`route`."""
         return int(self._ex("routed_tokens").plan_tokens)
+
+    @property
+    def local_capacity(self) -> int:
+        """Rows :meth:`route` takes (``local_tokens`` unless ``capacity_tokens`` pads them)."""
+        return int(self._ex("local_capacity").loader_capacity)
+
+    @property
+    def routed_capacity(self) -> int:
+        """Rows :meth:`route` returns (``routed_tokens`` unless ``capacity_tokens`` pads them)."""
+        return int(self._ex("routed_capacity").plan_capacity)
 
     @property
     def stats(self) -> Any:
