@@ -28,21 +28,8 @@ int main(int argc, char **argv) {
     int64_t L = argc > 1 ? atoll(argv[1]) : 768;
     int reps = argc > 2 ? atoi(argv[2]) : 2;
     int root = comm.rank == 0;
-    // a model whose attention matches the bench's shapes: dim = H*D, one layer, fp32, no ckpt
-    zg_model m;
-    zg_cluster cl;
-    zg_pricer pr;
-    zg_cost_opts co;
-    zg_cost_opts_default(&co);
-    co.act_ckpt = 0;
-    co.act_bytes = 4;
-    if (zg_model_preset("wan2.1-1.3b", &m, &err) || zg_cluster_preset("8xA800", &cl, &err))
-        return zb_fail("bench_engine_comm", &err);
-    m.n_heads = H;
-    m.head_dim = D;
-    m.dim = H * D;
-    m.n_layers = 1;
-    if (zg_cost_analytic_init(&pr, &m, &cl, &co, &err)) return zb_fail("bench_engine_comm", &err);
+    zg_pricer pr; // the cost model of the attention layer the bench runs
+    if (zg_cost_attn_layer_init(&pr, H, D, &err)) return zb_fail("bench_engine_comm", &err);
     zg_config cfg[64];
     int32_t nc = zg_engine_configs(comm.size, H, cfg, 64);
     int32_t *world = NULL;

@@ -726,27 +726,14 @@ ZGPY_API const zg_engine_sched *zgpy_sched_view(const zgpy_sched *s) {
 
 // The analytic cost model's communication bytes (zg_comm_bytes: all-gather, all-to-all, ring;
 // per participating rank, forward + backward) of one sequence of `tokens` under (q, h, k), for
-// one attention layer of n_heads x head_dim in fp32 without recompute: what bench_engine_comm
-// compares the C engine with.
+// one attention layer of n_heads x head_dim in fp32 without recompute (zg_cost_attn_layer_init,
+// the pricer bench_engine_comm compares the C engine with).
 ZGPY_API int zgpy_comm_model(int32_t n_heads, int32_t head_dim, int64_t tokens, int32_t q,
                              int32_t h, int32_t k, double *out3, char *err, size_t errsz) {
     zg_error e;
     zg_error_clear(&e);
-    zg_model m;
-    zg_cluster cl;
     zg_pricer pr;
-    zg_cost_opts co;
-    zg_cost_opts_default(&co);
-    co.act_ckpt = 0;
-    co.act_bytes = 4;
-    zg_status st = zg_model_preset("wan2.1-1.3b", &m, &e);
-    if (!st) st = zg_cluster_preset("8xA800", &cl, &e);
-    if (st) return fail(err, errsz, &e);
-    m.n_heads = n_heads;
-    m.head_dim = head_dim;
-    m.dim = n_heads * head_dim;
-    m.n_layers = 1;
-    if (zg_cost_analytic_init(&pr, &m, &cl, &co, &e)) return fail(err, errsz, &e);
+    if (zg_cost_attn_layer_init(&pr, n_heads, head_dim, &e)) return fail(err, errsz, &e);
     zg_seq s;
     zg_seq_init(&s);
     s.tokens = tokens;

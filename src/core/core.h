@@ -46,6 +46,12 @@ zg_status zg_error_prefix(zg_error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void zg_error_clear(zg_error *err);
 const char *zg_status_name(zg_status st);
+
+// Range checks for library options, one message per option: "NAME is V, must be LO..HI".
+// NAME is the option as its user knows it (e.g. "--reps"). NaN fails the double check.
+zg_status zg_check_i64(const char *name, int64_t v, int64_t lo, int64_t hi, zg_error *err);
+zg_status zg_check_f64(const char *name, double v, double lo, double hi, zg_error *err);
+
 // Process exit code a CLI should use for a status (2 bad input, 3 infeasible, 4 I/O, 70 internal).
 int zg_status_exit_code(zg_status st);
 // The CLIs' exit status when they wrote a plan of a baseline that ignores memory and that plan
@@ -106,11 +112,6 @@ void zg_file_discard(char *tmp);
 // exists, is a directory and is writable (the temp file goes there). One line naming the path,
 // what is wrong and what to do.
 zg_status zg_file_check_writable(const char *path, zg_error *err);
-
-// Range checks for library options, one message per option: "NAME is V, must be LO..HI".
-// NAME is the option as its user knows it (e.g. "--reps"). NaN fails the double check.
-zg_status zg_check_i64(const char *name, int64_t v, int64_t lo, int64_t hi, zg_error *err);
-zg_status zg_check_f64(const char *name, double v, double lo, double hi, zg_error *err);
 
 // ---------------------------------------------------------------------------------------------
 // JSON (cJSON underneath). Readers report the file, the key and the bad value.

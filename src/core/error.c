@@ -89,3 +89,14 @@ void *zg_grow_array(void *ptr, int32_t n, int32_t *cap, int32_t first, size_t si
     if (p) *cap = grown;
     return p;
 }
+
+zg_status zg_check_i64(const char *name, int64_t v, int64_t lo, int64_t hi, zg_error *err) {
+    if (v >= lo && v <= hi) return ZG_OK;
+    return zg_error_set(err, ZG_ERR_INVALID, "%s is %lld, must be %lld..%lld", name, (long long)v,
+                        (long long)lo, (long long)hi);
+}
+
+zg_status zg_check_f64(const char *name, double v, double lo, double hi, zg_error *err) {
+    if (v >= lo && v <= hi) return ZG_OK; // false for NaN
+    return zg_error_set(err, ZG_ERR_INVALID, "%s is %g, must be %g..%g", name, v, lo, hi);
+}

@@ -161,14 +161,3 @@ zg_status zg_file_check_writable(const char *path, zg_error *err) {
     free(dir);
     return rc;
 }
-
-zg_status zg_check_i64(const char *name, int64_t v, int64_t lo, int64_t hi, zg_error *err) {
-    if (v >= lo && v <= hi) return ZG_OK;
-    return zg_error_set(err, ZG_ERR_INVALID, "%s is %lld, must be %lld..%lld", name, (long long)v,
-                        (long long)lo, (long long)hi);
-}
-
-zg_status zg_check_f64(const char *name, double v, double lo, double hi, zg_error *err) {
-    if (v >= lo && v <= hi) return ZG_OK; // false for NaN
-    return zg_error_set(err, ZG_ERR_INVALID, "%s is %g, must be %g..%g", name, v, lo, hi);
-}

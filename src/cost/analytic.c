@@ -516,3 +516,21 @@ zg_status zg_cost_analytic_init(zg_pricer *p, const zg_model *m, const zg_cluste
     p->free_impl = analytic_free;
     return ZG_OK;
 }
+
+zg_status zg_cost_attn_layer_init(zg_pricer *p, int32_t n_heads, int32_t head_dim,
+                                  zg_error *err) {
+    zg_model m;
+    zg_cluster cl;
+    zg_cost_opts co;
+    zg_cost_opts_default(&co);
+    co.act_ckpt = 0;
+    co.act_bytes = 4;
+    zg_status st = zg_model_preset("wan2.1-1.3b", &m, err);
+    if (!st) st = zg_cluster_preset("8xA800", &cl, err);
+    if (st) return st;
+    m.n_heads = n_heads;
+    m.head_dim = head_dim;
+    m.dim = n_heads * head_dim;
+    m.n_layers = 1;
+    return zg_cost_analytic_init(p, &m, &cl, &co, err);
+}

@@ -148,6 +148,11 @@ void zg_cost_opts_default(zg_cost_opts *o);  // act_ckpt 1, shard_weights 1, bf1
 
 zg_status zg_cost_analytic_init(zg_pricer *p, const zg_model *m, const zg_cluster *c,
                                 const zg_cost_opts *o, zg_error *err);
+// The analytic pricer of ONE attention layer of n_heads x head_dim in fp32 without recompute
+// (wan2.1-1.3b's other shapes on 8xA800): the layer the engine runs, so pr.comm() gives the
+// bytes the engine's executors send (bench_engine_comm, zellige.torch's byte checks).
+zg_status zg_cost_attn_layer_init(zg_pricer *p, int32_t n_heads, int32_t head_dim,
+                                  zg_error *err);
 
 // The analytic price split into the terms of docs/cost-model.md (per participating rank).
 // time = linear + text + attn + cross + alltoall + allgather + ring; mem = act + kv + buf + text.
