@@ -22,13 +22,11 @@ typedef struct cap_facts {
     double cap, base; // bytes per rank
 } cap_facts;
 
-// The pricer zg_sim_run used (default analytic options): for the comm/compute split. The cap
-// and base come from the result, as stdout and --json print them.
+// The pricer zg_sim_run used: for the comm/compute split. The cap and base come from the
+// result, as stdout and --json print them.
 static zg_status report_pricer(const zg_sim_result *r, zg_pricer *pr, cap_facts *cf,
                                zg_error *err) {
-    zg_cost_opts copts;
-    zg_cost_opts_default(&copts);
-    zg_status st = zg_cost_analytic_init(pr, &r->model, &r->cluster, &copts, err);
+    zg_status st = zg_sim_pricer_init(r, pr, err);
     cf->cap = r->mem_cap, cf->base = r->mem_base;
     return st;
 }

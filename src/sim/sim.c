@@ -219,14 +219,18 @@ static zg_status run_mix(sim_env *e, int32_t m, double share, zg_error *err) {
     return st;
 }
 
+zg_status zg_sim_pricer_init(const zg_sim_result *r, zg_pricer *pr, zg_error *err) {
+    zg_cost_opts copts;
+    zg_cost_opts_default(&copts);
+    return zg_cost_analytic_init(pr, &r->model, &r->cluster, &copts, err);
+}
+
 zg_status zg_sim_run(const zg_sim_opts *o, zg_sim_result *r, zg_error *err) {
     memset(r, 0, sizeof *r);
     zg_batch_init(&r->gantt_batch);
     sim_env e;
     memset(&e, 0, sizeof e);
     e.o = o, e.r = r;
-    zg_cost_opts copts;
-    zg_cost_opts_default(&copts);
     zg_status st = check_opts(o, r, err);
     r->tokens_per_rank = o->tokens_per_rank, r->steps = o->steps;
     r->video_seconds = o->video_seconds;
@@ -238,7 +242,7 @@ zg_status zg_sim_run(const zg_sim_opts *o, zg_sim_result *r, zg_error *err) {
                           "per step; give a smaller --load or cluster",
                           (long long)o->tokens_per_rank, r->cluster.world_size);
     if (!st) st = zg_catalog_default(&r->model, &e.catalog, err);
-    if (!st) st = zg_cost_analytic_init(&e.pricer, &r->model, &r->cluster, &copts, err);
+    if (!st) st = zg_sim_pricer_init(r, &e.pricer, err);
     r->mem_cap = st ? 0 : e.pricer.mem_cap;
     r->mem_base = st ? 0 : e.pricer.mem_base;
     double shares[ZG_SIM_MAX_MIX];
