@@ -72,17 +72,22 @@ CUDA_HOME    ?= $(patsubst %/bin/nvcc,%,$(realpath $(NVCC)))
 NVCC_GENCODE ?= -gencode arch=compute_90,code=[sm_90,compute_90]
 NVCCFLAGS    := -std=c++17 -O3 -g -lineinfo $(NVCC_GENCODE) -Isrc -Xcompiler -Wall
 CUDA_OBJS    := $(patsubst src/%.cu,$(BUILD)/obj/%.o,$(CUDA_SRCS))
+# CUDA_LIBDIR: where libcudart and libcublas are (rpath'd, so binaries find them at run time).
+CUDA_LIBDIR  ?= $(CUDA_HOME)/lib64
 CFLAGS += -DZG_HAVE_CUDA=1 -isystem $(CUDA_HOME)/include
-LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lstdc++
-# NCCL (optional; NO_NCCL=1 to skip): header and library found by a test link
+LDLIBS += -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) -lcudart -lcublas -lstdc++
+# NCCL (optional; NO_NCCL=1 to skip): header and library found by a test link, in NCCL_HOME
+# (include/, lib/ or lib64/; default CUDA_HOME) or the compiler's default paths (apt's libnccl-dev).
 ifneq ($(NO_NCCL),1)
-NCCL_DIRS := -I$(CUDA_HOME)/include -L$(CUDA_HOME)/lib -L$(CUDA_HOME)/lib64
+NCCL_HOME ?= $(CUDA_HOME)
+NCCL_DIRS := -I$(NCCL_HOME)/include -L$(NCCL_HOME)/lib -L$(NCCL_HOME)/lib64
 HAVE_NCCL := $(shell printf '\043include <nccl.h>\nint main(void){int v;return ncclGetVersion(&v);}' \
   | $(CC) -x c - $(NCCL_DIRS) -lnccl -o /dev/null 2>/dev/null && echo 1)
 endif
 ifeq ($(HAVE_NCCL),1)
-CFLAGS += -DZG_HAVE_NCCL=1
-LDLIBS += -L$(CUDA_HOME)/lib -Wl,-rpath,$(CUDA_HOME)/lib -lnccl
+CFLAGS += -DZG_HAVE_NCCL=1 -isystem $(NCCL_HOME)/include
+LDLIBS += -L$(NCCL_HOME)/lib -L$(NCCL_HOME)/lib64 -Wl,-rpath,$(NCCL_HOME)/lib \
+          -Wl,-rpath,$(NCCL_HOME)/lib64 -lnccl
 endif
 endif
 CUDA_STATUS := $(if $(HAVE_CUDA),yes ($(NVCC); NCCL $(if $(HAVE_NCCL),yes,no)),$(if $(CUDA_SRCS),$(if $(filter 1,$(NO_CUDA)),no (NO_CUDA=1),no (nvcc not found)),no (no CUDA sources)))

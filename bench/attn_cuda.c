@@ -9,7 +9,10 @@
 //
 // Run: build/bin/bench_attn_cuda [--quick] [--iters N] [--max-tokens N] [--peak TFLOPS]
 //                                [--json FILE] [--shapes FILE]
-//   --shapes FILE writes the cases (sequence lengths) for bench/gpu/attn_torch.py.
+//   --shapes FILE writes the cases (sequence lengths) for bench/gpu/attn_torch.py;
+//   --shapes-only FILE writes them and exits (no GPU needed);
+//   --max-err X: exit 3 when a case's tensor-core error against the simple kernel exceeds X
+//   (default 0.02; bf16 P rounding gives ~1e-3).
 // Built only with CUDA (Makefile: *_cuda.c); exits 2 with a message when no GPU is visible.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -166,9 +169,9 @@ static double rel_err(const float *da, const float *db, size_t n) {
 }
 
 int main(int argc, char **argv) {
-    int quick = 0, iters = 0;
+    int quick = 0, iters = 0, shapes_only = 0;
     int64_t max_tokens = 75600;
-    double peak = 0;
+    double peak = 0, max_err = 0.02;
     const char *json = NULL, *shapes = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
@@ -183,27 +186,18 @@ int main(int argc, char **argv) {
             json = argv[++i];
         else if (!strcmp(argv[i], "--shapes") && i + 1 < argc)
             shapes = argv[++i];
+        else if (!strcmp(argv[i], "--shapes-only") && i + 1 < argc)
+            shapes = argv[++i], shapes_only = 1;
+        else if (!strcmp(argv[i], "--max-err") && i + 1 < argc)
+            max_err = atof(argv[++i]);
         else {
             fprintf(stderr, "usage: bench_attn_cuda [--quick] [--iters N] [--max-tokens N] [--peak "
-                            "TFLOPS] [--json FILE] [--shapes FILE]\n");
+                            "TFLOPS] [--json FILE] [--shapes FILE | --shapes-only FILE] "
+                            "[--max-err X]\n");
             return 1;
         }
     }
     zg_error err = {0};
-    int32_t ndev = 0;
-    char name[256] = "";
-    if (zg_cuda_device_count(&ndev, name, sizeof name, &err) || ndev == 0) {
-        fprintf(stderr, "bench_attn_cuda: no GPU: %s\n", err.msg[0] ? err.msg : "0 devices");
-        return 2;
-    }
-    // dense bf16 peak (no sparsity): H100 SXM and H200 989.4 TFLOP/s; H100 PCIe 756
-    if (peak <= 0)
-        peak = strstr(name, "H100 PCIe")                      ? 756.0
-               : strstr(name, "H100") || strstr(name, "H200") ? 989.4
-                                                              : 0;
-    zg_attn_cuda *ctx = NULL;
-    if (zg_attn_cuda_init(&ctx, 0, NULL, &err)) die("init", &err);
-
     static const int64_t singles[] = {1024, 2048, 4096, 8192, 16384, 32768, 75600};
     static const int64_t mixes[] = {1024, 2048, 4096, 8192, 16384, 32768};
     bcase cases[16];
@@ -232,6 +226,21 @@ int main(int argc, char **argv) {
         fprintf(f, "]}\n");
         fclose(f);
     }
+    if (shapes_only) return 0;
+
+    int32_t ndev = 0;
+    char name[256] = "";
+    if (zg_cuda_device_count(&ndev, name, sizeof name, &err) || ndev == 0) {
+        fprintf(stderr, "bench_attn_cuda: no GPU: %s\n", err.msg[0] ? err.msg : "0 devices");
+        return 2;
+    }
+    // dense bf16 peak (no sparsity): H100 SXM and H200 989.4 TFLOP/s; H100 PCIe 756
+    if (peak <= 0)
+        peak = strstr(name, "H100 PCIe")                      ? 756.0
+               : strstr(name, "H100") || strstr(name, "H200") ? 989.4
+                                                              : 0;
+    zg_attn_cuda *ctx = NULL;
+    if (zg_attn_cuda_init(&ctx, 0, NULL, &err)) die("init", &err);
 
     // inputs: one fp32 random buffer; q, k, v, dout are bf16 copies of it at offsets 0..3
     const size_t E = (size_t)T * H * D;
@@ -326,6 +335,15 @@ int main(int argc, char **argv) {
         fprintf(f, "]}\n");
         fclose(f);
     }
+    int bad = 0;
+    for (int i = 0; i < nc; i++)
+        if (res[i].err > max_err || res[i].err != res[i].err) {
+            fprintf(stderr,
+                    "bench_attn_cuda: CHECK FAILED: %s %lld tokens: tensor cores vs the simple "
+                    "kernel max rel err %.3g > %.3g\n",
+                    cases[i].kind, (long long)cases[i].tokens, res[i].err, max_err);
+            bad = 1;
+        }
     for (int i = 0; i < 4; i++)
         cudaFree(*in[i]);
     for (int i = 0; i < 7; i++)
@@ -333,5 +351,5 @@ int main(int argc, char **argv) {
     for (int i = 0; i < nc; i++)
         free(cases[i].lens);
     zg_attn_cuda_free(ctx);
-    return 0;
+    return bad ? 3 : 0;
 }
