@@ -12,7 +12,7 @@
 //   --shapes FILE writes the cases (sequence lengths) for bench/gpu/attn_torch.py;
 //   --shapes-only FILE writes them and exits (no GPU needed);
 //   --max-err X: exit 3 when a case's tensor-core error against the simple kernel exceeds X
-//   (default 0.02; bf16 P rounding gives ~1e-3).
+//   (default 0.03; an emulation of the bf16 rounding gives 0.006-0.008 at 1K-4K tokens).
 // Built only with CUDA (Makefile: *_cuda.c); exits 2 with a message when no GPU is visible.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -171,7 +171,7 @@ static double rel_err(const float *da, const float *db, size_t n) {
 int main(int argc, char **argv) {
     int quick = 0, iters = 0, shapes_only = 0;
     int64_t max_tokens = 75600;
-    double peak = 0, max_err = 0.02;
+    double peak = 0, max_err = 0.03;
     const char *json = NULL, *shapes = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))

@@ -7,13 +7,11 @@
 #include <string.h>
 
 #include "kernels/attn_internal.h"
+#include "kernels/cuda/attn_cuda_plan.h"
 
 #ifdef ZG_HAVE_CUDA
 #include <cuda_runtime.h>
 
-#include "kernels/cuda/attn_cuda_launch.h"
-
-_Static_assert(sizeof(zg_cu_slice) == sizeof(zg_attn_slice), "slice layouts must agree");
 _Static_assert(sizeof(zg_cu_copy2d) == sizeof(zg_copy2d), "copy2d layouts must agree");
 
 struct zg_attn_cuda {
@@ -190,13 +188,6 @@ static const void *dev_at(const zg_attn_cuda *c, size_t off) {
 // ---------------------------------------------------------------------------------------------
 // Checks.
 
-static const char *dtype_name(int32_t dt) {
-    return dt == ZG_DTYPE_F32    ? "f32"
-           : dt == ZG_DTYPE_BF16 ? "bf16"
-           : dt == ZG_DTYPE_F16  ? "f16"
-                                 : "?";
-}
-
 static zg_status check_dtype(int32_t dt, zg_error *err) {
     if (dt == ZG_DTYPE_F32 || dt == ZG_DTYPE_BF16 || dt == ZG_DTYPE_F16) return ZG_OK;
     return zg_error_set(err, ZG_ERR_INVALID,
@@ -230,65 +221,6 @@ static zg_status check_device_ptrs(const zg_attn_cuda *c, const void *const *buf
     return ZG_OK;
 }
 
-// The tensor-core kernels load q, k, v, dout with 16-byte cp.async and store fp32 o, dq, dk, dv
-// as float2: 1 when the inputs are 16-byte and the outputs 8-byte aligned.
-static int tc_aligned(const void *q, const void *k, const void *v, const void *dout, const void *o,
-                      const void *dq, const void *dk, const void *dv) {
-    uintptr_t in = (uintptr_t)q | (uintptr_t)k | (uintptr_t)v | (uintptr_t)dout;
-    uintptr_t out = (uintptr_t)o | (uintptr_t)dq | (uintptr_t)dk | (uintptr_t)dv;
-    return (in & 15u) == 0 && (out & 7u) == 0;
-}
-
-// Which kernels run: *tc = 1 for the tensor-core kernels.
-static zg_status pick_kernel(int32_t kernel, int32_t dtype, int32_t D, int al_ok, int *tc,
-                             zg_error *err) {
-    const int dt_ok = dtype == ZG_DTYPE_BF16 || dtype == ZG_DTYPE_F16;
-    const int d_ok = D == 64 || D == 128;
-    switch (kernel) {
-    case ZG_ATTN_CUDA_AUTO: *tc = dt_ok && d_ok && al_ok; return ZG_OK;
-    case ZG_ATTN_CUDA_SIMPLE: *tc = 0; return ZG_OK;
-    case ZG_ATTN_CUDA_TC:
-        *tc = 1;
-        if (!dt_ok)
-            return zg_error_set(err, ZG_ERR_UNSUPPORTED,
-                                "attention cuda: the tensor-core kernels take bf16 or f16, got %s; "
-                                "use ZG_ATTN_CUDA_AUTO or _SIMPLE",
-                                dtype_name(dtype));
-        if (!d_ok)
-            return zg_error_set(err, ZG_ERR_UNSUPPORTED,
-                                "attention cuda: the tensor-core kernels take head_dim 64 or 128, "
-                                "got %d; use ZG_ATTN_CUDA_AUTO or _SIMPLE",
-                                (int)D);
-        if (!al_ok)
-            return zg_error_set(err, ZG_ERR_UNSUPPORTED,
-                                "attention cuda: the tensor-core kernels need 16-byte aligned "
-                                "q, k, v, dout and 8-byte aligned o, dq, dk, dv; use "
-                                "ZG_ATTN_CUDA_AUTO or _SIMPLE");
-        return ZG_OK;
-    default:
-        return zg_error_set(err, ZG_ERR_INVALID,
-                            "attention cuda: kernel choice %d is unknown; use ZG_ATTN_CUDA_AUTO, "
-                            "_TC or _SIMPLE",
-                            (int)kernel);
-    }
-}
-
-// Limits of the launch geometry: heads are grid.y, tile rows are int32.
-static zg_status check_limits(const zg_attn_slice *sl, int32_t n, zg_attn_shape shape,
-                              zg_error *err) {
-    if (shape.n_heads > 65535)
-        return zg_error_set(err, ZG_ERR_UNSUPPORTED,
-                            "attention cuda: %d heads; at most 65535 per call (split the heads)",
-                            (int)shape.n_heads);
-    for (int32_t i = 0; i < n; i++)
-        if (sl[i].q_len > INT32_MAX - 256 || sl[i].k_len > INT32_MAX - 256)
-            return zg_error_set(err, ZG_ERR_UNSUPPORTED,
-                                "attention cuda: slice %d has %lld queries and %lld keys; at "
-                                "most 2^31 - 257 each",
-                                (int)i, (long long)sl[i].q_len, (long long)sl[i].k_len);
-    return ZG_OK;
-}
-
 static zg_status launched(int rc, const char *what, zg_error *err) {
     return rc == 0 ? ZG_OK : cuda_fail(err, (cudaError_t)rc, what);
 }
@@ -296,51 +228,15 @@ static zg_status launched(int rc, const char *what, zg_error *err) {
 // ---------------------------------------------------------------------------------------------
 // Tile lists.
 
-typedef struct tile_sort {
-    zg_cu_tile t;
-    int64_t cost;
-} tile_sort;
-
-static int cmp_tile_cost(const void *a, const void *b) {
-    const tile_sort *x = a, *y = b;
-    if (x->cost != y->cost) return x->cost > y->cost ? -1 : 1;
-    if (x->t.slice != y->t.slice) return x->t.slice < y->t.slice ? -1 : 1;
-    return (x->t.r0 > y->t.r0) - (x->t.r0 < y->t.r0);
-}
-
-// Tiles of `rows_of(slice)` rows in blocks of `block` for the slices idx[0..n) of sl (tile.slice
-// = position in idx, i.e. in the uploaded sub-list). Sorted by the other range's length, longest
-// first, so the long blocks start early and short ones fill in (each tile owns its rows, so the
-// order does not change results). Appends the list to the blob at *off.
+// The tiles of zg_attn_cuda_plan_tiles appended to the blob at *off.
 static zg_status add_tiles(zg_attn_cuda *c, const zg_attn_slice *sl, const int32_t *idx, int32_t n,
                            int by_keys, int32_t block, size_t *off, int32_t *n_tiles,
                            zg_error *err) {
-    int64_t nt = 0;
-    for (int32_t i = 0; i < n; i++) {
-        int64_t len = by_keys ? sl[idx[i]].k_len : sl[idx[i]].q_len;
-        nt += (len + block - 1) / block;
-    }
-    if (nt > INT32_MAX)
-        return zg_error_set(err, ZG_ERR_UNSUPPORTED, "attention cuda: %lld tiles in one launch",
-                            (long long)nt);
-    tile_sort *ts = zg_calloc((size_t)nt + 1, sizeof *ts, err);
-    if (!ts) return ZG_ERR_NOMEM;
-    int64_t x = 0;
-    for (int32_t i = 0; i < n; i++) {
-        const zg_attn_slice *s = &sl[idx[i]];
-        int64_t len = by_keys ? s->k_len : s->q_len, other = by_keys ? s->q_len : s->k_len;
-        for (int64_t r = 0; r < len; r += block)
-            ts[x++] = (tile_sort){{i, (int32_t)r}, other};
-    }
-    qsort(ts, (size_t)nt, sizeof *ts, cmp_tile_cost);
-    zg_status st = blob_add(c, (size_t)nt * sizeof(zg_cu_tile), off, err);
-    if (!st) {
-        zg_cu_tile *dst = (zg_cu_tile *)(c->blob + *off);
-        for (int64_t i = 0; i < nt; i++)
-            dst[i] = ts[i].t;
-        *n_tiles = (int32_t)nt;
-    }
-    free(ts);
+    zg_cu_tile *t = NULL;
+    zg_status st = zg_attn_cuda_plan_tiles(sl, idx, n, by_keys, block, &t, n_tiles, err);
+    if (!st) st = blob_add(c, (size_t)*n_tiles * sizeof(zg_cu_tile), off, err);
+    if (!st && *n_tiles > 0) memcpy(c->blob + *off, t, (size_t)*n_tiles * sizeof(zg_cu_tile));
+    free(t);
     return st;
 }
 
@@ -378,11 +274,12 @@ zg_status zg_attn_cuda_forward(zg_attn_cuda *c, const zg_attn_slice *slices, int
     const void *bufs[] = {q, k, v, o, lse};
     const char *names[] = {"q", "k", "v", "o", "lse"};
     if (!st) st = zg_attn_check_bufs(slices, n_slices, bufs, names, 5, err);
-    if (!st) st = check_limits(slices, n_slices, shape, err);
+    if (!st) st = zg_attn_cuda_check_limits(slices, n_slices, shape, err);
     int tc = 0;
     if (!st)
-        st = pick_kernel(kernel, dtype, shape.head_dim,
-                         tc_aligned(q, k, v, NULL, o, NULL, NULL, NULL), &tc, err);
+        st = zg_attn_cuda_pick_kernel(kernel, dtype, shape.head_dim,
+                                      zg_attn_cuda_tc_aligned(q, k, v, NULL, o, NULL, NULL, NULL),
+                                      &tc, err);
     if (st) return st;
     cudaError_t e = cudaSetDevice(c->device);
     if (e != cudaSuccess) return cuda_fail(err, e, "cudaSetDevice");
@@ -419,47 +316,6 @@ zg_status zg_attn_cuda_forward(zg_attn_cuda *c, const zg_attn_slice *slices, int
 // ---------------------------------------------------------------------------------------------
 // Backward.
 
-typedef struct range_key {
-    int64_t start;
-    int32_t i;
-} range_key;
-
-static int cmp_range(const void *a, const void *b) {
-    const range_key *x = a, *y = b;
-    if (x->start != y->start) return x->start < y->start ? -1 : 1;
-    return (x->i > y->i) - (x->i < y->i);
-}
-
-// Layers of pairwise disjoint ranges ([q_start, +q_len) or, by_keys, [k_start, +k_len)) over
-// slices idx[0..n): first fit over the slices sorted by (start, index). layer[j] is the layer
-// of idx[j]; returns the number of layers in *n_layers. Deterministic: a function of the list.
-static zg_status make_layers(const zg_attn_slice *sl, const int32_t *idx, int32_t n, int by_keys,
-                             int32_t *layer, int32_t *n_layers, zg_error *err) {
-    range_key *rk = zg_calloc((size_t)n + 1, sizeof *rk, err);
-    int64_t *end = zg_calloc((size_t)n + 1, sizeof *end, err); // per layer: last end
-    if (!rk || !end) {
-        free(rk), free(end);
-        return ZG_ERR_NOMEM;
-    }
-    for (int32_t j = 0; j < n; j++)
-        rk[j] = (range_key){by_keys ? sl[idx[j]].k_start : sl[idx[j]].q_start, j};
-    qsort(rk, (size_t)n, sizeof *rk, cmp_range);
-    int32_t nl = 0;
-    for (int32_t x = 0; x < n; x++) {
-        const zg_attn_slice *s = &sl[idx[rk[x].i]];
-        int64_t a = rk[x].start, b = a + (by_keys ? s->k_len : s->q_len);
-        int32_t L = 0;
-        while (L < nl && end[L] > a)
-            L++;
-        if (L == nl) nl++;
-        end[L] = b;
-        layer[rk[x].i] = L;
-    }
-    free(rk), free(end);
-    *n_layers = nl;
-    return ZG_OK;
-}
-
 // One pass (dq or dkdv) over its layers: for each layer, the sub-list of its slices (in list
 // order), their row offsets and tiles, appended to the blob; launched after the upload.
 typedef struct pass_layer {
@@ -473,7 +329,8 @@ static zg_status plan_pass(zg_attn_cuda *c, const zg_attn_slice *sl, const int32
     int32_t *layer = zg_calloc((size_t)n + 1, sizeof *layer, err);
     int32_t *sub = zg_calloc((size_t)n + 1, sizeof *sub, err);
     int32_t nl = 0;
-    zg_status st = layer && sub ? make_layers(sl, idx, n, by_keys, layer, &nl, err) : ZG_ERR_NOMEM;
+    zg_status st = layer && sub ? zg_attn_cuda_plan_layers(sl, idx, n, by_keys, layer, &nl, err)
+                                : ZG_ERR_NOMEM;
     pass_layer *pl = st ? NULL : zg_calloc((size_t)nl + 1, sizeof *pl, err);
     if (!st && !pl) st = ZG_ERR_NOMEM;
     for (int32_t L = 0; L < nl && !st; L++) {
@@ -507,11 +364,12 @@ zg_status zg_attn_cuda_backward(zg_attn_cuda *c, const zg_attn_slice *slices, in
     const void *bufs[] = {q, k, v, o, lse, dout, dq, dk, dv};
     const char *names[] = {"q", "k", "v", "o", "lse", "dout", "dq", "dk", "dv"};
     if (!st) st = zg_attn_check_bufs(slices, n_slices, bufs, names, 9, err);
-    if (!st) st = check_limits(slices, n_slices, shape, err);
+    if (!st) st = zg_attn_cuda_check_limits(slices, n_slices, shape, err);
     int tc = 0;
     if (!st)
-        st = pick_kernel(kernel, dtype, shape.head_dim, tc_aligned(q, k, v, dout, o, dq, dk, dv),
-                         &tc, err);
+        st = zg_attn_cuda_pick_kernel(kernel, dtype, shape.head_dim,
+                                      zg_attn_cuda_tc_aligned(q, k, v, dout, o, dq, dk, dv), &tc,
+                                      err);
     if (st) return st;
     cudaError_t e = cudaSetDevice(c->device);
     if (e != cudaSuccess) return cuda_fail(err, e, "cudaSetDevice");
