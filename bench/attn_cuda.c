@@ -263,6 +263,7 @@ int main(int argc, char **argv) {
         if (zg_cuda_convert(ctx, (int64_t)E, rnd + i, ZG_DTYPE_F32, *in[i], ZG_DTYPE_BF16, &err))
             die("convert", &err);
     }
+    if (zg_attn_cuda_sync(ctx, &err)) die("convert", &err); // the converts read rnd
     CU(cudaFree(rnd));
     float **out[7] = {&o, &o2, &dq, &dk, &dv, &lse, &lse2};
     for (int i = 0; i < 7; i++) {

@@ -1,7 +1,9 @@
 // test_comm_nccl_cuda.c — the NCCL backend with one rank on device 0: the collectives over a
 // rank list (all-to-all(v), all-gather(v), reduce-scatter, all-reduce sum/max, bcast, barriers)
-// and point-to-point to self, on device buffers, against the values the host backend gives;
-// host buffers are refused with a message. Built only with CUDA (Makefile: *_cuda.c); without
+// and point-to-point to self, on device buffers, against the values the host backend gives; the
+// device hooks the collectives of >= 2 ranks use (reduction kernel, copy, scratch); host buffers
+// are refused with a message. (NCCL refuses two ranks on one GPU, so a multi-rank world needs a
+// machine with several.) Built only with CUDA (Makefile: *_cuda.c); without
 // NCCL in the build, or without a visible GPU, it prints one PASS line saying it was skipped.
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -89,6 +91,50 @@ ZG_TEST(send_recv_to_self_in_one_group) {
     int same = memcmp(g, h, n * sizeof(float)) == 0;
     cudaFree(a), cudaFree(b), free(h), free(g);
     CHECK(same);
+}
+
+// The local steps a collective of >= 2 ranks runs on the device (a 1-rank world never reaches
+// them): the reduction kernel (float sum, double sum, double max), device copy and scratch,
+// against the host loop's values, over a length that is not a multiple of the block.
+ZG_TEST(device_reduce_copy_and_scratch_hooks) {
+    zg_error err = {0};
+    const size_t n = 100003;
+    float *fa = malloc(n * 4), *fb = malloc(n * 4), *fg = malloc(n * 4);
+    double *da = malloc(n * 8), *db = malloc(n * 8), *dg = malloc(n * 8);
+    for (size_t i = 0; i < n; i++) {
+        fa[i] = (float)(i % 97) * 0.25f, fb[i] = (float)(i % 13) - 6.0f;
+        da[i] = (double)(i % 89) * 0.5 - 20.0, db[i] = (double)(i % 7) * 3.0 - 9.0;
+    }
+    float *dfa = dev_of(fa, n * 4), *dfb = dev_of(fb, n * 4);
+    double *dda = dev_of(da, n * 8), *ddb = dev_of(db, n * 8), *ddm = dev_of(da, n * 8);
+    CHECK_OK(g_c.vt->reduce(&g_c, 0, dfa, dfb, n, &err), &err);
+    CHECK_OK(g_c.vt->reduce(&g_c, 1, dda, ddb, n, &err), &err);
+    CHECK_OK(g_c.vt->reduce(&g_c, 2, ddm, ddb, n, &err), &err);
+    host_of(fg, dfa, n * 4);
+    int bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += fg[i] != fa[i] + fb[i];
+    host_of(dg, dda, n * 8);
+    for (size_t i = 0; i < n; i++)
+        bad += dg[i] != da[i] + db[i];
+    host_of(dg, ddm, n * 8);
+    for (size_t i = 0; i < n; i++)
+        bad += dg[i] != (db[i] > da[i] ? db[i] : da[i]);
+    CHECK_EQ_INT(bad, 0);
+    CHECK(g_c.vt->reduce(&g_c, 3, dfa, dfb, n, &err) != ZG_OK); // unknown kind
+    // scratch + copy: a device round trip
+    void *tmp = g_c.vt->scratch(&g_c, n * 4, &err);
+    CHECK(tmp != NULL);
+    if (tmp) {
+        CHECK_OK(g_c.vt->copy(&g_c, tmp, dfb, n * 4, &err), &err);
+        CHECK_OK(g_c.vt->copy(&g_c, dfa, tmp, n * 4, &err), &err);
+        g_c.vt->scratch_free(&g_c, tmp);
+        cudaStreamSynchronize((cudaStream_t)zg_comm_nccl_stream(&g_c));
+        host_of(fg, dfa, n * 4);
+        CHECK(memcmp(fg, fb, n * 4) == 0);
+    }
+    cudaFree(dfa), cudaFree(dfb), cudaFree(dda), cudaFree(ddb), cudaFree(ddm);
+    free(fa), free(fb), free(fg), free(da), free(db), free(dg);
 }
 
 ZG_TEST(host_buffers_are_refused) {
