@@ -15,8 +15,9 @@
 #   nccl      GPU memory of one world NCCL communicator vs one per rank set (bench_nccl_mem_cuda);
 #   device_row torch_cuda e2e_host (and any NAME with an executable bench/gpu/NAME.sh): other
 #             engineers' stages, run as `OUT=dir BUDGET=seconds bench/gpu/NAME.sh` (exit 0 on
-#             success) with the budget left split evenly over the stages still to run; a stage
-#             may write summary.md (appended to results.md) and *.json (embedded in results.json).
+#             success) with the budget left split evenly over the stages still to run (or
+#             BUDGET_NAME=seconds for one stage); a stage may write summary.md (appended to
+#             results.md) and *.json (embedded in results.json).
 # Time: BUDGET seconds (default 490) bound everything: each command runs under `timeout` with at
 # most the time left (less a 10 s reserve for the summary), and a stage that cannot get its
 # minimum is skipped and reported, so the run ends within BUDGET + ~10 s (hard stop).
@@ -206,6 +207,13 @@ run_test() { # run_test NAME CAP [ARGS...]
         fail=1
         status "test:$t" FAILED $(($(date +%s) - s)) "exit $rc, $f failed$([ "$rc" = 124 ] && echo ', out of time')"
         grep -A4 '^FAIL\|rror' "$L/test_$t.log" | head -30 | tee -a "$OUT/check.log"
+        # an asynchronous kernel fault names the sync, not the kernel: rerun with blocking
+        # launches so the launch that faulted reports it (and every later call its own state)
+        if grep -qi 'illegal\|misaligned\|launch failure\|exception' "$L/test_$t.log"; then
+            CUDA_LAUNCH_BLOCKING=1 tmo 60 "build/tests/$t" "$@" >"$L/test_${t}_blocking.log" 2>&1
+            log "test $t rerun with CUDA_LAUNCH_BLOCKING=1: first error:"
+            grep -m3 -A3 '^FAIL' "$L/test_${t}_blocking.log" | tee -a "$OUT/check.log"
+        fi
     else
         status "test:$t" ok $(($(date +%s) - s)) "$p passed"
     fi
@@ -349,6 +357,10 @@ for st in "${extras[@]}"; do
     s=$(date +%s)
     sh=bench/gpu/$st.sh
     share=$(($(left) / n_left))
+    fixed=BUDGET_$st # BUDGET_<stage>=seconds gives a stage that much (at most what is left)
+    if [ -n "${!fixed:-}" ]; then
+        share=$(cap "${!fixed}")
+    fi
     n_left=$((n_left - 1))
     if [ ! -f "$sh" ]; then
         log "stage $st: $sh not present (skipped)"
