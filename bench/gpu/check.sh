@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench/gpu/check.sh — THE GPU check: one run on a GPU machine (H100/H200, 16 cores), no network.
-# Stages (STAGES picks and orders them; default: all, in this order):
+# Stages (STAGES picks them, default all; the own stages run in this order, then the others in
+# their STAGES order):
 #   build     find the build dependencies (cJSON/OpenBLAS from the system or the carried .gpudeps
 #             bundle, NCCL from CUDA_HOME, the system or torch's nvidia-nccl wheel), make -k -j;
 #   tests     the CUDA kernels against the CPU reference (kernels_test_attention_cuda), the NCCL
@@ -23,7 +24,7 @@
 # minimum is skipped and reported, so the run ends within BUDGET + ~10 s (hard stop).
 #
 # Usage, from anywhere (it works in the repository root):
-#   OUT=/some/dir [BUDGET=490] [STAGES="build tests ..."] bench/gpu/check.sh
+#   OUT=/some/dir [BUDGET=490] [STAGES="build tests ..."] [BUDGET_e2e_host=200] bench/gpu/check.sh
 # Before a GPU run, make the dependency bundle on a machine that has them and carry it:
 #   bench/gpu/pack-deps.sh .gpudeps        (GPUDEPS=path picks another bundle)
 # $OUT receives at most 4 files (the GPU tool returns 8): results.md, results.json, check.log
