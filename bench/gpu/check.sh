@@ -33,9 +33,9 @@
 # so, nothing else failed).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+OUT=${OUT:-$ROOT/gpu-out} # a relative OUT is taken from the caller's directory
+mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd) || exit 1
 cd "$ROOT" || exit 1
-OUT=${OUT:-./gpu-out}
-mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
 PY=${PYTHON:-python3}
 BUDGET=${BUDGET:-490}
 RESERVE=10
@@ -74,7 +74,7 @@ want() { case " $STAGES " in *" $1 "*) return 0 ;; esac; return 1; }
 fail=0
 
 {
-    nvidia-smi 2>&1 || echo "nvidia-smi not found"
+    timeout 20 nvidia-smi 2>&1 || echo "nvidia-smi not found (or no answer in 20 s)"
     ls /usr/local/cuda*/bin/nvcc 2>&1
     nvcc --version 2>&1 || /usr/local/cuda/bin/nvcc --version 2>&1 || echo "nvcc not found"
     cc --version 2>&1 | head -1
@@ -84,7 +84,7 @@ fail=0
     echo "stages: $STAGES; budget ${BUDGET}s"
     git log -1 --oneline 2>/dev/null || echo "(no git metadata)"
 } >"$L/machine.txt" 2>&1
-GPU=$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | head -1)
+GPU=$(timeout 20 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | head -1)
 if [ -n "$GPU" ]; then HAVE_GPU=1; else HAVE_GPU=0; fi
 log "machine: ${GPU:-NO GPU VISIBLE (nvidia-smi lists none): GPU steps will be skipped}; $(nproc) cpus; stages: $STAGES"
 
@@ -139,7 +139,7 @@ find_deps() {
         log "deps: NCCL found (CUDA_HOME $ch or the system)"
     else
         local w
-        w=$("$PY" -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' 2>/dev/null)
+        w=$(timeout 30 "$PY" -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' 2>/dev/null)
         if [ -n "$w" ] && [ -f "$w/include/nccl.h" ] && ls "$w"/lib/libnccl.so* >/dev/null 2>&1; then
             local N=$ROOT/build/gpu-nccl # kept: the binaries' rpath points here
             rm -rf "$N" && mkdir -p "$N/lib"

@@ -12,6 +12,8 @@ def load(path):
     try:
         with open(path) as f:
             return json.load(f)
+    except FileNotFoundError:
+        return {"error": f"not run ({os.path.basename(path)} absent; see the stage table)"}
     except Exception as e:  # noqa: BLE001 - report any unreadable input
         return {"error": f"{os.path.basename(path)}: {type(e).__name__}: {e}"}
 
