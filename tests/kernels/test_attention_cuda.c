@@ -38,16 +38,33 @@ static float bf16_to_f32(uint16_t h) {
     memcpy(&f, &u, 4);
     return f;
 }
+// fp16 by bit manipulation (not _Float16, which gcc < 12 lacks on x86-64): IEEE binary16,
+// round to nearest even, subnormals, overflow to inf, NaN kept (as __float2half_rn).
 static uint16_t f32_to_f16(float f) {
-    _Float16 h = (_Float16)f;
-    uint16_t u;
-    memcpy(&u, &h, 2);
-    return u;
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    const uint32_t sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
+    if (ax > 0x7f800000u) return (uint16_t)(sign | 0x7e00u);  // NaN
+    if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); // >= 65520 rounds to inf
+    if (ax >= 0x38800000u) {                                  // a normal half (>= 2^-14)
+        uint32_t r = ax - 0x38000000u;                        // exponent rebiased 127 -> 15
+        r += 0xfffu + ((r >> 13) & 1u);                       // drop 13 bits, nearest even
+        return (uint16_t)(sign | (r >> 13));
+    }
+    const uint32_t e = ax >> 23;
+    if (e < 102) return (uint16_t)sign;                            // below 2^-25: zero
+    const uint32_t m = (ax & 0x7fffffu) | 0x800000u, sh = 126 - e; // subnormal: m * 2^-sh units
+    uint32_t h = m >> sh;
+    const uint32_t rem = m & ((1u << sh) - 1u), half = 1u << (sh - 1);
+    if (rem > half || (rem == half && (h & 1u))) h++;
+    return (uint16_t)(sign | h);
 }
 static float f16_to_f32(uint16_t u) {
-    _Float16 h;
-    memcpy(&h, &u, 2);
-    return (float)h;
+    const int e = (u >> 10) & 0x1f, m = u & 0x3ff;
+    float v = e == 0    ? ldexpf((float)m, -24)
+              : e == 31 ? (m ? NAN : INFINITY)
+                        : ldexpf((float)(1024 + m), e - 25);
+    return (u & 0x8000u) ? -v : v;
 }
 static float round_to(float x, int dtype) {
     return dtype == ZG_DTYPE_BF16  ? bf16_to_f32(f32_to_bf16(x))
