@@ -3,7 +3,8 @@
 # Stages (STAGES picks them, default all; the own stages run in this order, then the others in
 # their STAGES order):
 #   build     find the build dependencies (cJSON/OpenBLAS from the system or the carried .gpudeps
-#             bundle, NCCL from CUDA_HOME, the system or torch's nvidia-nccl wheel), make -k -j;
+#             bundle, NCCL from CUDA_HOME, the system or torch's nvidia-nccl wheel, cuBLAS from
+#             CUDA_HOME or the nvidia-cublas wheel), make -k -j;
 #   tests     the CUDA kernels against the CPU reference (kernels_test_attention_cuda), the NCCL
 #             backend with one rank (comm_test_comm_nccl_cuda) and the CPU kernel tests;
 #   memcheck  compute-sanitizer memcheck on the small cases of the CUDA test (a finding fails),
@@ -153,9 +154,22 @@ find_deps() {
                 "backend and its test will be missing"
         fi
     fi
-    # cuBLAS next to cudart in CUDA_HOME/lib64 (the Makefile's CUDA_LIBDIR)
+    # cuBLAS next to cudart in CUDA_HOME/lib64 (the Makefile's CUDA_LIBDIR); else cudart from
+    # there and cuBLAS from torch's nvidia-cublas wheel, linked side by side in one folder
     if ! ls "$ch"/lib64/libcublas.so >/dev/null 2>&1; then
-        log "deps: WARNING: no libcublas.so in $ch/lib64; the link of the CUDA binaries may fail"
+        local cb
+        cb=$(timeout 30 "$PY" -c 'import nvidia.cublas as m; print(list(m.__path__)[0])' 2>/dev/null)
+        if [ -n "$cb" ] && ls "$cb"/lib/libcublas.so.* >/dev/null 2>&1; then
+            local C=$ROOT/build/gpu-cudalib # kept: the binaries' rpath points here
+            rm -rf "$C" && mkdir -p "$C"
+            for f in "$ch"/lib64/libcudart.so* "$cb"/lib/libcublas*.so*; do ln -sf "$f" "$C/"; done
+            [ -e "$C/libcublas.so" ] || ln -sf "$(ls "$cb"/lib/libcublas.so.* | head -1)" "$C/libcublas.so"
+            MAKEVARS+=("CUDA_LIBDIR=$C")
+            log "deps: cuBLAS from the Python wheel at $cb (CUDA_LIBDIR=$C)"
+        else
+            log "deps: WARNING: no libcublas.so in $ch/lib64 nor a $PY nvidia.cublas wheel: the" \
+                "link of the CUDA binaries will fail"
+        fi
     fi
 }
 
