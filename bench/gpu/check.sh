@@ -31,7 +31,7 @@
 # $OUT receives at most 4 files (the GPU tool returns 8): results.md, results.json, check.log
 # and logs.tar.gz (build/test/bench logs, every stage's own OUT). Exit status: 0 every stage
 # run passed on a GPU; 1 something failed; 2 no GPU visible (a dry run: GPU steps skipped, said
-# so, nothing else failed).
+# so, nothing else failed); 3 nothing failed but a measurement ran out of budget (INCOMPLETE).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:-$ROOT/gpu-out} # a relative OUT is taken from the caller's directory
@@ -61,18 +61,27 @@ cap() {
     [ "$l" -lt 0 ] && l=0
     [ "$l" -lt "$1" ] && echo "$l" || echo "$1"
 }
-# tmo N CMD...: CMD under timeout (TERM, KILL 5 s later) with cap N; 124 when cut off
+# tmo N CMD...: CMD under timeout (TERM, KILL 5 s later) with cap N; 124 when cut off, 125 when
+# not started (less than 5 s of the budget left)
 tmo() {
     local c
     c=$(cap "$1")
     shift
-    [ "$c" -ge 5 ] || return 124
+    [ "$c" -ge 5 ] || return 125
     timeout -k 5 "$c" "$@"
 }
 # status STAGE STATUS SECONDS NOTE  (STATUS: ok | FAILED | warn | skipped | no-gpu | timeout)
-status() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >>"$L/stages.tsv"; }
+status() {
+    printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >>"$L/stages.tsv"
+    [ "$2" = timeout ] && incomplete=1
+    return 0
+}
+# a measurement cut off (124) or not started (125) for lack of budget: status timeout
+timed_out() { [ "$1" -eq 124 ] || [ "$1" -eq 125 ]; }
+why_out() { [ "$1" -eq 125 ] && echo "not started: out of budget" || echo "out of time"; }
 want() { case " $STAGES " in *" $1 "*) return 0 ;; esac; return 1; }
 fail=0
+incomplete=0
 
 {
     timeout 20 nvidia-smi 2>&1 || echo "nvidia-smi not found (or no answer in 20 s)"
@@ -205,6 +214,11 @@ run_test() { # run_test NAME CAP [ARGS...]
     fi
     tmo "$c" "build/tests/$t" "$@" >"$L/test_$t.log" 2>&1
     rc=$?
+    if [ "$rc" -eq 125 ]; then # (124, a test cut off, is a failure: a hang is a bug)
+        log "test $t: not started, out of budget"
+        status "test:$t" timeout 0 "not started: out of budget"
+        return
+    fi
     p=$(grep -c '^PASS' "$L/test_$t.log")
     f=$(grep -c '^FAIL' "$L/test_$t.log")
     if grep -q '(skipped' "$L/test_$t.log"; then
@@ -260,8 +274,8 @@ if want memcheck; then
         rc=$?
         e=$(grep -m1 'ERROR SUMMARY' "$L/memcheck.log")
         log "memcheck: exit $rc; ${e:-no summary}"
-        if [ "$rc" -eq 124 ]; then
-            status memcheck timeout $(($(date +%s) - s)) "out of time: inconclusive"
+        if timed_out "$rc"; then
+            status memcheck timeout $(($(date +%s) - s)) "$(why_out "$rc"): inconclusive"
         elif [ "$rc" -ne 0 ]; then
             fail=1
             status memcheck FAILED $(($(date +%s) - s)) "exit $rc; $e"
@@ -304,6 +318,7 @@ if want bench; then
         case $rc in
         0) status bench ok $(($(date +%s) - s)) "" ;;
         2) status bench no-gpu $(($(date +%s) - s)) "$(tail -1 "$L/attn_cuda.txt")" ;;
+        124 | 125) status bench timeout $(($(date +%s) - s)) "$(why_out "$rc")" ;;
         *)
             fail=1
             status bench FAILED $(($(date +%s) - s)) "exit $rc$([ $rc = 124 ] && echo ': out of time')$([ $rc = 3 ] && echo ': tensor cores disagree with the simple kernel')"
@@ -331,8 +346,14 @@ if want torch; then
             >"$L/attn_torch.json" 2>"$L/attn_torch.log"
         rc=$?
         log "attn_torch.py: exit $rc; $(head -c 300 "$L/attn_torch.json")"
-        [ "$rc" -eq 0 ] && status torch ok $(($(date +%s) - s)) "" ||
+        if [ "$rc" -eq 0 ]; then
+            status torch ok $(($(date +%s) - s)) ""
+        elif timed_out "$rc"; then
+            status torch timeout $(($(date +%s) - s)) "$(why_out "$rc")"
+        else
             status torch FAILED $(($(date +%s) - s)) "exit $rc (a baseline; not a test)"
+            fail=1
+        fi
     fi
 fi
 
@@ -352,6 +373,7 @@ if want nccl; then
         case $rc in
         0) status nccl ok $(($(date +%s) - s)) "" ;;
         2) status nccl no-gpu $(($(date +%s) - s)) "$(tail -1 "$L/nccl_mem.txt")" ;;
+        124 | 125) status nccl timeout $(($(date +%s) - s)) "$(why_out "$rc")" ;;
         *)
             fail=1
             status nccl FAILED $(($(date +%s) - s)) "exit $rc"
@@ -384,7 +406,7 @@ for st in "${extras[@]}"; do
     fi
     if [ "$share" -lt 20 ]; then
         log "stage $st: SKIPPED, only ${share}s of the budget left for it"
-        status "$st" skipped 0 "out of budget (${share}s left)"
+        status "$st" timeout 0 "not started: out of budget (${share}s left)"
         continue
     fi
     mkdir -p "$L/stage-$st"
@@ -408,6 +430,8 @@ if [ "$fail" -ne 0 ]; then
     verdict=FAILED
 elif [ "$HAVE_GPU" = 0 ]; then
     verdict=NO-GPU
+elif [ "$incomplete" -ne 0 ]; then
+    verdict=INCOMPLETE
 else
     verdict=PASSED
 fi
@@ -423,4 +447,4 @@ if [ "$(stat -c %s "$OUT/logs.tar.gz" 2>/dev/null || echo 0)" -gt 15000000 ]; th
 fi
 log "done in $(($(date +%s) - T0)) s: $verdict$([ "$verdict" = NO-GPU ] && echo ' (no GPU visible: the GPU tests and benchmarks were SKIPPED, not run)')"
 rm -rf "$WORK"
-case $verdict in PASSED) exit 0 ;; NO-GPU) exit 2 ;; *) exit 1 ;; esac
+case $verdict in PASSED) exit 0 ;; NO-GPU) exit 2 ;; INCOMPLETE) exit 3 ;; *) exit 1 ;; esac

@@ -52,6 +52,8 @@ def main():
 
     L = [f"# GPU check: {verdict}", "",
          f"GPU: {gpu}; {os.environ.get('ELAPSED', '?')} s", ""]
+    if verdict == "INCOMPLETE":
+        L += ["**Nothing failed, but some stages ran out of the time budget (status timeout).**", ""]
     if verdict == "NO-GPU":
         L += ["**No GPU was visible: the CUDA tests, sanitizers and benchmarks were SKIPPED "
               "(not run, not passed).**", ""]
