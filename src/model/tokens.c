@@ -34,8 +34,8 @@ int64_t zg_model_param_count(const zg_model *m) {
         // RMSNorm weights of both attentions (4d) and the affine LayerNorm before cross-attention
         // (Wan's norm3, weight + bias: 2d). norm1/norm2 are affine-free (adaLN modulates them).
         // Must match the C trainer's layout (src/dit/params.c; tests/train checks it).
-        per_block = 4 * (d * d + d) + 4 * (d * d + d) + (d * f + f + f * d + d) + 6 * d + 4 * d +
-                    2 * d;
+        per_block =
+            4 * (d * d + d) + 4 * (d * d + d) + (d * f + f + f * d + d) + 6 * d + 4 * d + 2 * d;
         total_blocks = per_block * m->n_layers;
         break;
     case ZG_ARCH_HUNYUAN:

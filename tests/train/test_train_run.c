@@ -177,8 +177,10 @@ ZG_TEST(param_count_matches_trainer_allocation) {
         CHECK_OK(zg_trainer_init(&tr, &m, &comm, &to, &e), &e);
         int64_t blk = tr.params.layers[1].mod - tr.params.layers[0].mod;
         int64_t model_blk = count_with_layers(m, m.n_layers) - count_with_layers(m, m.n_layers - 1);
-        CHECK_MSG(model_blk == blk, "%s: zg_model_param_count counts %lld per block, the trainer "
-                  "allocates %lld", built[i], (long long)model_blk, (long long)blk);
+        CHECK_MSG(model_blk == blk,
+                  "%s: zg_model_param_count counts %lld per block, the trainer "
+                  "allocates %lld",
+                  built[i], (long long)model_blk, (long long)blk);
         CHECK_MSG(zg_model_param_count(&m) == tr.params.n_params,
                   "%s: zg_model_param_count %lld, trainer allocates %lld", built[i],
                   (long long)zg_model_param_count(&m), (long long)tr.params.n_params);
