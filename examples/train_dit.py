@@ -32,6 +32,15 @@ Run::
 ``--policy`` takes a comma list: each policy trains its own model from the same seed on the
 same batches, so the losses of one step agree across policies (placement does not change the
 math) and the step times compare the placements on the same minutes of the machine.
+
+``--compile`` runs the model through ``torch.compile`` (``dynamic=False``). Every step's plan
+puts a different number of tokens on a rank, so the Executor is made with ``capacity_tokens``
+(``--capacity-tokens``, by default the power of two above the most any rank holds, raised only
+when a plan needs more) and the per-sample conditioning is padded to a fixed row count: the
+compiled graphs keep their shapes from step to step and are not recompiled. The log reports the
+graphs dynamo compiled so far (``graphs``; the largest over ranks)::
+
+    torchrun --nproc-per-node 4 examples/train_dit.py --steps 5 --compile
 """
 from __future__ import annotations
 
@@ -109,6 +118,19 @@ def _fraction(s: str) -> float:
     return v
 
 
+def _capacity(s: str) -> object:
+    if s in ("auto", "pow2", "exact"):
+        return s
+    try:
+        v = int(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{s!r}: expected a token count, pow2, auto or exact") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{v} must be at least 1")
+    return v
+
+
 def _policies(s: str) -> List[str]:
     out = [p.strip() for p in s.split(",") if p.strip()]
     bad = [p for p in out if p not in POLICIES]
@@ -172,6 +194,20 @@ def build_parser() -> argparse.ArgumentParser:
                    help="torch CPU threads per process (default 1 under torchrun, else torch's)")
     p.add_argument("--no-overlap", action="store_true",
                    help="plan each step in the loop instead of on the background thread")
+    p.add_argument("--compile", action="store_true",
+                   help="torch.compile the model (dynamic=False); token rows are padded to "
+                        "--capacity-tokens so shapes stay fixed across steps")
+    p.add_argument("--compile-backend", default="inductor",
+                   help="torch.compile backend with --compile: inductor (generates C++ on CPU; "
+                        "the first compile takes minutes on a small machine, later runs hit "
+                        "its cache), aot_eager (traces, no code generation) (inductor)")
+    p.add_argument("--capacity-tokens", type=_capacity, default=None,
+                   help="rows of the tensors the Executor takes and returns: N (fixed; a plan "
+                        "that puts more on a rank is an error), pow2 (each rank's own count "
+                        "rounded up to a power of two), auto (the power of two above the most "
+                        "any rank holds, at least 2 x --tokens-per-rank, raised only when a "
+                        "plan needs more) or exact (no padding) (auto with --compile, else "
+                        "exact)")
     p.add_argument("--json", action="store_true", help="one JSON object per step on stdout")
     return p
 
@@ -188,6 +224,9 @@ def check_args(p: argparse.ArgumentParser, a: argparse.Namespace) -> ModelConfig
         p.error(f"--lr {a.lr}: must be a positive number")
     if a.reference and a.profile:
         p.error("--profile prices plans; --reference does not plan")
+    if a.reference and (a.compile or a.capacity_tokens is not None):
+        p.error("--compile and --capacity-tokens are for the distributed run (the Executor's "
+                "capacity); --reference runs the model eagerly")
     return ModelConfig(dim=a.dim, heads=a.heads, layers=a.layers, ffn=a.ffn,
                        channels=a.channels)
 
@@ -364,10 +403,22 @@ class DiT(nn.Module):
                 t: "torch.Tensor", caption: "torch.Tensor", attn: AttnFn) -> "torch.Tensor":
         """x (T, channels) noisy latents, pos (T, 3), sid (T,) index into t (B,) and caption
         (B, text_dim); attn runs self-attention on this layout. Returns (T, channels)."""
-        cond = self.time(timestep_embedding(t, self.cfg.freq_dim)) + self.text(caption)
+        # the conditioning and the head are methods of their own: under torch.compile the
+        # attention's graph break inside the block loop leaves this frame eager, and dynamo
+        # then compiles the frames it calls (these two and each block's halves)
+        cond = self.condition(t, caption)
         h = self.embed(x)
         for blk in self.blocks:
             h = blk(h, pos, sid, cond, attn)
+        return self.output(h, sid, cond)
+
+    def condition(self, t: "torch.Tensor", caption: "torch.Tensor") -> "torch.Tensor":
+        """(B,) times and (B, text_dim) captions -> (B, d) per-sample conditioning."""
+        return self.time(timestep_embedding(t, self.cfg.freq_dim)) + self.text(caption)
+
+    def output(self, h: "torch.Tensor", sid: "torch.Tensor",
+               cond: "torch.Tensor") -> "torch.Tensor":
+        """(T, d) tokens -> (T, channels) velocity, modulated by their sample's conditioning."""
         shift, scale = self.head_ada(F.silu(cond))[sid].chunk(2, dim=1)
         return self.head(self.head_norm(h) * (1 + scale) + shift)
 
@@ -414,6 +465,8 @@ class StepLog:
     tokens: int = 0
     dispatch_kb: float = 0.0        # bytes all ranks sent to others: dispatch + undispatch
     attn_kb: float = 0.0            # attention (all-to-all, all-gather, ring), fwd + bwd
+    capacity: int = 0               # --compile / --capacity-tokens: the Executor's row count
+    graphs: int = -1                # --compile: graphs dynamo compiled so far (max over ranks)
 
     def line(self) -> str:
         if not self.planned_ms:   # the reference
@@ -425,7 +478,9 @@ class StepLog:
                 f"{self.fastest_ms:8.2f}) | makespan planned {self.planned_ms:8.2f} ms, "
                 f"measured {self.measured_ms:8.2f} ms | plan {self.plan_ms:.2f} ms, wait "
                 f"{self.plan_wait_ms:.2f} ms | {self.split} split of {self.sequences} seqs, "
-                f"sent {self.dispatch_kb:.0f} + {self.attn_kb:.0f} KiB")
+                f"sent {self.dispatch_kb:.0f} + {self.attn_kb:.0f} KiB"
+                + (f" | capacity {self.capacity}" if self.capacity else "")
+                + (f", graphs {self.graphs}" if self.graphs >= 0 else ""))
 
 
 def _adamw(model: "nn.Module", lr: float) -> "torch.optim.Optimizer":
@@ -495,15 +550,16 @@ def _batch_args(batch: Sequence[Sample]) -> Dict[str, object]:
 
 class _Runner:
     """How a step gets its plan and moves tokens: ``start(batch)`` begins planning a batch
-    (in the background; the result has ``result()``), ``take(pending, batch)`` returns
-    ``(plan, ex)``,
-    where ``ex`` has ``dispatch``, ``undispatch``, ``attention``, ``loader_tokens`` and
-    ``stats`` (a ``zellige.torch.Executor``, or the Balancer's)."""
+    (in the background; the result has ``result()``), ``take(pending, batch, capacity)``
+    returns ``(plan, ex)``, where ``ex`` has ``dispatch``, ``undispatch``, ``attention``,
+    ``loader_tokens``, ``loader_capacity`` and ``stats`` (a ``zellige.torch.Executor`` made
+    with ``capacity_tokens=capacity``, or the Balancer's)."""
 
     def start(self, batch: List[Sample]) -> object:
         raise NotImplementedError
 
-    def take(self, pending: object, batch: List[Sample]) -> Tuple[object, object]:
+    def take(self, pending: object, batch: List[Sample],
+             capacity: object = None) -> Tuple[object, object]:
         raise NotImplementedError
 
     def close(self) -> None:
@@ -520,11 +576,13 @@ class _ExecutorRunner(_Runner):
     def start(self, batch: List[Sample]) -> object:
         return self.planner.plan_async(**_batch_args(batch))  # type: ignore[attr-defined]
 
-    def take(self, pending: object, batch: List[Sample]) -> Tuple[object, object]:
+    def take(self, pending: object, batch: List[Sample],
+             capacity: object = None) -> Tuple[object, object]:
         import zellige.torch as zt
         plan = pending.result()  # type: ignore[attr-defined]
         return plan, zt.Executor(plan, n_heads=self.cfg.heads, head_dim=self.cfg.head_dim,
-                                 origin_ranks=[s.origin for s in batch])
+                                 origin_ranks=[s.origin for s in batch],
+                                 capacity_tokens=capacity)
 
     def close(self) -> None:
         self.planner.close()  # type: ignore[attr-defined]
@@ -541,7 +599,9 @@ class _BalancerRunner(_Runner):
         mine = [s.tokens for s in batch if s.origin == self.rank]
         return self.bal.plan_routing_async(mine)  # type: ignore[attr-defined]
 
-    def take(self, pending: object, batch: List[Sample]) -> Tuple[object, object]:
+    def take(self, pending: object, batch: List[Sample],
+             capacity: object = None) -> Tuple[object, object]:
+        self.bal.capacity_tokens = capacity  # type: ignore[attr-defined]
         return self.bal.set_plan(pending), self  # type: ignore[attr-defined]
 
     # the executor-shaped calls the step makes, in KnapFormer's names
@@ -558,6 +618,10 @@ class _BalancerRunner(_Runner):
     @property
     def loader_tokens(self) -> int:
         return self.bal.local_tokens  # type: ignore[attr-defined]
+
+    @property
+    def loader_capacity(self) -> int:
+        return self.bal.local_capacity  # type: ignore[attr-defined]
 
     @property
     def stats(self) -> Dict[str, int]:
@@ -582,6 +646,48 @@ def summary(logs: Sequence[StepLog]) -> str:
             f"{med([g.planned_ms for g in rest]):8.2f} ms, plan wait "
             f"{med([g.plan_wait_ms for g in rest]):.2f} ms"
             f"{'  [first step excluded]' if len(logs) > 1 else ''}")
+
+
+def _pow2(n: int) -> int:
+    return 1 << max(0, int(n) - 1).bit_length()
+
+
+class _Capacity:
+    """The Executor's ``capacity_tokens`` per step for ``--capacity-tokens`` (docs/pytorch.md,
+    "torch.compile: fixed capacities"): ``exact`` -> None, an int or ``pow2`` as given, ``auto``
+    -> one power of two for every rank, the most any rank holds in either layout (at least
+    2 x tokens per rank), kept until a plan needs more (then each compiled graph is compiled
+    once more for the new shape)."""
+
+    def __init__(self, mode: object, tokens_per_rank: int, world: int) -> None:
+        self.mode, self.world = mode, world
+        self.floor = _pow2(2 * tokens_per_rank)
+        self.current = 0
+
+    def for_plan(self, plan: object, batch: Sequence[Sample]) -> object:
+        if self.mode == "exact":
+            return None
+        if self.mode != "auto":
+            return self.mode
+        held = [0] * self.world
+        for s in batch:
+            held[s.origin] += s.tokens
+        need = max(max(held), int(plan.arrays.rank_tokens.max()))  # type: ignore[attr-defined]
+        if need > self.current:
+            self.current = max(self.floor, _pow2(need))
+        return self.current
+
+
+def _sample_rows(world: int, tokens_per_rank: int) -> int:
+    """The most samples a batch can have: a loader rank draws until it holds tokens_per_rank
+    tokens and the smallest sample (a 2 x 2 image) has 4."""
+    return world * -(-tokens_per_rank // 4)
+
+
+def _compiled_graphs() -> int:
+    """Graphs dynamo has compiled in this process (torch._dynamo's counters)."""
+    from torch._dynamo.utils import counters
+    return int(counters["stats"]["unique_graphs"])
 
 
 def run_distributed(a: argparse.Namespace, cfg: ModelConfig,
@@ -623,6 +729,16 @@ def run_distributed(a: argparse.Namespace, cfg: ModelConfig,
         model = make_model(cfg, a.seed)
         opt = _adamw(model, a.lr)
         params = [p for p in model.parameters()]
+        fwd: Callable[..., "torch.Tensor"] = model
+        cap_mode = a.capacity_tokens if a.capacity_tokens is not None else (
+            "auto" if a.compile else "exact")
+        capacity = _Capacity(cap_mode, a.tokens_per_rank, world)
+        # fixed shapes: token rows padded to the capacity, per-sample rows to the most a batch
+        # can have (a new B every step would recompile the conditioning and every block)
+        b_rows = _sample_rows(world, a.tokens_per_rank) if cap_mode != "exact" else 0
+        if a.compile:
+            fwd = torch.compile(model, backend=a.compile_backend, dynamic=False)
+            graphs0 = _compiled_graphs()
         if rank == 0:
             extra = f", bags {opts['bags']}" if "bags" in opts else ""
             print(f"train_dit: {sum(p.numel() for p in params)} params, {world} ranks "
@@ -638,7 +754,11 @@ def run_distributed(a: argparse.Namespace, cfg: ModelConfig,
             t0 = time.perf_counter()
             pending.result()                    # the wait for this step's plan (if any)
             wait_ms = (time.perf_counter() - t0) * 1e3
-            plan, ex = runner.take(pending, batch)
+            try:
+                cap_rows = capacity.for_plan(pending.result(), batch)  # type: ignore
+                plan, ex = runner.take(pending, batch, cap_rows)
+            except zellige.PlanError as e:   # e.g. a plan above a fixed --capacity-tokens
+                raise SystemExit(f"train_dit.py: step {step}: {e}") from None
             nxt = next(batches, None)
             if nxt is not None and not a.no_overlap:
                 pending = runner.start(nxt)    # overlaps this step
@@ -660,14 +780,21 @@ def run_distributed(a: argparse.Namespace, cfg: ModelConfig,
                 raise RuntimeError(f"rank {rank}: the executor expects {ex.loader_tokens} loader "
                                    f"tokens, the batch stream gave {x_l.shape[0]}")
             n_total = sum(s.tokens for s in batch) * cfg.channels
+            n_local = x_l.shape[0]
+            if ex.loader_capacity != n_local:   # padding rows: zeros in, ignored by dispatch
+                x_l = F.pad(x_l, (0, 0, 0, ex.loader_capacity - n_local))
+                i_l = F.pad(i_l, (0, 0, 0, ex.loader_capacity - n_local))
+            if b_rows:                           # padding samples: never indexed by a token
+                t = F.pad(t, (0, b_rows - t.shape[0]), value=0.5)
+                cap = F.pad(cap, (0, 0, 0, b_rows - cap.shape[0]))
 
             t1 = time.perf_counter()
             # latents (plan_tokens, C) and (plan_tokens, 4) int64 sample, frame, row, col:
             # one all-to-all, each keeps its dtype
             x_p, i_p = ex.dispatch(x_l, i_l)           # (Balancer: route)
-            pred_p = model(x_p, i_p[:, 1:], i_p[:, 0], t, cap, ex.attention)
+            pred_p = fwd(x_p, i_p[:, 1:], i_p[:, 0], t, cap, ex.attention)
             pred_l = ex.undispatch(pred_p)              # back to the loader layout (reverse_route)
-            loss = ((pred_l - y_l) ** 2).sum() / n_total
+            loss = ((pred_l[:n_local] - y_l) ** 2).sum() / n_total
             opt.zero_grad(set_to_none=False)
             loss.backward()
             fb_ms = (time.perf_counter() - t1) * 1e3
@@ -684,8 +811,9 @@ def run_distributed(a: argparse.Namespace, cfg: ModelConfig,
 
             st = ex.stats
             attn_bytes = st["bytes_alltoall"] + st["bytes_allgather"] + st["bytes_ring"]
+            graphs = _compiled_graphs() - graphs0 if a.compile else -1
             stats = torch.tensor([float(loss.detach()), st["bytes_dispatch"], attn_bytes,
-                                  -step_ms, step_ms, fb_ms], dtype=torch.float64)
+                                  -step_ms, step_ms, fb_ms, graphs], dtype=torch.float64)
             gl = stats[:3].clone()        # sums over ranks: loss, bytes
             dist.all_reduce(gl)
             mm = stats[3:].clone()
@@ -696,7 +824,8 @@ def run_distributed(a: argparse.Namespace, cfg: ModelConfig,
             log = StepLog(step, policy, float(gl[0]), step_ms, float(mm[1]), -float(mm[0]),
                           plan.makespan * 1e3, float(mm[2]), wait_ms, plan.plan_time_ms,
                           split, len(batch), sum(s.tokens for s in batch),
-                          float(gl[1]) / 1024, float(gl[2]) / 1024)
+                          float(gl[1]) / 1024, float(gl[2]) / 1024,
+                          int(cap_rows) if isinstance(cap_rows, int) else 0, int(mm[3]))
             logs.append(log)
             if rank == 0:
                 emit(log)

@@ -30,8 +30,12 @@ int64_t zg_model_param_count(const zg_model *m) {
     int64_t per_block = 0, total_blocks = 0;
     switch (m->arch) {
     case ZG_ARCH_WAN:
-        // self-attn qkvo + cross-attn qkvo + ffn + norms + per-block modulation table (6d)
-        per_block = 4 * (d * d + d) + 4 * (d * d + d) + (d * f + f + f * d + d) + 6 * d + 4 * d;
+        // self-attn qkvo + cross-attn qkvo + ffn + per-block modulation table (6d) + norms: q/k
+        // RMSNorm weights of both attentions (4d) and the affine LayerNorm before cross-attention
+        // (Wan's norm3, weight + bias: 2d). norm1/norm2 are affine-free (adaLN modulates them).
+        // Must match the C trainer's layout (src/dit/params.c; tests/train checks it).
+        per_block =
+            4 * (d * d + d) + 4 * (d * d + d) + (d * f + f + f * d + d) + 6 * d + 4 * d + 2 * d;
         total_blocks = per_block * m->n_layers;
         break;
     case ZG_ARCH_HUNYUAN:

@@ -153,4 +153,54 @@ ZG_TEST(train_run_rejects_bad_options) {
     }
 }
 
+// zg_model_param_count (what the memory model prices) must equal what the C trainer allocates:
+// a real trainer for the models it can build on a laptop (tiny, configs/cpu-small.json), the
+// trainer's layout size (zg_dit_param_count, train.c allocates 4x that) for the Wan presets whose
+// trainer would need tens of GiB. Per block: the model count's difference between n_layers and
+// n_layers - 1 against the trainer's stride between consecutive blocks.
+static int64_t count_with_layers(zg_model m, int32_t layers) {
+    m.n_layers = layers;
+    return zg_model_param_count(&m);
+}
+
+ZG_TEST(param_count_matches_trainer_allocation) {
+    zg_error e;
+    zg_comm comm;
+    CHECK_OK(zg_comm_self_init(&comm, &e), &e);
+    zg_train_opts to;
+    zg_train_opts_default(&to);
+    const char *built[] = {"tiny", "configs/cpu-small.json"};
+    for (size_t i = 0; i < sizeof built / sizeof *built; i++) {
+        zg_model m;
+        CHECK_OK(zg_model_load(built[i], &m, &e), &e);
+        zg_trainer tr;
+        CHECK_OK(zg_trainer_init(&tr, &m, &comm, &to, &e), &e);
+        int64_t blk = tr.params.layers[1].mod - tr.params.layers[0].mod;
+        int64_t model_blk = count_with_layers(m, m.n_layers) - count_with_layers(m, m.n_layers - 1);
+        CHECK_MSG(model_blk == blk,
+                  "%s: zg_model_param_count counts %lld per block, the trainer "
+                  "allocates %lld",
+                  built[i], (long long)model_blk, (long long)blk);
+        CHECK_MSG(zg_model_param_count(&m) == tr.params.n_params,
+                  "%s: zg_model_param_count %lld, trainer allocates %lld", built[i],
+                  (long long)zg_model_param_count(&m), (long long)tr.params.n_params);
+        zg_trainer_free(&tr);
+    }
+    const char *presets[] = {"wan2.1-1.3b", "wan2.1-14b"};
+    for (size_t i = 0; i < sizeof presets / sizeof *presets; i++) {
+        zg_model m;
+        CHECK_OK(zg_model_preset(presets[i], &m, &e), &e);
+        CHECK_MSG(zg_model_param_count(&m) == zg_dit_param_count(&m),
+                  "%s: zg_model_param_count %lld, the trainer's layout %lld", presets[i],
+                  (long long)zg_model_param_count(&m), (long long)zg_dit_param_count(&m));
+    }
+    // the other architectures are not built by the C trainer (so there is nothing to compare)
+    zg_model mm;
+    CHECK_OK(zg_model_preset("tiny-mmdit", &mm, &e), &e);
+    zg_trainer tr;
+    CHECK(zg_trainer_init(&tr, &mm, &comm, &to, &e) == ZG_ERR_UNSUPPORTED);
+    CHECK(strstr(e.msg, "not supported") != NULL);
+    zg_comm_free(&comm);
+}
+
 ZG_TEST_MAIN()
