@@ -64,8 +64,8 @@ zg_status zg_cost_device_row_from_json(const cJSON *j, const char *device, zg_co
     if (device && strcasecmp(dev, device))
         return zg_error_set(err, ZG_ERR_INVALID,
                             "device row was measured on device '%s' but the cluster's device is "
-                            "'%s'; measure a row on a %s (zellige profile-device) or plan on a "
-                            "cluster of %s",
+                            "'%s'; measure a row for %s with zellige profile-device, or plan on a "
+                            "cluster of %s devices",
                             dev, device, device, dev);
     const cJSON *row = cJSON_GetObjectItemCaseSensitive(j, "row");
     if (!cJSON_IsObject(row))
