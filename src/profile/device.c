@@ -55,7 +55,10 @@ int32_t zg_devrow_gemms(const zg_model *m, zg_devrow_gemm *g) {
 // ---- the fit ---------------------------------------------------------------------------------
 
 // Sum over families of the relative squared residuals at half h, with each family's eff in
-// closed form: minimising sum_i (e r_i - 1)^2, r_i = g_i / y_i, gives e = sum r / sum r^2.
+// closed form: minimising sum_i (e r_i - 1)^2, r_i = g_i / y_i, gives e = sum r / sum r^2, capped
+// at 1 (the objective is a parabola in e, so the cap is the constrained optimum): a device never
+// runs above its peak, and samples still on the curve's linear part (n << half) would otherwise
+// trade an ever larger half for an ever larger eff.
 static double fit_sse(const double *x, const double *const *y, int32_t n_fam, int32_t n, double h,
                       double *eff) {
     double sse = 0;
@@ -65,7 +68,7 @@ static double fit_sse(const double *x, const double *const *y, int32_t n_fam, in
             double r = x[i] / (x[i] + h) / y[f][i];
             s1 += r, s2 += r * r;
         }
-        double e = s1 / s2;
+        double e = s1 / s2 < 1 ? s1 / s2 : 1;
         for (int32_t i = 0; i < n; i++) {
             double res = e * x[i] / (x[i] + h) / y[f][i] - 1;
             sse += res * res;
@@ -617,6 +620,18 @@ zg_status zg_devrow_run(const zg_devrow_opts *oin, zg_devrow_result *r, zg_error
         ab[i] = r->s[i].attn_bwd_flops / r->s[i].attn_bwd_s;
         gm[i] = r->s[i].gemm_flops / r->s[i].gemm_s;
     }
+    const char *fam[3] = {"attention forward", "attention backward", "GEMM"};
+    double *rates[3] = {af, ab, gm};
+    for (int f = 0; f < 3; f++)
+        for (int32_t i = 0; i < r->n; i++)
+            if (rates[f][i] > peak)
+                return zg_error_set(err, ZG_ERR_INVALID,
+                                    "measured %s rate %.4g FLOP/s at %lld tokens is above cluster "
+                                    "%s's peak_flops %.4g: efficiencies would exceed 1; give "
+                                    "--cluster a JSON file whose peak_flops is this device's "
+                                    "real peak",
+                                    fam[f], rates[f][i], (long long)r->s[i].tokens,
+                                    r->cluster.name, peak);
     const double *attn_rates[2] = {af, ab}, *gemm_rates[1] = {gm};
     double ae[2], ge[1];
     r->row = r->builtin;
@@ -626,20 +641,6 @@ zg_status zg_devrow_run(const zg_devrow_opts *oin, zg_devrow_result *r, zg_error
                             err)))
         return st;
     r->row.attn_fwd_eff = ae[0], r->row.attn_bwd_eff = ae[1], r->row.gemm_eff = ge[0];
-    const char *fam[3] = {"attention forward", "attention backward", "GEMM"};
-    double eff[3] = {ae[0], ae[1], ge[0]}, *rates[3] = {af, ab, gm};
-    for (int f = 0; f < 3; f++)
-        if (eff[f] > 1) {
-            double top = 0;
-            for (int32_t i = 0; i < r->n; i++)
-                top = rates[f][i] > top ? rates[f][i] : top;
-            return zg_error_set(err, ZG_ERR_INVALID,
-                                "measured %s efficiency %.3f exceeds 1: this device runs at up "
-                                "to %.4g FLOP/s, above cluster %s's peak_flops %.4g; give "
-                                "--cluster a JSON file whose peak_flops is this device's real "
-                                "peak",
-                                fam[f], eff[f], top, r->cluster.name, peak);
-        }
     if ((st = zg_cost_device_check(&r->row, "measured device row", err))) return st;
     r->opts = o;
     r->opts.tokens = NULL; // o.tokens may point at the caller's array; the samples keep them

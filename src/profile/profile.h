@@ -313,7 +313,8 @@ int32_t zg_devrow_gemms(const zg_model *m, zg_devrow_gemm *g);
 // eff and half fitted to rate(n) = peak * eff * n / (n + half): weighted least squares on the
 // relative residual (eff * g(n) - y) / y with y = rate / peak (a point's error in rate is its
 // error in time), half over [0, 1e9] (a log grid, then golden section around the best point),
-// eff in closed form for each half. n_fam families (1 or 2) share the half; rates[f][i] is
+// eff in closed form for each half and capped at 1 (no device runs above its peak; without the
+// cap, samples on the curve's linear part fit any large half). n_fam families (1 or 2) share the half; rates[f][i] is
 // family f's rate at tokens[i]. Deterministic. Needs >= 2 distinct token counts and positive
 // rates. max_rel[f] = the largest |fit - rate| / rate of family f.
 zg_status zg_devrow_fit(const double *tokens, const double *const *rates, int32_t n_fam, int32_t n,
@@ -361,8 +362,8 @@ typedef struct zg_devrow_result {
 } zg_devrow_result;
 
 // Measures and fits. Fails without output on bad options, an unsupported backend (the reason
-// named), a cluster whose device does not match the backend or the GPU, or a fitted efficiency
-// above 1 (the device outruns the cluster's peak_flops: named with the rate, what to do).
+// named), a cluster whose device does not match the backend or the GPU, or a measured rate
+// above the cluster's peak_flops (named with the rate, and what to do).
 zg_status zg_devrow_run(const zg_devrow_opts *o, zg_devrow_result *r, zg_error *err);
 // The device row file (docs/profiler.md "Device rows"); zg_cost_device_row_from_json reads it.
 cJSON *zg_devrow_to_json(const zg_devrow_result *r);
