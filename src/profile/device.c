@@ -630,8 +630,8 @@ zg_status zg_devrow_run(const zg_devrow_opts *oin, zg_devrow_result *r, zg_error
                                     "%s's peak_flops %.4g: efficiencies would exceed 1; give "
                                     "--cluster a JSON file whose peak_flops is this device's "
                                     "real peak",
-                                    fam[f], rates[f][i], (long long)r->s[i].tokens,
-                                    r->cluster.name, peak);
+                                    fam[f], rates[f][i], (long long)r->s[i].tokens, r->cluster.name,
+                                    peak);
     const double *attn_rates[2] = {af, ab}, *gemm_rates[1] = {gm};
     double ae[2], ge[1];
     r->row = r->builtin;

@@ -33,10 +33,10 @@ static char *edited(const char *key, const char *val) {
 ZG_TEST(good_row_reads_and_prices) {
     zg_cost_device d;
     zg_error err = {0};
-    CHECK(parse(good, "h100", &d, &err) == ZG_OK);  // device names compare case-insensitively
+    CHECK(parse(good, "h100", &d, &err) == ZG_OK); // device names compare case-insensitively
     CHECK(d.attn_fwd_eff == 0.55 && d.attn_bwd_eff == 0.4 && d.gemm_eff == 0.7);
     CHECK(d.attn_half == 3000 && d.gemm_half == 700 && d.framework_bytes == 1073741824.0);
-    CHECK(parse(good, NULL, &d, &err) == ZG_OK);  // no device to match: any
+    CHECK(parse(good, NULL, &d, &err) == ZG_OK); // no device to match: any
     // the pricer takes it and its prices follow the row
     zg_model m;
     zg_cluster c;
@@ -57,7 +57,7 @@ ZG_TEST(good_row_reads_and_prices) {
     double e1f = 0.55 * 75600 / (75600 + 3000.0), e1b = 0.40 * 75600 / (75600 + 3000.0);
     double ratio = (2 / e1f + 2.5 / e1b) / (2 / e0f + 2.5 / e0b);
     CHECK_NEAR(t1.attn / t0.attn, ratio, 0, 1e-9);
-    CHECK(t1.linear < t0.linear);  // gemm 0.7 > 0.55
+    CHECK(t1.linear < t0.linear); // gemm 0.7 > 0.55
     zg_pricer_free(&p0);
     zg_pricer_free(&p1);
 }
@@ -93,7 +93,7 @@ ZG_TEST(missing_or_out_of_range_fields_are_named) {
         CHECK_MSG(strstr(err.msg, cases[i].want), "%s: '%s' not in '%s'", cases[i].key,
                   cases[i].want, err.msg);
     }
-    char *text = edited("gemm_halve", "3");  // a misspelt key is named, not ignored
+    char *text = edited("gemm_halve", "3"); // a misspelt key is named, not ignored
     zg_cost_device d;
     zg_error err = {0};
     CHECK(parse(text, "H100", &d, &err) == ZG_ERR_INVALID);

@@ -14,7 +14,8 @@ static double curve(double peak, double eff, double half, double n) {
 ZG_TEST(fit_recovers_exact_curve) {
     const double peak = 989e12;
     double x[8], r[8];
-    for (int i = 0; i < 8; i++) x[i] = 512.0 * (1 << i), r[i] = curve(peak, 0.6, 4096, x[i]);
+    for (int i = 0; i < 8; i++)
+        x[i] = 512.0 * (1 << i), r[i] = curve(peak, 0.6, 4096, x[i]);
     const double *rates[1] = {r};
     double eff, half, max_rel;
     zg_error err = {0};
@@ -27,7 +28,8 @@ ZG_TEST(fit_recovers_exact_curve) {
 ZG_TEST(fit_shares_half_between_two_families) {
     const double peak = 95e9;
     double x[5] = {128, 256, 512, 1024, 2048}, f[5], b[5];
-    for (int i = 0; i < 5; i++) f[i] = curve(peak, 0.30, 64, x[i]), b[i] = curve(peak, 0.20, 64, x[i]);
+    for (int i = 0; i < 5; i++)
+        f[i] = curve(peak, 0.30, 64, x[i]), b[i] = curve(peak, 0.20, 64, x[i]);
     const double *rates[2] = {f, b};
     double eff[2], half, max_rel[2];
     zg_error err = {0};
@@ -54,7 +56,7 @@ ZG_TEST(fit_noisy_samples_stay_close_and_report_residual) {
     double x[9], r[9];
     for (int i = 0; i < 9; i++) {
         x[i] = 256.0 * (1 << i);
-        double noise = (i % 2 ? 1.02 : 0.98);  // +-2%, alternating
+        double noise = (i % 2 ? 1.02 : 0.98); // +-2%, alternating
         r[i] = curve(peak, 0.45, 2048, x[i]) * noise;
     }
     const double *rates[1] = {r};
@@ -82,7 +84,8 @@ ZG_TEST(fit_caps_eff_at_one_on_the_linear_part) {
     CHECK(half > 100 && half < 1e9);
     CHECK(max_rel < 1);
     // a curve below the cap far under its half-point is fitted as it is
-    for (int i = 0; i < 3; i++) r[i] = curve(peak, 0.5, 1e5, x[i]);
+    for (int i = 0; i < 3; i++)
+        r[i] = curve(peak, 0.5, 1e5, x[i]);
     CHECK(zg_devrow_fit(x, rates, 1, 3, peak, &eff, &half, &max_rel, &err) == ZG_OK);
     CHECK(eff <= 1 && max_rel < 1e-3);
 }
@@ -114,7 +117,8 @@ ZG_TEST(gemm_list_is_the_models_linear_flops) {
         int32_t n = zg_devrow_gemms(&m, g);
         CHECK(n >= 6 && n <= ZG_DEVROW_MAX_GEMMS);
         double per_tok = 0;
-        for (int32_t k = 0; k < n; k++) per_tok += 2.0 * g[k].k * g[k].n;
+        for (int32_t k = 0; k < n; k++)
+            per_tok += 2.0 * g[k].k * g[k].n;
         double model = zg_model_forward_flops(&m, 1000, 0).linear / m.n_layers / 1000;
         CHECK_MSG(fabs(per_tok - model) <= 1e-9 * model, "%s: %g vs %g", names[i], per_tok, model);
         n_checked++;
@@ -122,11 +126,12 @@ ZG_TEST(gemm_list_is_the_models_linear_flops) {
     zg_model p;
     zg_error err = {0};
     CHECK(zg_model_preset("tiny", &p, &err) == ZG_OK);
-    p.arch = ZG_ARCH_PLAIN;  // KnapFormer's plain transformer: SwiGLU gate, up, down
+    p.arch = ZG_ARCH_PLAIN; // KnapFormer's plain transformer: SwiGLU gate, up, down
     zg_devrow_gemm g[ZG_DEVROW_MAX_GEMMS];
     int32_t n = zg_devrow_gemms(&p, g);
     double per_tok = 0;
-    for (int32_t k = 0; k < n; k++) per_tok += 2.0 * g[k].k * g[k].n;
+    for (int32_t k = 0; k < n; k++)
+        per_tok += 2.0 * g[k].k * g[k].n;
     CHECK_NEAR(per_tok, zg_model_forward_flops(&p, 1, 0).linear / p.n_layers, 0, 1e-12);
     CHECK(n_checked >= 4);
 }
@@ -208,7 +213,7 @@ ZG_TEST(run_rejects_bad_options_before_measuring) {
     o.backend = "tpu";
     CHECK(zg_devrow_run(&o, &r, &err) == ZG_ERR_INVALID);
     o.backend = "cuda";
-    if (!zg_cuda_available()) {  // here: a clear UNSUPPORTED naming the reason
+    if (!zg_cuda_available()) { // here: a clear UNSUPPORTED naming the reason
         CHECK(zg_devrow_run(&o, &r, &err) == ZG_ERR_UNSUPPORTED);
         CHECK(strstr(err.msg, "--backend cuda"));
     }
