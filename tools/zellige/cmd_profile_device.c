@@ -100,8 +100,8 @@ static int run_profile_device(int argc, char **argv) {
         int np = copy ? cli_split_list(copy, parts, ZG_DEVROW_MAX_SAMPLES + 1) : 0;
         if (np > ZG_DEVROW_MAX_SAMPLES) {
             free(copy);
-            zg_error_set(&err, ZG_ERR_INVALID, "--tokens: more than %d token counts given",
-                         ZG_DEVROW_MAX_SAMPLES);
+            zg_error_set(&err, ZG_ERR_INVALID, "--tokens '%s': more than %d token counts given",
+                         tokens, ZG_DEVROW_MAX_SAMPLES);
             return cli_fail("profile-device", &err);
         }
         for (int i = 0; i < np; i++)
@@ -114,9 +114,9 @@ static int run_profile_device(int argc, char **argv) {
         o.tokens = list, o.n_tokens = np;
         if (np < 2) {
             zg_error_set(&err, ZG_ERR_INVALID,
-                         "--tokens: %d token count given; the fit needs at least 2 (e.g. "
+                         "--tokens '%s': %d token count given; the fit needs at least 2 (e.g. "
                          "--tokens 256,1024)",
-                         np);
+                         tokens, np);
             return cli_fail("profile-device", &err);
         }
     }
