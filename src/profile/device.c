@@ -28,7 +28,7 @@ void zg_devrow_opts_default(zg_devrow_opts *o) {
     memset(o, 0, sizeof *o);
     o->model = "wan2.1-1.3b";
     o->backend = "cpu";
-    o->warmup = 1;
+    o->warmup = -1;
     o->reps = 3;
     o->stat = "median";
     o->threads = 1;
@@ -163,8 +163,9 @@ zg_status zg_devrow_fit(const double *tokens, const double *const *rates, int32_
 typedef zg_status (*call_fn)(void *ctx, zg_error *err); // one call, queued or run
 typedef zg_status (*sync_fn)(void *ctx, zg_error *err); // wait for queued calls (NULL: none)
 
-// Per-call seconds: `warmup` calls (the first one timed, to size the windows), then `reps`
-// windows of `iters` back-to-back calls, each at least min_window long; the stat over windows.
+// Per-call seconds: `warmup` calls (at least one; the last one timed, to size the windows: the
+// first call of a kind may load modules or fault pages in), then `reps` windows of `iters`
+// back-to-back calls, each at least min_window long; the stat over windows.
 static zg_status time_calls(call_fn call, sync_fn sync, void *ctx, const zg_devrow_opts *o,
                             zg_profile_stat stat, double *out, zg_error *err) {
     zg_status st = ZG_OK;
@@ -172,7 +173,7 @@ static zg_status time_calls(call_fn call, sync_fn sync, void *ctx, const zg_devr
     for (int32_t w = 0; w < (o->warmup > 0 ? o->warmup : 1); w++) {
         double t0 = zg_time_now();
         if ((st = call(ctx, err)) || (sync && (st = sync(ctx, err)))) return st;
-        if (w == 0) first = zg_time_now() - t0;
+        first = zg_time_now() - t0;
     }
     int64_t iters = first > 0 ? (int64_t)ceil(o->min_window_s / first) : 1;
     iters = iters < 1 ? 1 : iters > 10000 ? 10000 : iters;
@@ -478,6 +479,7 @@ zg_status zg_devrow_run(const zg_devrow_opts *oin, zg_devrow_result *r, zg_error
     zg_profile_stat stat;
     zg_status st = zg_profile_stat_parse(o.stat, &stat, err);
     if (st) return zg_error_prefix(err, "--stat: "), st;
+    if (o.warmup < 0) o.warmup = cuda ? 2 : 1;
     if ((st = zg_check_i64("--reps", o.reps, 1, 64, err)) ||
         (st = zg_check_i64("--warmup", o.warmup, 0, 1000, err)) ||
         (st = zg_check_i64("--threads", o.threads, 0, 1024, err)) ||

@@ -333,7 +333,7 @@ typedef struct zg_devrow_opts {
     const char *backend;   // "cpu" (default) | "cuda"
     const int64_t *tokens; // local token counts (NULL: the backend's list, see device.c)
     int32_t n_tokens;
-    int32_t warmup, reps; // unmeasured calls per point (default 1); windows (default 3)
+    int32_t warmup, reps; // unmeasured calls per point (< 0: cpu 1, cuda 2); windows (3)
     const char *stat;     // "median" (default) | "min"
     double min_window_s;  // shortest timed window (default 0.02 cpu, 0.005 cuda)
     int32_t threads;      // cpu: OpenMP and OpenBLAS threads (default 1: a cpu:N rank's core)

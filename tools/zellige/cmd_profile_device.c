@@ -76,7 +76,7 @@ static int run_profile_device(int argc, char **argv) {
                     "comma list of local token counts, at least 2 (default cpu\n"
                     "128,256,512,1024,2048; cuda 256,512,...,65536)"),
         CLI_INT_OPT("--reps", "N", &o.reps, 1, 64, "timed windows per point (default 3)"),
-        CLI_INT_OPT("--warmup", "N", &o.warmup, 0, 1000, "unmeasured calls per point (default 1)"),
+        CLI_INT_OPT("--warmup", "N", &o.warmup, 0, 1000, "unmeasured calls per point (default cpu 1, cuda 2)"),
         CLI_CHOICE_OPT("--stat", "S", &o.stat, "median|min",
                        "median (default) | min: how windows are summarised"),
         CLI_NUM_OPT("--min-window", "S", &o.min_window_s, 0, 60,
