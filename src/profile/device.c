@@ -646,6 +646,7 @@ zg_status zg_devrow_run(const zg_devrow_opts *oin, zg_devrow_result *r, zg_error
     if ((st = zg_cost_device_check(&r->row, "measured device row", err))) return st;
     r->opts = o;
     r->opts.tokens = NULL; // o.tokens may point at the caller's array; the samples keep them
+    r->opts.cluster = r->cluster.name; // o.cluster may be the local default's buffer
     r->elapsed_s = zg_time_now() - t_start;
     return ZG_OK;
 }

@@ -357,7 +357,7 @@ typedef struct zg_devrow_result {
     zg_devrow_sample s[ZG_DEVROW_MAX_SAMPLES];
     int32_t n_gemms;
     zg_devrow_gemm gemms[ZG_DEVROW_MAX_GEMMS];
-    zg_devrow_opts opts; // as run (defaults filled; tokens points into s)
+    zg_devrow_opts opts; // as run, defaults filled (tokens NULL: the samples hold them)
     double elapsed_s;
 } zg_devrow_result;
 
