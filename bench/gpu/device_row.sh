@@ -67,8 +67,10 @@ elif [ -z "$dev" ]; then
 else
     t=$(($(left) - 25))
     t=$((t < 20 ? 20 : t))
-    log "profile-device --backend cuda --cluster 1x$dev on '$gpu' (timeout ${t}s; log: profile_device.log)"
-    timeout "$t" "$ZG" profile-device --backend cuda --cluster "1x$dev" --out "$row_file" \
+    toks=() # the default list (256..65536); a short budget stops at 32768
+    [ "$t" -lt 40 ] && toks=(--tokens 256,512,1024,2048,4096,8192,16384,32768)
+    log "profile-device --backend cuda --cluster 1x$dev ${toks[*]} on '$gpu' (timeout ${t}s; log: profile_device.log)"
+    timeout "$t" "$ZG" profile-device --backend cuda --cluster "1x$dev" "${toks[@]}" --out "$row_file" \
         >"$OUT/profile_device.txt" 2>"$OUT/profile_device.log"
     rc=$?
     if [ "$rc" -ne 0 ]; then
