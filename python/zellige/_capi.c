@@ -173,11 +173,12 @@ static zg_status opt_bool(const cJSON *v, const char *key, int32_t *out, zg_erro
 static const char *const option_names =
     "family, max_degree, fallback, eps, time_limit, anchor_cut, anchor_nodes, lns_nodes, "
     "first_nodes, catalog, seed, exact_rank_prices, remember_layouts, bags, gamma, d_model, "
-    "world_size, max_seqlen_per_rank";
+    "world_size, max_seqlen_per_rank, device_row";
 
 // The options of `zellige plan` (same names with '_' for '-', same checks) into ctx->opts.
+// device_row (4096 bytes) gets the option device_row: a measured device row file.
 static zg_status parse_options(const char *json, zg_planner_opts *o, int *catalog_mode,
-                               zg_error *err) {
+                               char *device_row, zg_error *err) {
     if (!json || !*json) return ZG_OK;
     cJSON *root = NULL;
     zg_status st = zg_json_parse(json, "options", &root, err);
@@ -239,6 +240,8 @@ static zg_status parse_options(const char *json, zg_planner_opts *o, int *catalo
             st = opt_str(it, k, o->fallback, sizeof o->fallback, err);
         } else if (!strcmp(k, "bags")) {
             st = opt_str(it, k, o->bags, sizeof o->bags, err);
+        } else if (!strcmp(k, "device_row")) {  // --device-row: analytic prices, measured row
+            st = opt_str(it, k, device_row, 4096, err);
         } else if (!strcmp(k, "exact_rank_prices")) {
             st = opt_bool(it, k, &o->exact_rank_prices, err);
         } else if (!strcmp(k, "remember_layouts")) {
@@ -447,7 +450,16 @@ ZGPY_API int zgpy_planner_new(const char *model, const char *cluster, const char
     zg_cost_opts_default(&copts);
     zg_status st = load_model(model, &h->model, &e);
     if (!st) st = load_cluster(cluster, &h->cluster, &e);
-    if (!st) st = parse_options(options, &ctx.opts, &h->catalog_mode, &e);
+    char device_row[4096] = "";
+    if (!st) st = parse_options(options, &ctx.opts, &h->catalog_mode, device_row, &e);
+    if (!st && device_row[0] && profile && *profile)
+        st = zg_error_set(&e, ZG_ERR_INVALID,
+                          "option device_row prices the analytic model, which profile's measured "
+                          "table replaces: give one of them");
+    if (!st && device_row[0]) {
+        st = zg_cost_device_row_load(device_row, h->cluster.device, &copts.dev, &e);
+        if (st) zg_error_prefix(&e, "device_row: ");
+    }
     if (!st) {
         if (profile && *profile) {
             st = zg_cost_table_pricer_load(&h->pricer, profile, &h->model, &h->cluster, &e);

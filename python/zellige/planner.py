@@ -743,8 +743,10 @@ class Planner:
             ``anchor_nodes``, ``lns_nodes``, ``first_nodes`` (int or ``"ordinary"``),
             ``catalog`` (``"auto"``: the model's bucket catalog when every sequence has one of
             its buckets, as ``zellige plan``; ``"default"``; ``"none"``), ``seed``,
-            ``exact_rank_prices``, ``remember_layouts``, and for knapformer ``bags``,
-            ``gamma``, ``d_model``, ``world_size``. ``None`` means "not given".
+            ``exact_rank_prices``, ``remember_layouts``, ``device_row`` (a measured device row
+            from ``zellige profile-device`` for the cluster's device, in place of the built-in
+            efficiency row of the analytic model; not with ``profile``), and for knapformer
+            ``bags``, ``gamma``, ``d_model``, ``world_size``. ``None`` means "not given".
 
     Raises:
         PlanError: an unknown preset, policy or option, or a bad option value (the C

@@ -136,6 +136,21 @@ typedef struct zg_cost_device {
 // Unknown devices get a generic row and the function returns 0 (1 when the device is known).
 int zg_cost_device_row(const char *device, zg_cost_device *d);
 
+// Checks a row against the ranges the analytic model accepts: efficiencies in (0, 1],
+// half-points in [0, 1e9] tokens, framework_bytes in (0, 1e15]. ctx prefixes the message.
+zg_status zg_cost_device_check(const zg_cost_device *d, const char *ctx, zg_error *err);
+// A measured device row (`zellige profile-device`, docs/profiler.md "Device rows"):
+// {"version":1, "kind":"device_row", "device":"H100", "row":{the six fields}, ...}. Checks the
+// version and kind, that all six fields are there and in range (zg_cost_device_check), and, when
+// device is not NULL, that the row was measured on that device (case-insensitive; a row of
+// another device is refused naming both). measured_on (may be NULL) gets the row's device.
+zg_status zg_cost_device_row_from_json(const cJSON *j, const char *device, zg_cost_device *d,
+                                       char *measured_on, size_t measured_on_len,
+                                       zg_error *err);
+// Reads the file at path (errors name it) and checks it as above: the row for zg_cost_opts.dev.
+zg_status zg_cost_device_row_load(const char *path, const char *device, zg_cost_device *d,
+                                  zg_error *err);
+
 // Analytic model options.
 typedef struct zg_cost_opts {
     int32_t act_ckpt;        // 1: activation checkpointing per block (recompute in backward)

@@ -282,4 +282,90 @@ void zg_fidelity_run_result_free(zg_fidelity_run_result *r);
 // pred_s, meas_s, meas_lo_s, meas_hi_s, meas_rounds_s, pred_mem, meas_mem, plan}].
 cJSON *zg_fidelity_run_json(const zg_fidelity_run_result *r, int per_plan);
 
+// ---- measured device rows (device.c; docs/profiler.md "Device rows") -------------------------
+// The analytic model's per-device row (zg_cost_device) from the real kernels on one device:
+// for the model's attention shape (n_heads x head_dim, one whole sequence of n tokens) and its
+// DiT block's linear layers (forward Y = X W, backward dX = dY W^T and dW = X^T dY), at a list of
+// local token counts n, the achieved FLOP/s with FLOPs counted as src/cost/analytic.c counts
+// them: attention forward 4 n^2 H D, backward 2.5x that; GEMMs 3 x 2 n K N summed over the
+// block's layers (their forward sum is the model's per-layer linear FLOPs at n tokens). Then
+// eff and half of rate(n) = peak * eff * n / (n + half) are fitted per family (attention
+// forward and backward share one half, as in the row) relative to the cluster device's peak.
+// Backends: "cpu" (the fast CPU attention kernels and OpenBLAS SGEMM, fp32, `threads` threads)
+// and "cuda" (the bf16 tensor-core attention kernels of src/kernels/cuda and cuBLAS bf16 GemmEx
+// with fp32 accumulation; ZG_ERR_UNSUPPORTED naming the reason in a build without CUDA or on a
+// machine without a GPU). Times are wall clock around windows of back-to-back calls (synchronised
+// on the GPU), at least min_window_s long; the per-call time is the stat over `reps` windows.
+
+#define ZG_DEVROW_MAX_SAMPLES 32
+#define ZG_DEVROW_MAX_GEMMS 8
+
+// One linear layer of a block: X (tokens, k) @ W (k, n).
+typedef struct zg_devrow_gemm {
+    char name[16];
+    int32_t k, n;
+} zg_devrow_gemm;
+// The block's linear layers per token of model m (text K/V projections of cross-attention are
+// priced on text rows, not local tokens, and are left out): Wan q,k,v,o, cross q,o, ffn up and
+// down; MMDiT/Hunyuan q,k,v,o, mlp up, down; plain q,k,v,o, SwiGLU gate, up, down.
+int32_t zg_devrow_gemms(const zg_model *m, zg_devrow_gemm *g);
+
+// eff and half fitted to rate(n) = peak * eff * n / (n + half): weighted least squares on the
+// relative residual (eff * g(n) - y) / y with y = rate / peak (a point's error in rate is its
+// error in time), half over [0, 1e9] (a log grid, then golden section around the best point),
+// eff in closed form for each half and capped at 1 (no device runs above its peak; without the
+// cap, samples on the curve's linear part fit any large half). n_fam families (1 or 2) share the half; rates[f][i] is
+// family f's rate at tokens[i]. Deterministic. Needs >= 2 distinct token counts and positive
+// rates. max_rel[f] = the largest |fit - rate| / rate of family f.
+zg_status zg_devrow_fit(const double *tokens, const double *const *rates, int32_t n_fam, int32_t n,
+                        double peak, double *eff, double *half, double *max_rel, zg_error *err);
+
+typedef struct zg_devrow_sample {
+    int64_t tokens;
+    double attn_fwd_s, attn_bwd_s, gemm_s;             // seconds per call (stat over windows)
+    double attn_fwd_flops, attn_bwd_flops, gemm_flops; // the cost model's FLOPs per call
+} zg_devrow_sample;
+
+typedef struct zg_devrow_opts {
+    const char *model;     // preset or JSON (default "wan2.1-1.3b")
+    const char *cluster;   // the device and peak the row is for (default: cpu:1 for cpu; 1x<GPU>
+                           // for cuda, the GPU's name matched against the device table)
+    const char *backend;   // "cpu" (default) | "cuda"
+    const int64_t *tokens; // local token counts (NULL: the backend's list, see device.c)
+    int32_t n_tokens;
+    int32_t warmup, reps; // unmeasured calls per point (< 0: cpu 1, cuda 2); windows (3)
+    const char *stat;     // "median" (default) | "min"
+    double min_window_s;  // shortest timed window (default 0.02 cpu, 0.005 cuda)
+    int32_t threads;      // cpu: OpenMP and OpenBLAS threads (default 1: a cpu:N rank's core)
+    int32_t device;       // cuda: device index (default 0)
+    uint64_t seed;        // input values (default 1)
+    // Called after every measured token count (may be NULL).
+    void (*on_sample)(void *ctx, const zg_devrow_sample *s, int32_t i, int32_t n, double peak);
+    void *ctx;
+} zg_devrow_opts;
+void zg_devrow_opts_default(zg_devrow_opts *o);
+
+typedef struct zg_devrow_result {
+    zg_model model;
+    zg_cluster cluster;
+    char backend[8], dtype[8], attn_kernel[16];
+    char gpu[160];          // cuda: the device's name, SMs and memory ("" for cpu)
+    zg_cost_device row;     // fitted; framework_bytes is the built-in row's
+    zg_cost_device builtin; // the built-in row of the cluster's device
+    double max_rel[3];      // fit residuals: attention fwd, attention bwd, GEMM
+    int32_t n;
+    zg_devrow_sample s[ZG_DEVROW_MAX_SAMPLES];
+    int32_t n_gemms;
+    zg_devrow_gemm gemms[ZG_DEVROW_MAX_GEMMS];
+    zg_devrow_opts opts; // as run, defaults filled (tokens NULL: the samples hold them)
+    double elapsed_s;
+} zg_devrow_result;
+
+// Measures and fits. Fails without output on bad options, an unsupported backend (the reason
+// named), a cluster whose device does not match the backend or the GPU, or a measured rate
+// above the cluster's peak_flops (named with the rate, and what to do).
+zg_status zg_devrow_run(const zg_devrow_opts *o, zg_devrow_result *r, zg_error *err);
+// The device row file (docs/profiler.md "Device rows"); zg_cost_device_row_from_json reads it.
+cJSON *zg_devrow_to_json(const zg_devrow_result *r);
+
 #endif

@@ -222,6 +222,7 @@ static zg_status run_mix(sim_env *e, int32_t m, double share, zg_error *err) {
 zg_status zg_sim_pricer_init(const zg_sim_result *r, zg_pricer *pr, zg_error *err) {
     zg_cost_opts copts;
     zg_cost_opts_default(&copts);
+    copts.dev = r->dev;
     return zg_cost_analytic_init(pr, &r->model, &r->cluster, &copts, err);
 }
 
@@ -242,6 +243,11 @@ zg_status zg_sim_run(const zg_sim_opts *o, zg_sim_result *r, zg_error *err) {
                           "per step; give a smaller --load or cluster",
                           (long long)o->tokens_per_rank, r->cluster.world_size);
     if (!st) st = zg_catalog_default(&r->model, &e.catalog, err);
+    if (!st && o->device_row) {
+        st = zg_cost_device_row_load(o->device_row, r->cluster.device, &r->dev, err);
+        if (st) zg_error_prefix(err, "--device-row: ");
+        else snprintf(r->device_row, sizeof r->device_row, "%s", o->device_row);
+    }
     if (!st) st = zg_sim_pricer_init(r, &e.pricer, err);
     r->mem_cap = st ? 0 : e.pricer.mem_cap;
     r->mem_base = st ? 0 : e.pricer.mem_base;
@@ -368,6 +374,12 @@ zg_status zg_sim_print(const zg_sim_result *r, FILE *f, zg_error *err) {
     char cl[160];
     cap_line(r, cl, sizeof cl);
     fprintf(f, "%s\n", cl);
+    if (r->device_row[0])
+        fprintf(f,
+                "device row: measured (%s): attention fwd %.3f / bwd %.3f of peak, half %.0f "
+                "tokens; GEMMs %.3f, half %.0f tokens\n",
+                r->device_row, r->dev.attn_fwd_eff, r->dev.attn_bwd_eff, r->dev.attn_half,
+                r->dev.gemm_eff, r->dev.gemm_half);
     for (int32_t m = 0; m < r->n_mix; m++) {
         zg_table t;
         zg_status st = zg_sim_mix_table(r, m, &t, err);
@@ -392,6 +404,7 @@ cJSON *zg_sim_to_json(const zg_sim_result *r) {
     cJSON_AddNumberToObject(j, "steps", (double)r->steps);
     cJSON_AddNumberToObject(j, "mem_cap", r->mem_cap);  // the one cap, bytes per rank
     cJSON_AddNumberToObject(j, "mem_base", r->mem_base);
+    if (r->device_row[0]) cJSON_AddStringToObject(j, "device_row", r->device_row);
     cJSON *jmixes = cJSON_AddObjectToObject(j, "mixes");
     for (int32_t m = 0; m < r->n_mix && jmixes; m++) {
         cJSON *jm = cJSON_AddObjectToObject(jmixes, r->mixes[m]);

@@ -31,6 +31,8 @@ typedef struct zg_sim_opts {
     double gamma;               // KnapFormer attention weight (default 1.0)
     double time_limit_s;        // per joint solve (default 10)
     const char *family;         // rank sets: node | aligned | sliding (default "node")
+    const char *device_row;     // measured device row file (zellige profile-device) for the
+                                // cluster's device; NULL: the built-in row
     zg_opt_tokens max_seqlen_per_rank; // megatron's knob; absent (default): per batch the
                                        // largest that fits memory (policy_megatron.c)
     // Called after every (mix, policy, layout) is planned (may be NULL).
@@ -72,14 +74,17 @@ typedef struct zg_sim_result {
     zg_batch gantt_batch; // that step's batch
     double mem_cap;       // the memory cap per rank (zg_cluster_mem_cap_bytes), bytes
     double mem_base;      // the pricer's base per rank (inside every peak), bytes
+    zg_cost_device dev;   // the analytic model's device row overrides: the measured row of
+                          // opts.device_row, or all 0 (the built-in row)
+    char device_row[256]; // the row's file ("" when none)
 } zg_sim_result;
 
 // Plans opts->steps batches of every mix under every policy. Fails (nothing allocated) on bad
 // options, unknown names, or out of memory; a policy that fails to plan a step is counted in
 // its cell (failed, first_err), not an error.
 zg_status zg_sim_run(const zg_sim_opts *o, zg_sim_result *r, zg_error *err);
-// The pricer a result was priced with (the analytic model, default options, on r->model and
-// r->cluster): zg_sim_run prices with it and the report splits compute from communication
+// The pricer a result was priced with (the analytic model, default options with r->dev as the
+// device row, on r->model and r->cluster): zg_sim_run prices with it and the report splits compute from communication
 // with it. Free with zg_pricer_free.
 zg_status zg_sim_pricer_init(const zg_sim_result *r, zg_pricer *pr, zg_error *err);
 void zg_sim_result_free(zg_sim_result *r);

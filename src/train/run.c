@@ -117,6 +117,10 @@ static zg_status load_inputs(const zg_train_run_opts *o, const zg_comm *comm,
         st = zg_error_set(err, ZG_ERR_UNSUPPORTED,
                           "model '%s' has arch %s; the C DiT trains arch wan only", r->model.name,
                           zg_arch_name(r->model.arch));
+    if (!st && o->profile && o->device_row)
+        st = zg_error_set(err, ZG_ERR_INVALID,
+                          "--device-row prices the analytic model, which --profile's measured "
+                          "table replaces: give one of them");
     if (!st && o->profile) {
         zg_cost_table t;
         st = zg_cost_table_load(o->profile, &t, err);
@@ -135,7 +139,11 @@ static zg_status load_inputs(const zg_train_run_opts *o, const zg_comm *comm,
         co.act_ckpt = o->act_ckpt;
         co.act_bytes = 4;
         co.shard_weights = 0;
-        st = zg_cost_analytic_init(&s->pr, &r->model, &r->cluster, &co, err);
+        if (o->device_row) {
+            st = zg_cost_device_row_load(o->device_row, r->cluster.device, &co.dev, err);
+            if (st) zg_error_prefix(err, "--device-row: ");
+        }
+        if (!st) st = zg_cost_analytic_init(&s->pr, &r->model, &r->cluster, &co, err);
     }
     if (!st && o->batch) st = zg_batch_read_file(o->batch, &r->model, &s->fixed, err);
     r->ranks = o->plan_only ? r->cluster.world_size : comm->size;

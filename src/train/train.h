@@ -100,6 +100,8 @@ typedef struct zg_train_run_opts {
     const char *policies;     // comma list of planners (default "zellige")
     const char *cluster;      // NULL: cpu:<ranks>; plan_only with a profile: the profile's
     const char *profile;      // measured price table (zellige profile); NULL: analytic prices
+    const char *device_row;   // analytic prices with this measured device row (zellige
+                              // profile-device) of the cluster's device; not with profile
     const char *batch;        // train on this batch file every step; NULL: synthetic batches
     const char *save;         // checkpoint after the last step (first policy's trainer)
     const char *resume;       // start every policy's trainer from this checkpoint

@@ -46,6 +46,9 @@ FILES = {
     "p_nomodel.json": "{}",
     "p_array.json": "[1]",
     "afile.txt": "a regular file, not a directory\n",
+    "r_cpu.json": '{"version": 1, "kind": "device_row", "device": "cpu", "row": {"attn_fwd_eff": 0.5, "attn_bwd_eff": 0.4, "gemm_eff": 0.6, "attn_half": 2000, "gemm_half": 300, "framework_bytes": 1073741824}}',
+    "r_h100_nohalf.json": '{"version": 1, "kind": "device_row", "device": "H100", "row": {"attn_fwd_eff": 0.5, "attn_bwd_eff": 0.4, "gemm_eff": 0.6, "attn_half": 2000, "framework_bytes": 1073741824}}',
+    "r_h100_eff.json": '{"version": 1, "kind": "device_row", "device": "H100", "row": {"attn_fwd_eff": 0.5, "attn_bwd_eff": 0.4, "gemm_eff": 1.5, "attn_half": 2000, "gemm_half": 300, "framework_bytes": 1073741824}}',
 }
 SUBDIRS = ("adir",)
 P = ["plan", "--batch", "T/good.json", "--json", "OUT"]  # a plan run that would write OUT
@@ -197,6 +200,21 @@ CASES = [
     ("bench-unknown-kind", ["bench", "frobnicate"], "kind", "frobnicate"),
     ("unknown-command", ["frobnicate", "--json", "OUT"], "command", "frobnicate"),
     ("bench-max-tokens-overflow", ["bench", "attention", "--max-tokens", "1e30"], "--max-tokens", "1e30"),
+    # -- measured device rows (--device-row; profile-device fails before measuring)
+    ("plan-device-row-other-device", P + ["--device-row", "T/r_cpu.json"], "--device-row", "T/r_cpu.json"),
+    ("plan-device-row-missing-field", P + ["--cluster", "8xH100", "--device-row", "T/r_h100_nohalf.json"], "--device-row", "gemm_half"),
+    ("plan-device-row-eff-above-one", P + ["--cluster", "8xH100", "--device-row", "T/r_h100_eff.json"], "--device-row", "gemm_eff = 1.5"),
+    ("plan-device-row-missing-file", P + ["--device-row", "T/nothere.json"], "--device-row", "T/nothere.json"),
+    ("plan-device-row-garbage", P + ["--device-row", "T/garbage.json"], "--device-row", "T/garbage.json"),
+    ("plan-device-row-a-batch", P + ["--device-row", "T/good.json"], "--device-row", "T/good.json"),
+    ("simulate-device-row-other-device", S + ["--device-row", "T/r_cpu.json"], "--device-row", "T/r_cpu.json"),
+    ("train-device-row-missing-field", TR + ["--cluster", "8xH100", "--device-row", "T/r_h100_nohalf.json"], "--device-row", "gemm_half"),
+    ("profile-device-one-token-count", ["profile-device", "--tokens", "128", "--out", "OUT"], "--tokens", "128"),
+    ("profile-device-bad-token-count", ["profile-device", "--tokens", "128,many", "--out", "OUT"], "--tokens", "many"),
+    ("profile-device-repeated-token-count", ["profile-device", "--model", "tiny", "--tokens", "64,64", "--out", "OUT"], "--tokens", "64"),
+    ("profile-device-cpu-for-h100", ["profile-device", "--model", "tiny", "--cluster", "8xH100", "--out", "OUT"], "--backend cpu", "8xH100"),
+    ("profile-device-bad-backend", ["profile-device", "--backend", "tpu", "--out", "OUT"], "--backend", "tpu"),
+    ("profile-device-out-is-dir", ["profile-device", "--model", "tiny", "--out", "T/adir"], "--out", "T/adir"),
 ]
 
 SENTINEL = b"pre-existing output: must stay byte-identical\n"

@@ -276,6 +276,31 @@ def test_model_and_cluster_as_dict_path_and_profile(zg, tmp_path):
             zg.Planner(model="tiny", cluster="cpu:2", profile=prof)  # another model's prices
 
 
+def test_device_row_option_is_the_cli_flag(zg, tmp_path):
+    """Planner(device_row=F) prices with a measured device row as `zellige plan --device-row F`
+    does (same plan file); a row of another device or beside a profile is a PlanError."""
+    row = tmp_path / "h100-row.json"
+    row.write_text(json.dumps({"version": 1, "kind": "device_row", "device": "H100",
+                               "row": {"attn_fwd_eff": 0.45, "attn_bwd_eff": 0.30,
+                                       "gemm_eff": 0.70, "attn_half": 1500, "gemm_half": 800,
+                                       "framework_bytes": 1073741824}}))
+    lengths = [219600, 32760, 8160, 8160, 256]
+    batch = tmp_path / "b.json"
+    batch.write_text(json.dumps({"sequences": [{"tokens": t} for t in lengths]}))
+    r = _cli("plan", "--batch", str(batch), "--cluster", "8xH100", "--device-row", str(row),
+             "--json", str(tmp_path / "cli.json"), "--quiet")
+    assert r.returncode == 0, r.stderr
+    p = zg.Planner(cluster="8xH100", device_row=str(row)).plan(lengths)
+    p.write(tmp_path / "py.json")
+    assert _strip_time((tmp_path / "py.json").read_text()) == \
+        _strip_time((tmp_path / "cli.json").read_text())
+    assert p.makespan != zg.Planner(cluster="8xH100").plan(lengths).makespan
+    with pytest.raises(zg.PlanError, match="'H100' but the cluster's device is 'A800'"):
+        zg.Planner(cluster="8xA800", device_row=str(row))
+    with pytest.raises(zg.PlanError, match="give one of them"):
+        zg.Planner(cluster="8xH100", device_row=str(row), profile=str(row))
+
+
 # ---------------------------------------------------------------------------------------------
 # Bad input: PlanError with the C message, never a crash
 

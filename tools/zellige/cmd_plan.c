@@ -89,6 +89,7 @@ static int run_plan(int argc, char **argv) {
     const char *model_name = "wan2.1-1.3b", *cluster_name = NULL, *batch_path = NULL;
     const char *policy = "zellige", *json_out = NULL, *export_path = NULL, *family = "node";
     const char *fallback = NULL, *bags = NULL, *catalog_opt = NULL, *first_opt = NULL;
+    const char *device_row = NULL;
     int64_t max_degree = 0, d_model = 0, world = 0, seed = 0;
     // INT64_MIN / 0: not given (outside each range, so the parser never stores them)
     int64_t anchor_nodes = INT64_MIN, lns_nodes = INT64_MIN, first_nodes = INT64_MIN,
@@ -103,6 +104,9 @@ static int run_plan(int argc, char **argv) {
         CLI_OPT_CLUSTER(&cluster_name,
                         "NxGPU, NODESxGPUSxGPU, preset or JSON file (default 8xA800;\n"
                         "with --world-size N and no --cluster: NxA800)"),
+        CLI_STR_OPT("--device-row", "FILE", &device_row,
+                    "measured device row of the cluster's device (zellige\n"
+                    "profile-device) in place of the built-in efficiency row"),
         CLI_STR_OPT("--policy", "P", &policy,
                        "placement policy: zellige, joint, knapformer, usp, adaptive, dp,\n"
                        "static or megatron (default zellige)"),
@@ -240,6 +244,10 @@ static int run_plan(int argc, char **argv) {
     if (zg_batch_read_file(batch_path, &model, &batch, &err)) goto fail;
     if (zg_batch_validate(&batch, world > 0 ? (int32_t)world : cluster.world_size, &err)) {
         zg_error_prefix(&err, "%s: ", batch_path);
+        goto fail;
+    }
+    if (device_row && zg_cost_device_row_load(device_row, cluster.device, &copts.dev, &err)) {
+        zg_error_prefix(&err, "--device-row: ");
         goto fail;
     }
     if (zg_cost_analytic_init(&pricer, &model, &cluster, &copts, &err)) goto fail;

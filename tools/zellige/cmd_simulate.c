@@ -21,6 +21,9 @@ static int run_simulate(int argc, char **argv) {
     const cli_opt opts[] = {
         CLI_OPT_MODEL(&o.model, "model preset or JSON file (default wan2.1-1.3b)"),
         CLI_OPT_CLUSTER(&o.cluster, "NxGPU, NODESxGPUSxGPU, preset or JSON file (default 16xA800)"),
+        CLI_STR_OPT("--device-row", "FILE", &o.device_row,
+                    "measured device row of the cluster's device (zellige\n"
+                    "profile-device) in place of the built-in efficiency row"),
         CLI_STR_OPT("--mix", "LIST", &o.mixes,
                     "comma list of V35, V40, V45, V50, V55, V60, or 'all' (default all)"),
         CLI_INT_OPT("--load", "N", &o.tokens_per_rank, 1, 100000000,

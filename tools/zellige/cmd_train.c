@@ -103,6 +103,9 @@ static int run_train(int argc, char **argv) {
         CLI_OPT_PROFILE(&o.profile,
                         "price with the measured table (zellige profile) instead of the\n"
                         "analytic model; predicted step = makespan + its host overhead"),
+        CLI_STR_OPT("--device-row", "FILE", &o.device_row,
+                    "analytic prices with this measured device row of the cluster's\n"
+                    "device (zellige profile-device) instead of the built-in row"),
         CLI_INT_OPT("--tokens-per-rank", "N", &o.tokens_per_rank, 1, INT64_MAX,
                     "synthetic batch load (default 512)"),
         CLI_NUM_OPT("--video-share", "X", &o.video_share, 0, 1,
