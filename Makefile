@@ -74,18 +74,25 @@ NVCCFLAGS    := -std=c++17 -O3 -g -lineinfo $(NVCC_GENCODE) -Isrc -Xcompiler -Wa
 CUDA_OBJS    := $(patsubst src/%.cu,$(BUILD)/obj/%.o,$(CUDA_SRCS))
 CFLAGS += -DZG_HAVE_CUDA=1 -isystem $(CUDA_HOME)/include
 LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lstdc++
-# NCCL (optional; NO_NCCL=1 to skip): header and library found by a test link
+# NCCL (optional; NO_NCCL=1 to skip): header and library found by a test link, in the compiler's
+# own paths or CUDA_HOME, or under NCCL_HOME (NCCL_HOME/include/nccl.h, NCCL_HOME/lib/libnccl.so:
+# bench/gpu/setup-deps.sh points it at torch's nvidia-nccl wheel when the image has no other NCCL)
 ifneq ($(NO_NCCL),1)
-NCCL_DIRS := -I$(CUDA_HOME)/include -L$(CUDA_HOME)/lib -L$(CUDA_HOME)/lib64
+NCCL_DIRS := $(if $(NCCL_HOME),-I$(NCCL_HOME)/include -L$(NCCL_HOME)/lib) \
+  -I$(CUDA_HOME)/include -L$(CUDA_HOME)/lib -L$(CUDA_HOME)/lib64
 HAVE_NCCL := $(shell printf '\043include <nccl.h>\nint main(void){int v;return ncclGetVersion(&v);}' \
   | $(CC) -x c - $(NCCL_DIRS) -lnccl -o /dev/null 2>/dev/null && echo 1)
 endif
 ifeq ($(HAVE_NCCL),1)
 CFLAGS += -DZG_HAVE_NCCL=1
+ifneq ($(NCCL_HOME),)
+CFLAGS += -isystem $(NCCL_HOME)/include
+LDLIBS += -L$(NCCL_HOME)/lib -Wl,-rpath,$(NCCL_HOME)/lib
+endif
 LDLIBS += -L$(CUDA_HOME)/lib -Wl,-rpath,$(CUDA_HOME)/lib -lnccl
 endif
 endif
-CUDA_STATUS := $(if $(HAVE_CUDA),yes ($(NVCC); NCCL $(if $(HAVE_NCCL),yes,no)),$(if $(CUDA_SRCS),$(if $(filter 1,$(NO_CUDA)),no (NO_CUDA=1),no (nvcc not found)),no (no CUDA sources)))
+CUDA_STATUS := $(if $(HAVE_CUDA),yes ($(NVCC); NCCL $(if $(HAVE_NCCL),yes$(if $(wildcard $(NCCL_HOME)/include/nccl.h), from $(NCCL_HOME)),no)),$(if $(CUDA_SRCS),$(if $(filter 1,$(NO_CUDA)),no (NO_CUDA=1),no (nvcc not found)),no (no CUDA sources)))
 
 # a module is a folder of src/ with C sources in it or in its part folders
 MODULES := $(sort $(foreach d,$(wildcard src/*/),$(if $(wildcard $(d)*.c $(d)*/*.c),$(notdir $(patsubst %/,%,$(d))))))
