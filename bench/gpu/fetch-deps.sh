@@ -11,6 +11,12 @@
 # Usage (repository root):   bench/gpu/fetch-deps.sh          # idempotent; ~17 MiB
 #   ZGDEPS_DIR=dir  download somewhere else (default .gpudeps)
 #
+# The device call (the `run` tool; docs/kernels.md "On a GPU"), in the checkout the session was
+# started in, after bench/gpu/fetch-deps.sh ran there:
+#   carry: [".gpudeps"]   timeout_s: 540   command:
+#   . bench/gpu/setup-deps.sh >/tmp/deps.txt 2>&1; cat /tmp/deps.txt; OUT=/tmp/zgout BUDGET=450 bench/gpu/check.sh; rc=$?; cp /tmp/deps.txt /tmp/zgout/; tar -czf $OUT/gpu-out.tgz -C /tmp/zgout .; cp /tmp/deps.txt /tmp/zgout/results.md /tmp/zgout/check.log $OUT/ 2>/dev/null; exit $rc
+#   (check.sh writes into /tmp/zgout and it is archived: the tool returns at most 8 files)
+#
 # What is fetched (groups; setup-deps.sh unpacks a group only when the image lacks it):
 #   cjson     libcjson1 libcjson-dev
 #   openblas  libopenblas0-pthread libopenblas-pthread-dev, and libgfortran5 libquadmath0 (its

@@ -29,6 +29,12 @@
 # Settings: ZGDEPS_PREFIX (default /opt/zgdeps), ZGDEPS_DEBS (default <repo>/.gpudeps),
 #           PYTHON (default python3: where torch's nvidia wheels are looked up), CC (default cc).
 # Proven on the Debian 12 build machine with the libraries hidden: bench/gpu/bare-sim.sh.
+#
+# The device call (the `run` tool; docs/kernels.md "On a GPU"), in the checkout the session was
+# started in, after bench/gpu/fetch-deps.sh ran there:
+#   carry: [".gpudeps"]   timeout_s: 540   command:
+#   . bench/gpu/setup-deps.sh >/tmp/deps.txt 2>&1; cat /tmp/deps.txt; OUT=/tmp/zgout BUDGET=450 bench/gpu/check.sh; rc=$?; cp /tmp/deps.txt /tmp/zgout/; tar -czf $OUT/gpu-out.tgz -C /tmp/zgout .; cp /tmp/deps.txt /tmp/zgout/results.md /tmp/zgout/check.log $OUT/ 2>/dev/null; exit $rc
+#   (check.sh writes into /tmp/zgout and it is archived: the tool returns at most 8 files)
 
 _zgd_log() { echo "setup-deps: $*"; }
 
