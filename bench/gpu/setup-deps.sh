@@ -27,7 +27,9 @@
 # Sourcing it twice is harmless (unpacked packages are stamped; paths are added once).
 #
 # Settings: ZGDEPS_PREFIX (default /opt/zgdeps), ZGDEPS_DEBS (default <repo>/.gpudeps),
-#           PYTHON (default python3: where torch's nvidia wheels are looked up), CC (default cc).
+#           PYTHON (default python3: where torch's nvidia wheels are looked up), CC (default cc),
+#           ZGDEPS_FORCE=cjson,openblas,openmpi: unpack these groups even where the image has
+#           them (an image copy that is there but unfit; the tests use it).
 # Proven on the Debian 12 build machine with the libraries hidden: bench/gpu/bare-sim.sh.
 #
 # The device call (the `run` tool; docs/kernels.md "On a GPU"), in the checkout the session was
@@ -156,6 +158,9 @@ _zgd_use_pc() {
 
 _zgd_pkgconfig() { command -v pkg-config >/dev/null 2>&1 && pkg-config "$@" 2>/dev/null; }
 
+# _zgd_forced GROUP: ZGDEPS_FORCE names the group, so the image's own copy is not looked at
+_zgd_forced() { case ",${ZGDEPS_FORCE:-}," in *",$1,"*) return 0 ;; esac; return 1; }
+
 _ZGD_CJSON_SRC='#include <cJSON.h>
 int main(void) { cJSON *o = cJSON_Parse("{\"a\":1}"); int ok = o && cJSON_GetObjectItem(o, "a"); cJSON_Delete(o); return !ok; }'
 _ZGD_BLAS_SRC='#include <cblas.h>
@@ -169,12 +174,13 @@ int main(void) { int v; return ncclGetVersion(&v) != ncclSuccess; }'
 _zgd_cjson() {
     local f
     f=$(_zgd_pkgconfig --cflags --libs libcjson)
-    if [ -n "$f" ] && _zgd_try cjson "$_ZGD_CJSON_SRC" $f; then
+    if _zgd_forced cjson; then
+        :
+    elif [ -n "$f" ] && _zgd_try cjson "$_ZGD_CJSON_SRC" $f; then
         _zgd_log "cJSON     image's own (pkg-config libcjson: $f)"
         return 0
-    fi
     # the image's -dev package without pkg-config: the Makefile then passes no -I for <cJSON.h>
-    if [ -f /usr/include/cjson/cJSON.h ] && _zgd_try cjson "$_ZGD_CJSON_SRC" -I/usr/include/cjson -lcjson; then
+    elif [ -f /usr/include/cjson/cJSON.h ] && _zgd_try cjson "$_ZGD_CJSON_SRC" -I/usr/include/cjson -lcjson; then
         _zgd_path_add CPATH /usr/include/cjson
         _zgd_log "cJSON     image's own (/usr/include/cjson; no pkg-config, so CPATH+=/usr/include/cjson)"
         return 0
@@ -197,7 +203,7 @@ _zgd_cjson() {
 _zgd_openblas() {
     local f d
     f=$(_zgd_pkgconfig --cflags --libs openblas)
-    if _zgd_try blas "$_ZGD_BLAS_SRC" ${f:--lopenblas}; then
+    if ! _zgd_forced openblas && _zgd_try blas "$_ZGD_BLAS_SRC" ${f:--lopenblas}; then
         _zgd_log "OpenBLAS  image's own (${f:+pkg-config openblas: }${f:--lopenblas})"
         return 0
     fi
@@ -244,7 +250,8 @@ _zgd_mpi_run2() {
 
 _zgd_openmpi() {
     local v res p so dropped kept plugdir
-    if command -v mpicc >/dev/null 2>&1 && mpicc --showme:link >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1; then
+    if ! _zgd_forced openmpi && command -v mpicc >/dev/null 2>&1 && mpicc --showme:link >/dev/null 2>&1 &&
+        command -v mpirun >/dev/null 2>&1; then
         v=$(mpirun --version 2>/dev/null | head -1)
         res=$(_zgd_mpi_run2)
         _zgd_log "OpenMPI   image's own ($(command -v mpicc); $v): $res"
@@ -410,7 +417,7 @@ _zgd_main() {
 _zgd_main
 _zgd_rc=$?
 unset -f _zgd_log _zgd_path_add _zgd_sys_has_so _zgd_try _zgd_why _zgd_deb_list _zgd_deb_x \
-    _zgd_unpack _zgd_use_prefix_libs _zgd_use_pc _zgd_pkgconfig _zgd_cjson _zgd_openblas \
+    _zgd_unpack _zgd_use_prefix_libs _zgd_use_pc _zgd_pkgconfig _zgd_forced _zgd_cjson _zgd_openblas \
     _zgd_mpi_run2 _zgd_openmpi _zgd_cbc _zgd_wheel_dir _zgd_cuda _zgd_nccl _zgd_main
 unset _ZGD_CJSON_SRC _ZGD_BLAS_SRC _ZGD_MPI_SRC _ZGD_NCCL_SRC _ZGD_TOOK _ZGD_IMAGE_HAS _ZGD_ERR \
     _ZGD_DEBS _ZGD_PREFIX _ZGD_LDCONFIG _ZGD_CC _ZGD_TMP _ZGD_CUDA_HOME
