@@ -3,7 +3,7 @@
 # in which this machine's copies of what bench/gpu/setup-deps.sh may have to supply are hidden,
 # so that setup-deps.sh + make can be proven before the GPU machine's bare image sees them.
 #
-# Usage:  bench/gpu/bare-sim.sh [--no-pkg-config] [--hide-nccl] -- COMMAND [ARGS...]
+# Usage:  bench/gpu/bare-sim.sh [--no-pkg-config] [--hide-nccl] [--hide-cublas] -- COMMAND [ARGS...]
 #
 # Hidden (bubblewrap binds hard-linked copies of /usr/lib/x86_64-linux-gnu, /usr/include and
 # /usr/bin, without these, over the real ones; nothing on the machine changes):
@@ -14,6 +14,8 @@
 #   --no-pkg-config  pkg-config too (the image may have none: then only CPATH/LIBRARY_PATH work)
 #   --hide-nccl      nccl.h/libnccl in /usr, /usr/local and the CUDA toolkit (/usr/local/cuda), so
 #                    that NCCL can only come from torch's nvidia-nccl wheel of `python3`
+#   --hide-cublas    cuBLAS (headers, libraries) in the CUDA toolkit: it must come from torch's
+#                    nvidia/cu13 wheel
 # Not hidden: libc, gcc, make, zlib (every image has them), CUDA's nvcc/cudart/cuBLAS, python.
 # Inside, ZGDEPS_PREFIX is a fresh folder (not /opt/zgdeps), removed at the end with the copies.
 #
@@ -24,16 +26,18 @@
 set -eu
 hide_pc=0
 hide_nccl=0
+hide_cublas=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --no-pkg-config) hide_pc=1 ;;
     --hide-nccl) hide_nccl=1 ;;
+    --hide-cublas) hide_cublas=1 ;;
     --) shift; break ;;
-    *) echo "bare-sim: unknown option '$1' (usage: $0 [--no-pkg-config] [--hide-nccl] -- COMMAND...)" >&2; exit 2 ;;
+    *) echo "bare-sim: unknown option '$1' (usage: $0 [--no-pkg-config] [--hide-nccl] [--hide-cublas] -- COMMAND...)" >&2; exit 2 ;;
     esac
     shift
 done
-[ $# -gt 0 ] || { echo "bare-sim: no command given (usage: $0 [--no-pkg-config] [--hide-nccl] -- COMMAND...)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "bare-sim: no command given (usage: $0 [--no-pkg-config] [--hide-nccl] [--hide-cublas] -- COMMAND...)" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || { echo "bare-sim: needs root (bubblewrap binds over /usr)" >&2; exit 2; }
 command -v bwrap >/dev/null || { echo "bare-sim: needs bubblewrap (apt-get install bubblewrap)" >&2; exit 2; }
 
@@ -77,23 +81,24 @@ mkdir -p "$W/zgdeps" "$W/empty"
 
 binds=(--dev-bind / / --bind "$W/lib" /usr/lib/x86_64-linux-gnu --bind "$W/include" /usr/include
     --bind "$W/bin" /usr/bin --bind "$W/empty" /etc/openmpi --bind "$W/empty" /usr/share/openmpi)
+cuda=$(realpath /usr/local/cuda 2>/dev/null || true)
+if [ -n "$cuda" ] && [ $((hide_nccl + hide_cublas)) -gt 0 ]; then
+    for d in include lib lib64; do
+        [ -d "$cuda/$d" ] && [ ! -L "$cuda/$d" ] || continue
+        cp -al "$cuda/$d" "$W/cuda-$d"
+        [ $hide_nccl -eq 0 ] || rm -rf "$W/cuda-$d"/nccl* "$W/cuda-$d"/libnccl*
+        [ $hide_cublas -eq 0 ] || rm -rf "$W/cuda-$d"/cublas* "$W/cuda-$d"/libcublas*
+        binds+=(--bind "$W/cuda-$d" "$cuda/$d")
+    done
+fi
 if [ $hide_nccl -eq 1 ]; then
-    cuda=$(realpath /usr/local/cuda 2>/dev/null || true)
-    if [ -n "$cuda" ]; then
-        for d in include lib lib64; do
-            [ -d "$cuda/$d" ] && [ ! -L "$cuda/$d" ] || continue
-            cp -al "$cuda/$d" "$W/cuda-$d"
-            rm -rf "$W/cuda-$d"/nccl* "$W/cuda-$d"/libnccl*
-            binds+=(--bind "$W/cuda-$d" "$cuda/$d")
-        done
-    fi
     if ls /usr/local/include/nccl* >/dev/null 2>&1; then
         cp -al /usr/local/include "$W/local-include"
         rm -rf "$W/local-include"/nccl*
         binds+=(--bind "$W/local-include" /usr/local/include)
     fi
 fi
-echo "bare-sim: hidden cJSON, BLAS/LAPACK, gfortran, OpenMPI+deps, CBC$([ $hide_pc -eq 1 ] && echo ', pkg-config')$([ $hide_nccl -eq 1 ] && echo ', NCCL outside torch wheels'); ZGDEPS_PREFIX=$W/zgdeps"
+echo "bare-sim: hidden cJSON, BLAS/LAPACK, gfortran, OpenMPI+deps, CBC$([ $hide_pc -eq 1 ] && echo ', pkg-config')$([ $hide_nccl -eq 1 ] && echo ', NCCL outside torch wheels')$([ $hide_cublas -eq 1 ] && echo ', cuBLAS in the CUDA toolkit'); ZGDEPS_PREFIX=$W/zgdeps"
 set +e
 bwrap "${binds[@]}" --setenv ZGDEPS_PREFIX "$W/zgdeps" -- "$@"
 rc=$?

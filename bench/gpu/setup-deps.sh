@@ -317,7 +317,7 @@ m = importlib.import_module(sys.argv[1]); print(list(m.__path__)[0])" "$1" 2>/de
 }
 
 _zgd_cuda() {
-    local nvcc lib w missing=""
+    local nvcc lib w d f missing=""
     nvcc=$(command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
     if [ -z "$nvcc" ]; then
         _zgd_log "CUDA      MISSING: no nvcc on PATH or in /usr/local/cuda/bin — CPU build only, every GPU check fails"
@@ -333,19 +333,34 @@ _zgd_cuda() {
         _zgd_log "CUDA      $nvcc ($("$nvcc" --version | grep -o 'release [0-9.]*')), CUDA_HOME $_ZGD_CUDA_HOME with cudart and cuBLAS"
         return 0
     fi
-    # the toolkit lacks them: torch's nvidia wheels (nvidia/cu13/{include,lib}) have both
+    # the toolkit lacks them: torch's nvidia wheels (nvidia/cu13/{include,lib}) have both. Only
+    # the missing pieces are linked into a folder of ours (cuBLAS headers + libraries, or
+    # libcudart): the wheel's own cuda_runtime.h is newer than nvcc's and must not shadow it
     w=$(_zgd_wheel_dir nvidia.cu13)
     if [ -n "$w" ] && [ -f "$w/lib/libcublas.so.13" ] && [ -f "$w/include/cublas_v2.h" ]; then
-        mkdir -p "$_ZGD_PREFIX/cuda-wheel/lib"
-        for lib in "$w"/lib/libcudart.so.* "$w"/lib/libcublas.so.* "$w"/lib/libcublasLt.so.*; do
-            [ -e "$lib" ] || continue
-            ln -sfn "$lib" "$_ZGD_PREFIX/cuda-wheel/lib/$(basename "$lib")"
-            ln -sfn "$lib" "$_ZGD_PREFIX/cuda-wheel/lib/$(basename "$lib" | sed 's/\.so\..*/.so/')"
+        d=$_ZGD_PREFIX/cuda-wheel
+        mkdir -p "$d/lib" "$d/include"
+        for lib in $missing; do
+            case $lib in
+            cudart) set -- "$w"/lib/libcudart.so.* ;;
+            cublas) set -- "$w"/lib/libcublas.so.* "$w"/lib/libcublasLt.so.* ;;
+            cublas_v2.h) set -- "$w"/include/cublas*.h ;;
+            esac
+            for f in "$@"; do
+                [ -e "$f" ] || continue
+                case $f in
+                */include/*) ln -sfn "$f" "$d/include/$(basename "$f")" ;;
+                *)
+                    ln -sfn "$f" "$d/lib/$(basename "$f")"
+                    ln -sfn "$f" "$d/lib/$(basename "$f" | sed 's/\.so\..*/.so/')"
+                    ;;
+                esac
+            done
         done
-        _zgd_path_add CPATH "$w/include"
-        _zgd_path_add LIBRARY_PATH "$_ZGD_PREFIX/cuda-wheel/lib"
-        _zgd_path_add LD_LIBRARY_PATH "$_ZGD_PREFIX/cuda-wheel/lib"
-        _zgd_log "CUDA      $nvcc, CUDA_HOME $_ZGD_CUDA_HOME lacks${missing}: taken from torch's wheel $w"
+        _zgd_path_add CPATH "$d/include"
+        _zgd_path_add LIBRARY_PATH "$d/lib"
+        _zgd_path_add LD_LIBRARY_PATH "$d/lib"
+        _zgd_log "CUDA      $nvcc, CUDA_HOME $_ZGD_CUDA_HOME lacks${missing}: linked from torch's wheel $w into $d"
         return 0
     fi
     _zgd_log "CUDA      $nvcc, but CUDA_HOME $_ZGD_CUDA_HOME lacks${missing} and no nvidia.cu13 wheel has them — the CUDA link will fail"
