@@ -253,9 +253,12 @@ _zgd_openmpi() {
     if ! _zgd_forced openmpi && command -v mpicc >/dev/null 2>&1 && mpicc --showme:link >/dev/null 2>&1 &&
         command -v mpirun >/dev/null 2>&1; then
         v=$(mpirun --version 2>/dev/null | head -1)
-        res=$(_zgd_mpi_run2)
-        _zgd_log "OpenMPI   image's own ($(command -v mpicc); $v): $res"
-        return 0
+        if res=$(_zgd_mpi_run2); then
+            _zgd_log "OpenMPI   image's own ($(command -v mpicc); $v): $res"
+            return 0
+        fi
+        # an MPI that cannot run 2 local ranks (one built for a fabric that is not here, say)
+        _zgd_log "OpenMPI   image's own ($(command -v mpicc); $v) does not work: $res — using the carried one"
     fi
     if ! _zgd_unpack openmpi; then
         _zgd_log "OpenMPI   MISSING: $_ZGD_ERR — no trainer, profiler or check-engine runs, no mpitests, no bench/e2e.sh"
