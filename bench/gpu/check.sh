@@ -2,9 +2,9 @@
 # bench/gpu/check.sh — THE GPU check: one run on a GPU machine (H100/H200, 16 cores), no network.
 # Stages (STAGES picks them, default all; the own stages run in this order, then the others in
 # their STAGES order):
-#   build     find the build dependencies (cJSON/OpenBLAS from the system or the carried .gpudeps
-#             bundle, NCCL from CUDA_HOME, the system or torch's nvidia-nccl wheel, cuBLAS from
-#             CUDA_HOME or the nvidia-cublas wheel), make -k -j;
+#   build     the build dependencies (bench/gpu/setup-deps.sh: the image's own cJSON, OpenBLAS,
+#             OpenMPI, else the .debs carried in .gpudeps/; NCCL and cuBLAS from CUDA_HOME, the
+#             system or torch's nvidia wheels), then make -k -j;
 #   tests     the CUDA kernels against the CPU reference (kernels_test_attention_cuda), the NCCL
 #             backend with one rank (comm_test_comm_nccl_cuda) and the CPU kernel tests;
 #   memcheck  compute-sanitizer memcheck on the small cases of the CUDA test (a finding fails),
@@ -26,8 +26,8 @@
 #
 # Usage, from anywhere (it works in the repository root):
 #   OUT=/some/dir [BUDGET=490] [STAGES="build tests ..."] [BUDGET_e2e_host=200] bench/gpu/check.sh
-# Before a GPU run, make the dependency bundle on a machine that has them and carry it:
-#   bench/gpu/pack-deps.sh .gpudeps        (GPUDEPS=path picks another bundle)
+# Before a GPU run, in the checkout the device call sends: bench/gpu/fetch-deps.sh (the .debs
+# into .gpudeps/, carried with the call: carry [".gpudeps"]); docs/kernels.md "On a GPU".
 # $OUT receives at most 4 files (the GPU tool returns 8): results.md, results.json, check.log
 # and logs.tar.gz (build/test/bench logs, every stage's own OUT). Exit status: 0 every stage
 # run passed on a GPU; 1 something failed; 2 no GPU visible (a dry run: GPU steps skipped, said
@@ -41,7 +41,6 @@ PY=${PYTHON:-python3}
 BUDGET=${BUDGET:-490}
 RESERVE=10
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 4)}
-GPUDEPS=${GPUDEPS:-$ROOT/.gpudeps}
 OWN_STAGES="build tests memcheck bench torch nccl"
 EXTRA_STAGES="device_row torch_cuda e2e_host"
 STAGES=${STAGES:-$OWN_STAGES $EXTRA_STAGES}
@@ -101,90 +100,23 @@ log "machine: ${GPU:-NO GPU VISIBLE (nvidia-smi lists none): GPU steps will be s
 # ---------------------------------------------------------------------------------------------
 # build: dependencies, then make -k (as much as builds; each stage checks its own binaries)
 MAKEVARS=()
+# The libraries the GPU image may lack (cJSON, OpenBLAS, OpenMPI, NCCL from torch's wheel):
+# bench/gpu/setup-deps.sh uses the image's own copy when it works, else unpacks the .debs that
+# bench/gpu/fetch-deps.sh put into .gpudeps/ here (carried with the call) into /opt/zgdeps and
+# exports the paths; the later stages (mpirun for e2e_host) inherit them. Sourcing it again after
+# the caller did is harmless (unpacked packages are stamped, paths added once).
 find_deps() {
-    local probe=$WORK/probe
-    mkdir -p "$probe"
-    printf '#include <cJSON.h>\n#include <cblas.h>\nint main(void){cJSON_Delete(cJSON_CreateObject());'\
-'return (int)cblas_sdot(0,0,1,0,1);}\n' >"$probe/deps.c"
-    # shellcheck disable=SC2046
-    if cc $(pkg-config --cflags libcjson openblas 2>/dev/null) "$probe/deps.c" -o "$probe/deps" \
-        $(pkg-config --libs libcjson 2>/dev/null || echo -lcjson) \
-        $(pkg-config --libs openblas 2>/dev/null || echo -lopenblas) >"$L/deps.log" 2>&1; then
-        log "deps: cJSON and OpenBLAS found on the system"
-    elif [ -d "$GPUDEPS/lib" ]; then
-        local D=$ROOT/build/gpu-deps # kept: the binaries' rpath points here
-        rm -rf "$D" && mkdir -p "$D"
-        cp -r "$GPUDEPS/include" "$GPUDEPS/lib" "$D/"
-        if [ -f "$D/lib/libopenblas.so.0.xz" ]; then
-            xz -dc "$D/lib/libopenblas.so.0.xz" >"$D/lib/libopenblas.so.0" 2>/dev/null ||
-                "$PY" -c 'import lzma,sys; sys.stdout.buffer.write(lzma.open(sys.argv[1]).read())' \
-                    "$D/lib/libopenblas.so.0.xz" >"$D/lib/libopenblas.so.0"
-            rm -f "$D/lib/libopenblas.so.0.xz"
-        fi
-        ln -sf libcjson.so.1 "$D/lib/libcjson.so"
-        ln -sf libopenblas.so.0 "$D/lib/libopenblas.so"
-        # DT_RPATH (not RUNPATH): it also serves libopenblas's own needs (libgfortran.so.5)
-        local R="-L$D/lib -Wl,--disable-new-dtags,-rpath,$D/lib"
-        export LD_LIBRARY_PATH="$D/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" # stages too
-        MAKEVARS+=("CJSON_CFLAGS=-I$D/include" "CJSON_LIBS=$R -lcjson"
-            "BLAS_CFLAGS=-I$D/include" "BLAS_LIBS=$R -lopenblas")
-        if cc -I"$D/include" "$probe/deps.c" -o "$probe/deps" $R -lcjson -lopenblas >>"$L/deps.log" 2>&1 &&
-            "$probe/deps"; then
-            log "deps: cJSON/OpenBLAS not on the system; using the carried bundle $GPUDEPS ($(head -1 "$GPUDEPS/MANIFEST" 2>/dev/null))"
-        else
-            log "deps: the bundle $GPUDEPS does not link or run here; see deps.log in logs.tar.gz"
-            tail -5 "$L/deps.log" | tee -a "$OUT/check.log"
-        fi
-    else
-        log "DEPS MISSING: cJSON/OpenBLAS are not installed and no bundle at $GPUDEPS: the build" \
-            "will fail. Make one where they are (bench/gpu/pack-deps.sh .gpudeps) and carry it."
-    fi
-    # NCCL: CUDA_HOME (the Makefile's default) or the system; else torch's nvidia-nccl wheel
-    local nvcc ch
-    nvcc=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
-    ch=$(dirname "$(dirname "$(readlink -f "${nvcc:-/usr/local/cuda/bin/nvcc}")")")
-    printf '#include <nccl.h>\nint main(void){int v;return ncclGetVersion(&v);}\n' >"$probe/nccl.c"
-    if cc -I"$ch/include" "$probe/nccl.c" -o "$probe/nccl" -L"$ch/lib" -L"$ch/lib64" -lnccl \
-        >>"$L/deps.log" 2>&1; then
-        log "deps: NCCL found (CUDA_HOME $ch or the system)"
-    else
-        local w
-        w=$(timeout 30 "$PY" -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' 2>/dev/null)
-        if [ -n "$w" ] && [ -f "$w/include/nccl.h" ] && ls "$w"/lib/libnccl.so* >/dev/null 2>&1; then
-            local N=$ROOT/build/gpu-nccl # kept: the binaries' rpath points here
-            rm -rf "$N" && mkdir -p "$N/lib"
-            ln -sf "$w/include" "$N/include"
-            for f in "$w"/lib/libnccl.so*; do ln -sf "$f" "$N/lib/"; done
-            [ -e "$N/lib/libnccl.so" ] || ln -sf "$(ls "$w"/lib/libnccl.so.* | head -1)" "$N/lib/libnccl.so"
-            MAKEVARS+=("NCCL_HOME=$N")
-            log "deps: NCCL from the Python wheel at $w (NCCL_HOME=$N)"
-        else
-            log "deps: NO NCCL found (not in $ch, the system, nor $PY's nvidia.nccl): the NCCL" \
-                "backend and its test will be missing"
-        fi
-    fi
-    # cuBLAS next to cudart in CUDA_HOME/lib64 (the Makefile's CUDA_LIBDIR); else cudart from
-    # there and cuBLAS from torch's nvidia-cublas wheel, linked side by side in one folder
-    if ! ls "$ch"/lib64/libcublas.so >/dev/null 2>&1; then
-        local cb
-        cb=$(timeout 30 "$PY" -c 'import nvidia.cublas as m; print(list(m.__path__)[0])' 2>/dev/null)
-        if [ -n "$cb" ] && ls "$cb"/lib/libcublas.so.* >/dev/null 2>&1; then
-            local C=$ROOT/build/gpu-cudalib # kept: the binaries' rpath points here
-            rm -rf "$C" && mkdir -p "$C"
-            for f in "$ch"/lib64/libcudart.so* "$cb"/lib/libcublas*.so*; do ln -sf "$f" "$C/"; done
-            [ -e "$C/libcublas.so" ] || ln -sf "$(ls "$cb"/lib/libcublas.so.* | head -1)" "$C/libcublas.so"
-            MAKEVARS+=("CUDA_LIBDIR=$C")
-            log "deps: cuBLAS from the Python wheel at $cb (CUDA_LIBDIR=$C)"
-        else
-            log "deps: WARNING: no libcublas.so in $ch/lib64 nor a $PY nvidia.cublas wheel: the" \
-                "link of the CUDA binaries will fail"
-        fi
+    if [ -f bench/gpu/setup-deps.sh ]; then
+        # shellcheck disable=SC1091
+        . bench/gpu/setup-deps.sh >"$L/deps.log" 2>&1 ||
+            log "deps: a REQUIRED library is missing (cJSON, OpenBLAS or cc): the build will fail"
+        sed 's/^/deps: /' "$L/deps.log" | tee -a "$OUT/check.log"
     fi
 }
+find_deps # every stage needs them (the build, the binaries' libraries, mpirun for e2e_host)
 
 if want build; then
     t=$(date +%s)
-    find_deps
     log "build: make -k -j$JOBS ${MAKEVARS[*]:-} (log: build.log)"
     if tmo 240 make -k -j"$JOBS" "${MAKEVARS[@]}" >"$L/build.log" 2>&1; then
         log "build ok in $(($(date +%s) - t)) s: $(grep -m1 'CUDA ' "$L/build.log" | sed 's/^ *//')"
