@@ -180,11 +180,20 @@ asan:
 	$(MAKE) BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" test
 
+# clang-format (.clang-format) applies to the lines a change touches: `git diff FORMAT_BASE`
+# (default HEAD: the uncommitted changes; FORMAT_BASE=main checks a branch). The older code was
+# laid out by hand (aligned trailing comments, one-line loops): formatting all of it would rewrite
+# ~3,800 lines in 190 files for no change in meaning, so it is left until a line is touched.
+FORMAT_BASE ?= HEAD
+FORMAT_DIFF := git diff -U0 --no-color $(FORMAT_BASE) -- '*.c' '*.h' '*.cu'
 format:
-	clang-format -i $$(git ls-files '*.c' '*.h' '*.cu')
+	$(FORMAT_DIFF) | clang-format-diff -p1 -i
 
 format-check:
-	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h' '*.cu')
+	@out=$$($(FORMAT_DIFF) | clang-format-diff -p1); if [ -n "$$out" ]; then \
+	  printf '%s\n' "$$out"; echo "format-check: the lines above changed since $(FORMAT_BASE) are" \
+	  "not clang-format clean; 'make format FORMAT_BASE=$(FORMAT_BASE)' fixes them"; exit 1; fi; \
+	  echo "format-check: lines changed since $(FORMAT_BASE) are clang-format clean"
 
 clean:
 	rm -rf build build-asan build-*
