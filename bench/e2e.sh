@@ -65,14 +65,26 @@ mkdir -p "$OUT"
 
 prof=${PROFILE:-$OUT/profile-np$NP.json}
 uptime > "$OUT/load.txt"
+T=$(date +%s.%N)
+phase() {  # phase NAME: seconds since the last phase, into OUT/phases.txt
+    local now
+    now=$(date +%s.%N)
+    awk -v a="$now" -v b="$T" -v n="$1" 'BEGIN { printf "%s %.1f\n", n, a - b }' >> "$OUT/phases.txt"
+    T=$now
+}
+: > "$OUT/phases.txt"
 # shellcheck disable=SC2086
-[ -f "$prof" ] || mpi "$NP" "$Z" profile --model "$MODEL" --out "$prof" --quiet "${CATALOG[@]}" \
-    $PROFILE_ARGS
+if [ ! -f "$prof" ]; then
+    mpi "$NP" "$Z" profile --model "$MODEL" --out "$prof" --quiet "${CATALOG[@]}" $PROFILE_ARGS
+    phase profile
+fi
 
 mpi "$NP" "$Z" train --model "$MODEL" --policy $POL --profile "$prof" \
     --steps "$STEPS" "${BATCH[@]}" --json > "$OUT/measured.jsonl"
+phase train
 "$Z" train --model "$MODEL" --policy $POL --profile "$prof" --cluster "cpu:$NP" --plan-only \
     --steps "$STEPS" "${BATCH[@]}" --json > "$OUT/modelled.jsonl"
+phase plan-only
 if [ "$NP_BIG" -gt "$NP" ]; then
     big=$OUT/profile-np$NP_BIG.json
     # shellcheck disable=SC2086
@@ -89,6 +101,7 @@ if [ -n "$BIG_CLUSTER" ]; then
         --cluster "$BIG_CLUSTER" --max-degree "$NP" --plan-only --steps "$STEPS" "${BATCH[@]}" \
         --json > "$OUT/modelled-cluster.jsonl"
 fi
+phase modelled-larger
 uptime >> "$OUT/load.txt"
 
 python3 - "$OUT" "$NP" "$NP_BIG" "$BIG_CLUSTER" <<'PY'
