@@ -15,6 +15,7 @@
 # it. Without a CUDA device (or without torch) it prints "skipped: ..." and exits 0.
 #
 #   OUT=dir BUDGET=90 bench/gpu/torch_cuda.sh      (repository root; PYTHON=... picks python)
+#   DEVICE=cpu OUT=dir bench/gpu/torch_cuda.sh      (a dry run of the same flow on the CPU, gloo)
 #
 # The zellige package: PYTHONPATH as given, else build/python (`python3 -m pip install
 # --no-deps --target build/python ./python`), else it is built into a temporary folder. Its
@@ -24,6 +25,7 @@ set -u
 OUT=${OUT:-./gpu-out}
 BUDGET=${BUDGET:-90}
 PY=${PYTHON:-python3}
+DEV=${DEVICE:-cuda}
 HERE=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$OUT/torch_cuda"
 D=$(cd "$OUT/torch_cuda" && pwd)
@@ -39,12 +41,16 @@ if ! "$PY" -c 'import torch' > /dev/null 2>&1; then
     say "skipped: no CUDA device ($PY cannot import torch)"
     exit 0
 fi
-if ! "$PY" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+if [ "$DEV" = cuda ] && ! "$PY" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
     say "skipped: no CUDA device (torch $("$PY" -c 'import torch; print(torch.__version__)') sees none)"
     exit 0
 fi
-"$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl",
+if [ "$DEV" = cuda ]; then
+    "$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl",
 ".".join(map(str, torch.cuda.nccl.version())), torch.cuda.get_device_name(0))' > "$D/device.txt" 2>&1
+else
+    echo "DRY RUN on the CPU (DEVICE=cpu, gloo): torch $("$PY" -c 'import torch; print(torch.__version__)')" > "$D/device.txt"
+fi
 say "device: $(cat "$D/device.txt")"
 
 # the zellige package
@@ -68,19 +74,19 @@ port=$((29500 + RANDOM % 2000))
 fail=0
 
 # 1. the executor worker on cuda (NCCL) and on the CPU (gloo): same plans, same counters
-run_worker() {  # DEVICE
+run_worker() {  # DEVICE NAME: results in exec_NAME.jsonl, log in exec_NAME.log
     port=$((port + 1))
     timeout "$(cap 45)" "$PY" -m torch.distributed.run --nproc-per-node 1 --master-addr 127.0.0.1 \
-        --master-port "$port" tests/py/torch_exec_worker.py --out "$D/exec_$1.jsonl" --plans 6 \
-        --seed 3 --device "$1" > "$D/exec_$1.log" 2>&1
+        --master-port "$port" tests/py/torch_exec_worker.py --out "$D/exec_$2.jsonl" --plans 6 \
+        --seed 3 --device "$1" > "$D/exec_$2.log" 2>&1
 }
-if run_worker cuda && run_worker cpu; then
-    "$PY" - "$D" <<'PY' | tee -a "$V"
+if run_worker "$DEV" "$DEV" && run_worker cpu cpuref; then
+    "$PY" - "$D" "$DEV" <<'PY' | tee -a "$V"
 import json, sys
-d = sys.argv[1]
+d, dev = sys.argv[1], sys.argv[2]
 def load(dev):
     return [json.loads(l) for l in open(f"{d}/exec_{dev}.jsonl")]
-cu, cp = load("cuda"), load("cpu")
+cu, cp = load(dev), load("cpuref")
 bad, worst_f, worst_b, n = [], 0.0, 0.0, 0
 for a, b in zip(cu, cp):
     if a["kind"] == "errors":
@@ -91,8 +97,8 @@ for a, b in zip(cu, cp):
         n += 1
         worst_f, worst_b = max(worst_f, a["err_fwd"]), max(worst_b, a["err_bwd"])
         what = f"{a['kind']} {a.get('index', '')} configs {a['configs']}"
-        if a.get("device", "").split(":")[0] != "cuda":
-            bad.append(f"{what}: ran on {a.get('device')}, not cuda")
+        if a.get("device", "").split(":")[0] != dev:
+            bad.append(f"{what}: ran on {a.get('device')}, not {dev}")
         if a["err_fwd"] > 1e-5 or a["err_bwd"] > 1e-5:
             bad.append(f"{what}: rel err fwd {a['err_fwd']:.3g} bwd {a['err_bwd']:.3g} > 1e-5")
         if not (a["dispatch_exact"] and a["identity"]):
@@ -100,8 +106,8 @@ for a, b in zip(cu, cp):
         if a["stats"] != b["stats"]:
             bad.append(f"{what}: counters differ from the CPU run: {a['stats']} vs {b['stats']}")
 if len(cu) != len(cp):
-    bad.append(f"{len(cu)} results on cuda, {len(cp)} on the CPU")
-print(("exec: PASS" if not bad else "exec: FAIL") + f": {n} plans on 1 GPU (NCCL), worst rel "
+    bad.append(f"{len(cu)} results on {dev}, {len(cp)} on the CPU")
+print(("exec: PASS" if not bad else "exec: FAIL") + f": {n} plans on 1 rank on {dev}, worst rel "
       f"err fwd {worst_f:.2e} bwd {worst_b:.2e} vs the float64 CPU reference, counters equal "
       f"to the CPU (gloo) run: {not any('counters' in x for x in bad)}"
       + ("" if not bad else "; " + "; ".join(bad[:5])))
@@ -109,8 +115,8 @@ sys.exit(1 if bad else 0)
 PY
     [ "${PIPESTATUS[0]}" -eq 0 ] || fail=1
 else
-    say "exec: FAIL: the worker exited non-zero; last lines of $D/exec_cuda.log / exec_cpu.log:"
-    tail -8 "$D/exec_cuda.log" "$D/exec_cpu.log" 2>/dev/null | tee -a "$V"
+    say "exec: FAIL: the worker exited non-zero; last lines of $D/exec_$DEV.log / exec_cpuref.log:"
+    tail -8 "$D/exec_$DEV.log" "$D/exec_cpuref.log" 2>/dev/null | tee -a "$V"
     fail=1
 fi
 
@@ -118,20 +124,20 @@ fi
 TINY=(--steps 3 --tokens-per-rank 192 --dim 48 --heads 4 --layers 2 --ffn 96 --json)
 port=$((port + 1))
 if timeout "$(cap 40)" "$PY" -m torch.distributed.run --nproc-per-node 1 --master-addr 127.0.0.1 \
-    --master-port "$port" examples/train_dit.py --device cuda --policy zellige,knapformer \
-    "${TINY[@]}" > "$D/train_cuda.log" 2>&1 &&
+    --master-port "$port" examples/train_dit.py --device "$DEV" --policy zellige,knapformer \
+    "${TINY[@]}" > "$D/train_$DEV.log" 2>&1 &&
     timeout "$(cap 30)" "$PY" examples/train_dit.py --reference --world-size 1 "${TINY[@]}" \
         > "$D/train_ref.log" 2>&1; then
-    "$PY" - "$D" <<'PY' | tee -a "$V"
+    "$PY" - "$D" "$DEV" <<'PY' | tee -a "$V"
 import json, sys
-d = sys.argv[1]
+d, dev = sys.argv[1], sys.argv[2]
 steps = lambda f: [json.loads(l) for l in open(f"{d}/{f}") if l.startswith("{")]
-got, ref = steps("train_cuda.log"), steps("train_ref.log")
+got, ref = steps(f"train_{dev}.log"), steps("train_ref.log")
 want = {s["step"]: s["loss"] for s in ref}
 err = max((abs(s["loss"] - want[s["step"]]) / abs(want[s["step"]]) for s in got), default=1.0)
 ok = len(got) == 6 and len(want) == 3 and err <= 1e-4
-ms = {p: sorted(s["step_ms"] for s in got if s["policy"] == p) for p in ("zellige", "knapformer")}
-print(f"train: {'PASS' if ok else 'FAIL'}: examples/train_dit.py on cuda, {len(got)} steps "
+ms = {p: [round(s["step_ms"], 1) for s in got if s["policy"] == p] for p in ("zellige", "knapformer")}
+print(f"train: {'PASS' if ok else 'FAIL'}: examples/train_dit.py on {dev}, {len(got)} steps "
       f"(zellige via Planner+Executor, knapformer via Balancer), losses vs the CPU one-process "
       f"run max rel err {err:.2e} (<= 1e-4); step ms {ms}")
 sys.exit(0 if ok else 1)
@@ -139,7 +145,7 @@ PY
     [ "${PIPESTATUS[0]}" -eq 0 ] || fail=1
 else
     say "train: FAIL: a run exited non-zero; last lines:"
-    tail -8 "$D/train_cuda.log" "$D/train_ref.log" 2>/dev/null | tee -a "$V"
+    tail -8 "$D/train_$DEV.log" "$D/train_ref.log" 2>/dev/null | tee -a "$V"
     fail=1
 fi
 
@@ -147,14 +153,19 @@ fi
 if [ "$(left)" -gt 15 ]; then
     : > "$D/torch_executor.log"
     ok=1
+    seqs=24
+    [ "$DEV" = cpu ] && seqs=6  # the dry run: a few sequences, the CPU is slow
     for dt in fp32 bf16; do
-        timeout "$(cap 25)" "$PY" bench/torch_executor.py --device cuda --dtype "$dt" --reps 3 \
-            >> "$D/torch_executor.log" 2>&1 || ok=0
+        timeout "$(cap 25)" "$PY" bench/torch_executor.py --device "$DEV" --dtype "$dt" --reps 3 \
+            --seqs "$seqs" --no-comm >> "$D/torch_executor.log" 2>&1
+        rc=$?
+        [ $rc -eq 0 ] || ok=0
+        [ $rc -eq 124 ] && echo "(timed out after its $(cap 25) s cap)" >> "$D/torch_executor.log"
     done
     if [ $ok -eq 1 ]; then
-        say "bench: ran: bench/torch_executor.py --device cuda (fp32, bf16); plan/sdpa ratios $(grep -o '"ratio": [0-9.]*' "$D/torch_executor.log" | awk '{printf "%.2f ", $2}')"
+        say "bench: ran: bench/torch_executor.py --device $DEV (fp32, bf16); plan/sdpa ratios $(grep -o '"ratio": [0-9.]*' "$D/torch_executor.log" | awk '{printf "%.2f ", $2}')"
     else
-        say "bench: FAIL: bench/torch_executor.py --device cuda exited non-zero (see $D/torch_executor.log)"
+        say "bench: FAIL: bench/torch_executor.py --device $DEV exited non-zero (see $D/torch_executor.log)"
         tail -5 "$D/torch_executor.log" | tee -a "$V"
         fail=1
     fi
