@@ -100,7 +100,7 @@ for np in $NPS; do
         t=$(date +%s)
         log "NP=$np $mix: bench/e2e.sh (timeout ${avail}s; log $dir/$mix.log)"
         MIX=$mix VSEC=$vsec LOAD=$LOAD DIVISOR=$DIVISOR NP=$np STEPS=$STEPS MODEL=$MODEL \
-            ZELLIGE=$Z PROFILE=$dir/profile.json PROFILE_ARGS="$PROFILE_ARGS" BIG_CLUSTER= \
+            ZELLIGE=$Z PROFILE=$dir/profile.json PROFILE_ARGS="$PROFILE_ARGS" BIG_CLUSTER="" \
             timeout "$avail" bench/e2e.sh "$dir/$mix" > "$dir/$mix.log" 2>&1
         rc=$?
         last=$(($(date +%s) - t))

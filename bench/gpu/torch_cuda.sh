@@ -55,7 +55,8 @@ say "device: $(cat "$D/device.txt")"
 
 # the zellige package
 if [ -n "${BUNDLE:-}" ] && [ -d "$BUNDLE/lib" ]; then
-    export LD_LIBRARY_PATH="$(cd "$BUNDLE/lib" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    blib=$(cd "$BUNDLE/lib" && pwd)
+    export LD_LIBRARY_PATH="$blib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 if ! "$PY" -c 'import zellige.torch' > /dev/null 2>&1; then
     export PYTHONPATH="$HERE/build/python${PYTHONPATH:+:$PYTHONPATH}"

@@ -1,6 +1,8 @@
-# env.sh — sourced (bash); defines zg_remote_env BUNDLE, which sets up the shell to run zellige's binaries from a bundle made by bench/remote/pack.sh
-# on a machine without the build's dependencies: unpacks the bundle's libraries and its Open
-# MPI wheel into ZG_REMOTE_DIR (default /tmp/zg-remote), puts them on LD_LIBRARY_PATH/PATH,
+# shellcheck shell=bash
+# env.sh — sourced (bash); defines zg_remote_env BUNDLE, which sets up the shell to run
+# zellige's binaries from a bundle made by bench/remote/pack.sh on a machine without the
+# build's dependencies: unpacks the bundle's libraries and its Open MPI wheel into
+# ZG_REMOTE_DIR (default /tmp/zg-remote), puts them on LD_LIBRARY_PATH/PATH,
 # allows mpirun as root and names OpenBLAS's core type when the caller did not (OpenBLAS
 # misreads some virtual CPUs: it chose its Prescott kernels on an AVX-512 Xeon VM, 232 instead
 # of 1167 GFLOP/s SGEMM). Sets ZG_BUNDLE_BIN (the bundle's bin/). Returns non-zero, with a
