@@ -93,7 +93,7 @@ for np in $NPS; do
     for mix in $MIXES; do
         avail=$(($(left) - reserve))
         if [ "$first" -eq 0 ] && [ "$avail" -lt $((last * 13 / 10 + 5)) ]; then
-            log "NP=$np $mix skipped: $avail s available, the last mix took $last s"
+            log "NP=$np $mix skipped: $(left) s left, $reserve s of them kept for the larger NP, the last mix took $last s"
             continue
         fi
         [ "$avail" -lt 20 ] && avail=20
