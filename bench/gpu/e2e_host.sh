@@ -17,10 +17,13 @@
 # are left. Ranks are pinned only when NP <= cores; otherwise the run is OVERSUBSCRIBED, says
 # so in every output, and is not the issue's measurement.
 #
-# Binaries: ZELLIGE (default build/bin/zellige) with mpirun on PATH; or BUNDLE=.dev, a bundle
-# from bench/remote/pack.sh (binaries + libraries + Open MPI) for a host that has no MPI or
-# build dependencies (docs/remote.md). Writes $OUT/e2e-np8/, $OUT/e2e-np16/ (profile, one
-# folder per mix with e2e.sh's files, logs), $OUT/e2e_host.md (tables) and $OUT/e2e_host.json.
+# Binaries: ZELLIGE (default build/bin/zellige) when it was linked with MPI and mpirun is on
+# PATH; else BUNDLE (default .dev when it exists), a bundle from bench/remote/pack.sh (binaries
+# + libraries + Open MPI 5) for a host without MPI, such as the GPU image (docs/remote.md):
+#   make BUILD=build-host NO_CBC=1 NO_CUDA=1 build-host/bin/zellige
+#   bench/remote/pack.sh build-host .dev          # here; then carry .dev with the tree
+# Writes $OUT/e2e-np8/, $OUT/e2e-np16/ (profile, one folder per mix with e2e.sh's files, logs),
+# $OUT/summary.md (the tables; check.sh appends it to its results.md) and $OUT/e2e_host.json.
 # Knobs: NPS ("8 16"), MIXES ("V50 V35 V60"), STEPS (3: the first is warm-up), DIVISOR, LOAD,
 # MODEL, PROFILE_ARGS, NEED16 (100).
 set -u
@@ -46,12 +49,23 @@ left() { echo $((BUDGET - ($(date +%s) - T0))); }
 cd "$HERE" || exit 2
 # shellcheck source=bench/remote/env.sh
 . bench/remote/env.sh
+Z=${ZELLIGE:-build/bin/zellige}
+if [ -z "${BUNDLE:-}" ] && { ! command -v mpirun >/dev/null 2>&1 || ! ldd "$Z" 2>/dev/null | grep -q libmpi; }; then
+    if [ -x .dev/bin/zellige ]; then
+        BUNDLE=.dev
+        log "no MPI build here ($Z without libmpi, or no mpirun): using the carried bundle .dev"
+    else
+        log "FAILED: no MPI here ($Z not linked with MPI, or no mpirun) and no bundle: make one" \
+            "(make BUILD=build-host NO_CBC=1 NO_CUDA=1 build-host/bin/zellige &&" \
+            "bench/remote/pack.sh build-host .dev) and carry .dev"
+        exit 2
+    fi
+fi
 if [ -n "${BUNDLE:-}" ]; then
     zg_remote_env "$BUNDLE" || { log "FAILED: cannot use the bundle $BUNDLE"; exit 2; }
     Z=$ZG_BUNDLE_BIN/zellige
 else
     zg_openblas_coretype
-    Z=${ZELLIGE:-build/bin/zellige}
 fi
 Z=$(readlink -f "$Z" 2>/dev/null || echo "$Z")
 if ! command -v mpirun >/dev/null 2>&1; then
@@ -127,7 +141,7 @@ def summ(path):
     return {d["policy"]: d for d in map(json.loads, open(path)) if d.get("summary")}
 res = {"divisor": int(os.environ["DIVISOR"]), "load": os.environ["LOAD"],
        "steps": int(os.environ["STEPS"]), "runs": []}
-L = ["# End to end on the host CPUs (bench/gpu/e2e_host.sh)", "",
+L = ["### End to end on the host CPUs (bench/gpu/e2e_host.sh)", "",
      f"C DiT configs/cpu-small.json, the paper's mixes at {os.environ['LOAD']} tokens per rank "
      f"with every sequence's tokens / {os.environ['DIVISOR']}, {os.environ['STEPS']} steps per "
      "policy (first excluded), median step of the slowest rank; predicted = the NP-rank "
@@ -137,12 +151,12 @@ for d in sorted(glob.glob(f"{out}/e2e-np*"), key=lambda p: int(p.rsplit("np", 1)
     np_ = int(d.rsplit("np", 1)[1])
     mode = open(f"{d}/mode.txt").read().split()[0] if os.path.exists(f"{d}/mode.txt") else "?"
     if os.path.exists(f"{d}/skipped.txt"):
-        L += [f"## {np_} ranks: skipped ({open(f'{d}/skipped.txt').read().strip()})", ""]
+        L += [f"#### {np_} ranks: skipped ({open(f'{d}/skipped.txt').read().strip()})", ""]
         res["runs"].append({"ranks": np_, "skipped": True})
         continue
     for m in sorted(p for p in os.listdir(d) if os.path.isdir(os.path.join(d, p))):
         meas, mod = summ(f"{d}/{m}/measured.jsonl"), summ(f"{d}/{m}/modelled.jsonl")
-        head = f"## {np_} ranks, {m} ({mode}{'' if mode == 'pinned' else ': NOT the issue measurement'})"
+        head = f"#### {np_} ranks, {m} ({mode}{'' if mode == 'pinned' else ': NOT the issue measurement'})"
         if "zellige" not in meas or "zellige" not in mod:
             L += [head, "", "no result (failed or out of time: see the log)", ""]
             res["runs"].append({"ranks": np_, "mix": m, "mode": mode, "complete": False})
@@ -175,7 +189,7 @@ for d in sorted(glob.glob(f"{out}/e2e-np*"), key=lambda p: int(p.rsplit("np", 1)
         L += ["", f"losses equal across policies at every step: {same}; "
               f"load: {' / '.join(l.strip() for l in open(f'{d}/{m}/load.txt'))}", ""]
         res["runs"].append(r)
-with open(f"{out}/e2e_host.md", "w") as f:
+with open(f"{out}/summary.md", "w") as f:
     f.write("\n".join(L) + "\n")
 with open(f"{out}/e2e_host.json", "w") as f:
     json.dump(res, f, indent=1)

@@ -11,16 +11,18 @@
 #             knapformer (zellige.torch.Balancer), against the one-process CPU run
 #             (--reference): losses within 1e-4 relative.
 #   3. bench: bench/torch_executor.py --device cuda, fp32 and bf16 (timings; verdict = it ran).
-# Each part gets a one-line verdict in $OUT/torch_cuda/verdicts.txt (and on stdout); logs beside
-# it. Without a CUDA device (or without torch) it prints "skipped: ..." and exits 0.
+# Each part gets a one-line verdict in $OUT/summary.md (check.sh appends it to its results.md)
+# and on stdout; logs in $OUT/torch_cuda/. Without a CUDA device (or without torch) it prints
+# "skipped: ..." and exits 0.
 #
 #   OUT=dir BUDGET=90 bench/gpu/torch_cuda.sh      (repository root; PYTHON=... picks python)
 #   DEVICE=cpu OUT=dir bench/gpu/torch_cuda.sh      (a dry run of the same flow on the CPU, gloo)
 #
 # The zellige package: PYTHONPATH as given, else build/python (`python3 -m pip install
-# --no-deps --target build/python ./python`), else it is built into a temporary folder. Its
-# library needs libcjson.so.1: BUNDLE=.dev (bench/remote/pack.sh) supplies it where the host
-# has none. Exit 0 when every part passed (or skipped for want of a GPU).
+# --no-deps --target build/python ./python`), else it is built into a temporary folder (with
+# cJSON from check.sh's build/gpu-deps when the system has none). Its library needs
+# libcjson.so.1: build/gpu-deps/lib or BUNDLE=.dev (bench/remote/pack.sh) supply it where the
+# host has none. Exit 0 when every part passed (or skipped for want of a GPU).
 set -u
 OUT=${OUT:-./gpu-out}
 BUDGET=${BUDGET:-90}
@@ -30,9 +32,11 @@ HERE=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$OUT/torch_cuda"
 D=$(cd "$OUT/torch_cuda" && pwd)
 T0=$(date +%s)
-V=$D/verdicts.txt
-: > "$V"
-say() { echo "torch_cuda: $*" | tee -a "$V"; }
+V=$(cd "$OUT" && pwd)/summary.md
+echo "### zellige.torch on CUDA (bench/gpu/torch_cuda.sh)" > "$V"
+echo >> "$V"
+say() { echo "torch_cuda: $*"; echo "* $*" >> "$V"; }
+sayin() { local l; while IFS= read -r l; do say "$l"; done; }  # say every line of stdin
 left() { echo $((BUDGET - ($(date +%s) - T0))); }
 cap() { local l; l=$(left); [ "$l" -lt "$1" ] && echo $((l > 5 ? l : 5)) || echo "$1"; }
 cd "$HERE" || exit 2
@@ -54,6 +58,11 @@ fi
 say "device: $(cat "$D/device.txt")"
 
 # the zellige package
+if [ -d build/gpu-deps/lib ]; then  # check.sh's carried cJSON/OpenBLAS
+    export CPATH="$HERE/build/gpu-deps/include${CPATH:+:$CPATH}"
+    export LIBRARY_PATH="$HERE/build/gpu-deps/lib${LIBRARY_PATH:+:$LIBRARY_PATH}"
+    export LD_LIBRARY_PATH="$HERE/build/gpu-deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 if [ -n "${BUNDLE:-}" ] && [ -d "$BUNDLE/lib" ]; then
     blib=$(cd "$BUNDLE/lib" && pwd)
     export LD_LIBRARY_PATH="$blib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -82,7 +91,7 @@ run_worker() {  # DEVICE NAME: results in exec_NAME.jsonl, log in exec_NAME.log
         --seed 3 --device "$1" > "$D/exec_$2.log" 2>&1
 }
 if run_worker "$DEV" "$DEV" && run_worker cpu cpuref; then
-    "$PY" - "$D" "$DEV" <<'PY' | tee -a "$V"
+    "$PY" - "$D" "$DEV" <<'PY' | sayin
 import json, sys
 d, dev = sys.argv[1], sys.argv[2]
 def load(dev):
@@ -117,7 +126,7 @@ PY
     [ "${PIPESTATUS[0]}" -eq 0 ] || fail=1
 else
     say "exec: FAIL: the worker exited non-zero; last lines of $D/exec_$DEV.log / exec_cpuref.log:"
-    tail -8 "$D/exec_$DEV.log" "$D/exec_cpuref.log" 2>/dev/null | tee -a "$V"
+    tail -8 "$D/exec_$DEV.log" "$D/exec_cpuref.log" 2>/dev/null | sayin
     fail=1
 fi
 
@@ -129,7 +138,7 @@ if timeout "$(cap 40)" "$PY" -m torch.distributed.run --nproc-per-node 1 --maste
     "${TINY[@]}" > "$D/train_$DEV.log" 2>&1 &&
     timeout "$(cap 30)" "$PY" examples/train_dit.py --reference --world-size 1 "${TINY[@]}" \
         > "$D/train_ref.log" 2>&1; then
-    "$PY" - "$D" "$DEV" <<'PY' | tee -a "$V"
+    "$PY" - "$D" "$DEV" <<'PY' | sayin
 import json, sys
 d, dev = sys.argv[1], sys.argv[2]
 steps = lambda f: [json.loads(l) for l in open(f"{d}/{f}") if l.startswith("{")]
@@ -146,7 +155,7 @@ PY
     [ "${PIPESTATUS[0]}" -eq 0 ] || fail=1
 else
     say "train: FAIL: a run exited non-zero; last lines:"
-    tail -8 "$D/train_$DEV.log" "$D/train_ref.log" 2>/dev/null | tee -a "$V"
+    tail -8 "$D/train_$DEV.log" "$D/train_ref.log" 2>/dev/null | sayin
     fail=1
 fi
 
@@ -167,7 +176,7 @@ if [ "$(left)" -gt 15 ]; then
         say "bench: ran: bench/torch_executor.py --device $DEV (fp32, bf16); plan/sdpa ratios $(grep -o '"ratio": [0-9.]*' "$D/torch_executor.log" | awk '{printf "%.2f ", $2}')"
     else
         say "bench: FAIL: bench/torch_executor.py --device $DEV exited non-zero (see $D/torch_executor.log)"
-        tail -5 "$D/torch_executor.log" | tee -a "$V"
+        tail -5 "$D/torch_executor.log" | sayin
         fail=1
     fi
 else
