@@ -163,17 +163,17 @@ fi
 if [ "$(left)" -gt 15 ]; then
     : > "$D/torch_executor.log"
     ok=1
-    seqs=24
-    [ "$DEV" = cpu ] && seqs=6  # the dry run: a few sequences, the CPU is slow
-    for dt in fp32 bf16; do
-        timeout "$(cap 25)" "$PY" bench/torch_executor.py --device "$DEV" --dtype "$dt" --reps 3 \
-            --seqs "$seqs" --no-comm >> "$D/torch_executor.log" 2>&1
+    seqs=24 reps=3 dts="fp32 bf16"
+    [ "$DEV" = cpu ] && seqs=6 reps=1 dts=fp32  # the dry run: the CPU is slow
+    for dt in $dts; do
+        timeout "$(cap 25)" "$PY" bench/torch_executor.py --device "$DEV" --dtype "$dt" \
+            --reps "$reps" --seqs "$seqs" --no-comm >> "$D/torch_executor.log" 2>&1
         rc=$?
         [ $rc -eq 0 ] || ok=0
         [ $rc -eq 124 ] && echo "(timed out after its $(cap 25) s cap)" >> "$D/torch_executor.log"
     done
     if [ $ok -eq 1 ]; then
-        say "bench: ran: bench/torch_executor.py --device $DEV (fp32, bf16); plan/sdpa ratios $(grep -o '"ratio": [0-9.]*' "$D/torch_executor.log" | awk '{printf "%.2f ", $2}')"
+        say "bench: ran: bench/torch_executor.py --device $DEV ($dts); plan/sdpa ratios $(grep -o '"ratio": [0-9.]*' "$D/torch_executor.log" | awk '{printf "%.2f ", $2}')"
     else
         say "bench: FAIL: bench/torch_executor.py --device $DEV exited non-zero (see $D/torch_executor.log)"
         tail -5 "$D/torch_executor.log" | sayin
