@@ -21,6 +21,12 @@
 # 4. Cluster scale: BIG_CLUSTER (default cpu:16) planned with the NP-rank profile and
 #    --max-degree NP (only measured degrees), TPR tokens per rank: the modelled comparison at a
 #    scale this machine cannot run (zellige, knapformer, dp; usp always uses all ranks).
+# Batches: the synthetic image+video mix (TPR tokens per rank, SHARE video share), or with
+# MIX=V50 (any of V35..V60) the paper's mix at LOAD tokens per rank (default 350K) with VSEC-s
+# videos (default 15) and every sequence's tokens divided by DIVISOR (default 256): `train
+# --mix`. The profile then measures exactly those buckets (--catalog mix:VSEC:DIVISOR).
+# PROFILE=FILE uses (or writes) that profile instead of OUTDIR/profile-npNP.json, so several
+# mixes can share one; BIG_CLUSTER= (empty) skips step 4.
 # Prints a table and one JSON line.
 set -euo pipefail
 BUILD=${BUILD:-build}
@@ -32,43 +38,70 @@ SHARE=${SHARE:-0.5}
 NP_BIG=${NP_BIG:-0}
 BIG_CLUSTER=${BIG_CLUSTER:-cpu:16}
 PROFILE_ARGS=${PROFILE_ARGS:-}
+MIX=${MIX:-}
+LOAD=${LOAD:-350K}
+VSEC=${VSEC:-15}
+DIVISOR=${DIVISOR:-256}
 OUT=${1:-${BUILD}/e2e}
 Z=${ZELLIGE:-$BUILD/bin/zellige}
 CORES=$(nproc)
 mpi() {  # mpi NP args...: pinned when the ranks fit the cores
     local n=$1; shift
     if [ "$n" -le "$CORES" ]; then
-        mpirun --allow-run-as-root --bind-to core -np "$n" "$@"
+        mpirun --allow-run-as-root --bind-to core --map-by core -np "$n" "$@"
     else
         mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$n" "$@"
     fi
 }
 POL=zellige,knapformer,usp,dp
+if [ -n "$MIX" ]; then
+    BATCH=(--mix "$MIX" --mix-load "$LOAD" --video-seconds "$VSEC" --mix-divisor "$DIVISOR")
+    CATALOG=(--catalog "mix:$VSEC:$DIVISOR")
+else
+    BATCH=(--tokens-per-rank "$TPR" --video-share "$SHARE")
+    CATALOG=()
+fi
 mkdir -p "$OUT"
 
-prof=$OUT/profile-np$NP.json
+prof=${PROFILE:-$OUT/profile-np$NP.json}
 uptime > "$OUT/load.txt"
+T=$(date +%s.%N)
+phase() {  # phase NAME: seconds since the last phase, into OUT/phases.txt
+    local now
+    now=$(date +%s.%N)
+    awk -v a="$now" -v b="$T" -v n="$1" 'BEGIN { printf "%s %.1f\n", n, a - b }' >> "$OUT/phases.txt"
+    T=$now
+}
+: > "$OUT/phases.txt"
 # shellcheck disable=SC2086
-[ -f "$prof" ] || mpi "$NP" "$Z" profile --model "$MODEL" --out "$prof" --quiet $PROFILE_ARGS
+if [ ! -f "$prof" ]; then
+    mpi "$NP" "$Z" profile --model "$MODEL" --out "$prof" --quiet "${CATALOG[@]}" $PROFILE_ARGS
+    phase profile
+fi
 
 mpi "$NP" "$Z" train --model "$MODEL" --policy $POL --profile "$prof" \
-    --steps "$STEPS" --tokens-per-rank "$TPR" --video-share "$SHARE" --json > "$OUT/measured.jsonl"
+    --steps "$STEPS" "${BATCH[@]}" --json > "$OUT/measured.jsonl"
+phase train
 "$Z" train --model "$MODEL" --policy $POL --profile "$prof" --cluster "cpu:$NP" --plan-only \
-    --steps "$STEPS" --tokens-per-rank "$TPR" --video-share "$SHARE" --json > "$OUT/modelled.jsonl"
+    --steps "$STEPS" "${BATCH[@]}" --json > "$OUT/modelled.jsonl"
+phase plan-only
 if [ "$NP_BIG" -gt "$NP" ]; then
     big=$OUT/profile-np$NP_BIG.json
     # shellcheck disable=SC2086
-    [ -f "$big" ] || mpi "$NP_BIG" "$Z" profile --model "$MODEL" --out "$big" --quiet $PROFILE_ARGS
+    [ -f "$big" ] || mpi "$NP_BIG" "$Z" profile --model "$MODEL" --out "$big" --quiet \
+        "${CATALOG[@]}" $PROFILE_ARGS
     "$Z" train --model "$MODEL" --policy $POL --profile "$big" --cluster "cpu:$NP_BIG" \
-        --plan-only --steps "$STEPS" --tokens-per-rank "$TPR" --video-share "$SHARE" --json \
-        > "$OUT/modelled-big.jsonl"
+        --plan-only --steps "$STEPS" "${BATCH[@]}" --json > "$OUT/modelled-big.jsonl"
 fi
 
 # usp splits every sequence over all ranks (it ignores --max-degree), so a measured NP-rank
 # table cannot price it on BIG_CLUSTER: it is left out there
-"$Z" train --model "$MODEL" --policy zellige,knapformer,dp --profile "$prof" \
-    --cluster "$BIG_CLUSTER" --max-degree "$NP" --plan-only --steps "$STEPS" --tokens-per-rank "$TPR" \
-    --video-share "$SHARE" --json > "$OUT/modelled-cluster.jsonl"
+if [ -n "$BIG_CLUSTER" ]; then
+    "$Z" train --model "$MODEL" --policy zellige,knapformer,dp --profile "$prof" \
+        --cluster "$BIG_CLUSTER" --max-degree "$NP" --plan-only --steps "$STEPS" "${BATCH[@]}" \
+        --json > "$OUT/modelled-cluster.jsonl"
+fi
+phase modelled-larger
 uptime >> "$OUT/load.txt"
 
 python3 - "$OUT" "$NP" "$NP_BIG" "$BIG_CLUSTER" <<'PY'

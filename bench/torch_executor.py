@@ -15,6 +15,11 @@ model's (``zellige.torch.comm_model_bytes``; the Ulysses all-to-all also carries
 LSE, shown apart).
 
     PYTHONPATH=build/python python3 bench/torch_executor.py [--reps 3] [--threads 1]
+    PYTHONPATH=build/python python3 bench/torch_executor.py --device cuda [--dtype bf16]
+
+``--device cuda``: part 1 on the GPU (world size 1, NCCL; times include a device synchronize;
+the executor's "auto" kernel is its math path there, SDPA picks its own fused kernel), part 2
+is left out (it needs 4 ranks on one kind of device).
 """
 from __future__ import annotations
 
@@ -41,14 +46,17 @@ def whole_plan(lens: List[int]) -> Dict[str, Any]:
          "shards": [{"rank": 0, "start": 0, "end": L}]} for i, L in enumerate(lens)]}
 
 
-def best2(fa: Any, fb: Any, reps: int) -> Tuple[float, float]:
-    """Best times of fa and fb, run alternately (so drifting machine load hits both)."""
+def best2(fa: Any, fb: Any, reps: int, sync: Any = lambda: None) -> Tuple[float, float]:
+    """Best times of fa and fb, run alternately (so drifting machine load hits both); sync()
+    waits for queued device work before each clock reading."""
     fa(), fb()  # warm-up
     ta, tb = [], []
     for _ in range(reps):
         for f, t in ((fa, ta), (fb, tb)):
+            sync()
             t0 = time.perf_counter()
             f()
+            sync()
             t.append(time.perf_counter() - t0)
     return min(ta), min(tb)
 
@@ -60,15 +68,20 @@ def overhead(args: argparse.Namespace) -> None:
     batches = [("uniform", [256] * n),
                ("mixed", [rng.randint(64, 320) for _ in range(n)]),
                ("mixed+long", [1024] + [rng.randint(64, 320) for _ in range(n - 1)])]
-    print(f"zellige.torch overhead: world size 1, H={H} D={D}, fp32, forward+backward, "
-          f"{torch.get_num_threads()} thread(s), best of {args.reps}")
+    dev = torch.device(args.device)
+    dt = {"fp32": torch.float32, "bf16": torch.bfloat16}[args.dtype]
+    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+    where = (torch.cuda.get_device_name(dev) if dev.type == "cuda" else
+             f"cpu, {torch.get_num_threads()} thread(s)")
+    print(f"zellige.torch overhead: world size 1, H={H} D={D}, {args.dtype}, forward+backward, "
+          f"{where}, best of {args.reps}")
     print(f"{'batch':<12}{'seqs':>6}{'tokens':>8}{'shapes':>8}{'kernel':>8}{'mode':>7}{'calls':>7}"
           f"{'plan_ms':>10}{'sdpa_ms':>10}{'ratio':>8}")
     out = []
     for name, lens in batches:
         T = sum(lens)
         g = torch.Generator().manual_seed(0)
-        q, k, v, do = (torch.randn(T, H, D, generator=g) for _ in range(4))
+        q, k, v, do = (torch.randn(T, H, D, generator=g).to(dev, dt) for _ in range(4))
         for kernel, calls in (("auto", "shape"), ("auto", "step"), ("math", "shape")):
             ex = zt.Executor(whole_plan(lens), n_heads=H, head_dim=D, kernel=kernel,
                              calls=calls, origin_ranks="first_shard")
@@ -92,7 +105,7 @@ def overhead(args: argparse.Namespace) -> None:
             ex.reset_stats()
             plan_step()
             n_calls = ex.stats["kernel_calls"]
-            tp, ts = best2(plan_step, sdpa_step, args.reps)
+            tp, ts = best2(plan_step, sdpa_step, args.reps, sync)
             shapes = len(set(lens))
             print(f"{name:<12}{len(lens):>6}{T:>8}{shapes:>8}{kernel:>8}{calls:>7}{n_calls:>7}"
                   f"{tp * 1e3:>10.1f}{ts * 1e3:>10.1f}{tp / ts:>8.2f}")
@@ -100,6 +113,7 @@ def overhead(args: argparse.Namespace) -> None:
                             mode=calls, kernel_calls=n_calls, plan_ms=tp * 1e3, sdpa_ms=ts * 1e3,
                             ratio=tp / ts))
     print(json.dumps({"bench": "torch_executor_overhead", "H": H, "D": D,
+                      "device": where, "dtype": args.dtype,
                       "threads": torch.get_num_threads(), "rows": out}))
 
 
@@ -160,18 +174,26 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=768, help="sequence length of part 2")
     ap.add_argument("--comm", action="store_true", help="part 2 only (under torchrun)")
     ap.add_argument("--no-comm", action="store_true", help="skip part 2")
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                    help="part 1 on this device (cuda: NCCL, part 2 left out)")
+    ap.add_argument("--dtype", choices=("fp32", "bf16"), default="fp32", help="part 1's q/k/v")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
+    if a.device == "cuda" and not torch.cuda.is_available():
+        ap.error("--device cuda: torch sees no CUDA device")
     if a.comm:
         comm(a)
         return
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
+    if a.device == "cuda":
+        torch.cuda.set_device(0)
+    dist.init_process_group("nccl" if a.device == "cuda" else "gloo",
+                            init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
     overhead(a)
     dist.destroy_process_group()
-    if not a.no_comm:
+    if not a.no_comm and a.device == "cpu":
         sys.stdout.flush()
         env = dict(os.environ, OMP_NUM_THREADS="1")
         subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "4",

@@ -27,6 +27,7 @@ Run::
 
     torchrun --nproc-per-node 4 examples/train_dit.py --steps 5 --policy zellige
     torchrun --nproc-per-node 4 examples/train_dit.py --steps 5 --policy zellige,dp,usp,knapformer
+    torchrun --nproc-per-node 1 examples/train_dit.py --steps 3 --device cuda   # NCCL, GPU 0
     python3 examples/train_dit.py --reference --world-size 4 --steps 5   # one process, same losses
 
 ``--policy`` takes a comma list: each policy trains its own model from the same seed on the
@@ -209,6 +210,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "plan needs more) or exact (no padding) (auto with --compile, else "
                         "exact)")
     p.add_argument("--json", action="store_true", help="one JSON object per step on stdout")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                   help="cpu (gloo) or cuda (each rank on GPU LOCAL_RANK, NCCL); the data is "
+                        "drawn on the CPU and moved"),
     return p
 
 
@@ -332,7 +336,7 @@ def rope3d(x: "torch.Tensor", pos: "torch.Tensor") -> "torch.Tensor":
     sizes = (D - 2 * part, part, part)
     angles = []
     for axis, n in enumerate(sizes):
-        inv = 10000.0 ** (-torch.arange(0, n, 2, dtype=torch.float64) / n)     # (n/2,)
+        inv = 10000.0 ** (-torch.arange(0, n, 2, dtype=torch.float64, device=x.device) / n)
         angles.append(pos[:, axis:axis + 1].double() * inv)                   # (T, n/2)
     ang = torch.cat(angles, 1).to(x.dtype)[:, None, :]                        # (T, 1, D/2)
     cos, sin = ang.cos(), ang.sin()
@@ -343,7 +347,8 @@ def rope3d(x: "torch.Tensor", pos: "torch.Tensor") -> "torch.Tensor":
 def timestep_embedding(t: "torch.Tensor", dim: int) -> "torch.Tensor":
     """(B,) -> (B, dim): [cos(1000·t·f_i), sin(1000·t·f_i)], f_i = 10000^(-i/half)."""
     half = dim // 2
-    f = torch.exp(-math.log(10000.0) * torch.arange(half, dtype=torch.float32) / half)
+    f = torch.exp(-math.log(10000.0) * torch.arange(half, dtype=torch.float32, device=t.device)
+                  / half)
     a = (t.float() * 1000.0)[:, None] * f[None, :]
     return torch.cat([a.cos(), a.sin()], 1)
 
@@ -703,6 +708,13 @@ def run_distributed(a: argparse.Namespace, cfg: ModelConfig,
         raise SystemExit(f"train_dit.py: --world-size {a.world_size} differs from the torchrun "
                          f"world size {world}; leave it out under torchrun")
     cluster = a.cluster or f"cpu:{world}"
+    dev = torch.device("cuda", torch.cuda.current_device()) if a.device == "cuda" else \
+        torch.device("cpu")
+
+    def sync() -> None:  # step times must include the GPU's queued work
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+
     for policy in a.policy:
         batches = (draw_batch(a.seed, s, world, a.tokens_per_rank, a.video_share)
                    for s in range(a.steps))
@@ -726,7 +738,7 @@ def run_distributed(a: argparse.Namespace, cfg: ModelConfig,
                 runner = _ExecutorRunner(planner, cfg)
         except zellige.PlanError as e:
             raise SystemExit(f"train_dit.py: planner: {e}") from None
-        model = make_model(cfg, a.seed)
+        model = make_model(cfg, a.seed).to(dev)
         opt = _adamw(model, a.lr)
         params = [p for p in model.parameters()]
         fwd: Callable[..., "torch.Tensor"] = model
@@ -742,7 +754,7 @@ def run_distributed(a: argparse.Namespace, cfg: ModelConfig,
         if rank == 0:
             extra = f", bags {opts['bags']}" if "bags" in opts else ""
             print(f"train_dit: {sum(p.numel() for p in params)} params, {world} ranks "
-                  f"({dist.get_backend()}), cluster {cluster}, prices "
+                  f"({dist.get_backend()}, {dev}), cluster {cluster}, prices "
                   f"{'table ' + a.profile if a.profile else 'analytic'}, policy {policy}{extra}"
                   f", via {'zellige.torch.Balancer' if use_balancer else 'Planner + Executor'}",
                   flush=True)
@@ -751,6 +763,7 @@ def run_distributed(a: argparse.Namespace, cfg: ModelConfig,
         pending = runner.start(first)
         batch = first
         for step in range(a.steps):
+            sync()
             t0 = time.perf_counter()
             pending.result()                    # the wait for this step's plan (if any)
             wait_ms = (time.perf_counter() - t0) * 1e3
@@ -765,6 +778,7 @@ def run_distributed(a: argparse.Namespace, cfg: ModelConfig,
 
             # loader layout: this rank's whole sequences, in plan (= batch) order
             t, cap = conditioning(a.seed, step, batch, cfg)
+            t, cap = t.to(dev), cap.to(dev)
             mine = [s for s in batch if s.origin == rank]
             xs, tgt, idx = [], [], []
             for s in mine:
@@ -776,6 +790,7 @@ def run_distributed(a: argparse.Namespace, cfg: ModelConfig,
             x_l = torch.cat(xs) if xs else torch.zeros(0, cfg.channels)
             y_l = torch.cat(tgt) if tgt else torch.zeros(0, cfg.channels)
             i_l = torch.cat(idx) if idx else torch.zeros(0, 4, dtype=torch.int64)
+            x_l, y_l, i_l = x_l.to(dev), y_l.to(dev), i_l.to(dev)
             if ex.loader_tokens != x_l.shape[0]:
                 raise RuntimeError(f"rank {rank}: the executor expects {ex.loader_tokens} loader "
                                    f"tokens, the batch stream gave {x_l.shape[0]}")
@@ -788,6 +803,7 @@ def run_distributed(a: argparse.Namespace, cfg: ModelConfig,
                 t = F.pad(t, (0, b_rows - t.shape[0]), value=0.5)
                 cap = F.pad(cap, (0, 0, 0, b_rows - cap.shape[0]))
 
+            sync()
             t1 = time.perf_counter()
             # latents (plan_tokens, C) and (plan_tokens, 4) int64 sample, frame, row, col:
             # one all-to-all, each keeps its dtype
@@ -797,6 +813,7 @@ def run_distributed(a: argparse.Namespace, cfg: ModelConfig,
             loss = ((pred_l[:n_local] - y_l) ** 2).sum() / n_total
             opt.zero_grad(set_to_none=False)
             loss.backward()
+            sync()
             fb_ms = (time.perf_counter() - t1) * 1e3
             # gradients of the replicated weights: one all-reduce (sum) of one flat buffer
             flat = torch.cat([p.grad.reshape(-1) for p in params])
@@ -807,13 +824,15 @@ def run_distributed(a: argparse.Namespace, cfg: ModelConfig,
                 p.grad.copy_(flat[o:o + n].view_as(p))
                 o += n
             opt.step()
+            sync()
             step_ms = (time.perf_counter() - t0) * 1e3
 
             st = ex.stats
             attn_bytes = st["bytes_alltoall"] + st["bytes_allgather"] + st["bytes_ring"]
             graphs = _compiled_graphs() - graphs0 if a.compile else -1
             stats = torch.tensor([float(loss.detach()), st["bytes_dispatch"], attn_bytes,
-                                  -step_ms, step_ms, fb_ms, graphs], dtype=torch.float64)
+                                  -step_ms, step_ms, fb_ms, graphs], dtype=torch.float64,
+                                 device=dev)
             gl = stats[:3].clone()        # sums over ranks: loss, bytes
             dist.all_reduce(gl)
             mm = stats[3:].clone()
@@ -856,7 +875,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         run_reference(a, cfg, emit)
         return 0
     import torch.distributed as dist
-    dist.init_process_group("gloo")
+    if a.device == "cuda":
+        if not torch.cuda.is_available():
+            parser.error("--device cuda: torch sees no CUDA device")
+        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))  # before NCCL's init
+    dist.init_process_group("nccl" if a.device == "cuda" else "gloo")
     try:
         run_distributed(a, cfg, emit)
     finally:

@@ -7,7 +7,7 @@
 #   2. `zellige simulate` of the paper's mixes (V35..V60, 350K tokens per rank, 15 s videos) on
 #      16x and 8x that GPU for zellige, knapformer, usp and dp, with the built-in row and with the
 #      measured one (--device-row): predicted step times and speed-ups, side by side;
-#   3. writes $OUT/device_row.json (the row), $OUT/device_row.md (tables), $OUT/summary.json
+#   3. writes $OUT/device_row.json (the row), $OUT/summary.md (tables; check.sh appends it to its results.md), $OUT/summary.json
 #      and the logs.
 # Usage (repository root, after `make`):  OUT=dir BUDGET=seconds bench/gpu/device_row.sh
 #   OUT defaults to ./gpu-out/device_row, BUDGET to 90 (the measurement gets what is left after
@@ -186,9 +186,9 @@ for n in (16, 8):
                   f"| {both(m, 'dp')} | {speed(m, 'usp')} | {speed(m, 'knapformer')} |")
 md += ["", "Predicted by `zellige simulate` (2 seeded batches per mix, analytic cost model); "
        "knapformer cells over the memory cap are not a speed-up's reference (\"-\")."]
-open(os.path.join(out, "device_row.md"), "w").write("\n".join(md) + "\n")
+open(os.path.join(out, "summary.md"), "w").write("\n".join(md) + "\n")
 json.dump(summary, open(os.path.join(out, "summary.json"), "w"), indent=1)
 print("\n".join(md))
 EOF
-log "done in $(($(date +%s) - T0)) s (budget $BUDGET s); status: $status; results: $OUT/device_row.md"
+log "done in $(($(date +%s) - T0)) s (budget $BUDGET s); status: $status; results: $OUT/summary.md"
 exit "$fail"

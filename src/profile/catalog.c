@@ -84,6 +84,23 @@ zg_status zg_profile_catalog_load(const char *spec, const zg_model *m, zg_catalo
     c->buckets = NULL;
     if (!spec || !strcmp(spec, "cpu")) return zg_profile_cpu_catalog(m, c, err);
     if (!strcmp(spec, "default")) return zg_catalog_default(m, c, err);
+    if (!strncmp(spec, "mix:", 4)) { // mix:SECONDS:DIVISOR, the buckets of a shrunk paper mix
+        char *end;
+        long sec = strtol(spec + 4, &end, 10), div = 0;
+        int ok = end != spec + 4 && *end == ':';
+        if (ok) {
+            const char *d = end + 1;
+            div = strtol(d, &end, 10);
+            ok = end != d && !*end && div >= 1 && div <= ZG_MIX_DIVISOR_MAX;
+        }
+        if (!ok || sec < 1 || sec > 1000)
+            return zg_error_set(err, ZG_ERR_INVALID,
+                                "catalog '%s': expected mix:SECONDS:DIVISOR, e.g. mix:15:128 (the "
+                                "images and the 15 s videos of the paper's catalog, tokens / "
+                                "128; divisor 1..%d)",
+                                spec, ZG_MIX_DIVISOR_MAX);
+        return zg_catalog_mix(m, (int32_t)sec, (int32_t)div, c, err);
+    }
     cJSON *j = NULL;
     zg_status st = zg_json_read_file(spec, &j, err);
     if (st) return st;

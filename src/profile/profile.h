@@ -31,7 +31,8 @@
 // images 64x64, 128x128, 192x256; videos 128x192, 192x256, 256x320 at 5 and 9 frames
 // (2 and 3 latent frames). Names "64p-img", ..., "128p-5f", "128p-9f", ...
 zg_status zg_profile_cpu_catalog(const zg_model *m, zg_catalog *c, zg_error *err);
-// "cpu" (above), "default" (zg_catalog_default) or a JSON file
+// "cpu" (above), "default" (zg_catalog_default), "mix:SECONDS:DIVISOR" (zg_catalog_mix: the
+// buckets of a paper mix shrunk for `zellige train --mix ... --mix-divisor`) or a JSON file
 // {"buckets":[{"name":"a","kind":"video","frames":5,"height":128,"width":192}, ...]}
 // (tokens computed from the model; "tokens" may be given instead of frames/height/width).
 zg_status zg_profile_catalog_load(const char *spec, const zg_model *m, zg_catalog *c,

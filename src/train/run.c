@@ -9,7 +9,21 @@
 
 void zg_train_run_opts_default(zg_train_run_opts *o) {
     *o = (zg_train_run_opts){.model = "tiny", .policies = "zellige", .tokens_per_rank = 512,
-              .video_share = 0.5, .steps = 10, .act_ckpt = 1, .lr = 1e-3, .seed = 1};
+              .video_share = 0.5, .steps = 10, .act_ckpt = 1, .lr = 1e-3, .seed = 1,
+              .mix_load = 350000, .mix_divisor = 1, .video_seconds = 15};
+}
+
+zg_status zg_train_run_batch(const zg_train_run_opts *o, const zg_model *m, int32_t n_ranks,
+                             int64_t step, zg_batch *out, zg_error *err) {
+    if (!o->mix)
+        return zg_train_synthetic_batch(m, n_ranks, o->tokens_per_rank, o->video_share, o->seed,
+                                        step, out, err);
+    zg_batch_init(out);
+    zg_mix_spec spec = {.tokens_per_rank = o->mix_load, .video_seconds = o->video_seconds,
+                        .world_size = n_ranks, .seed = o->seed};
+    zg_status st = zg_mix_paper_share(o->mix, &spec.video_share, err);
+    if (st) return zg_error_prefix(err, "--mix: ");
+    return zg_workload_mix_divided(m, &spec, o->mix_divisor, step, out, err);
 }
 
 void zg_train_run_result_free(zg_train_run_result *r) {
@@ -34,6 +48,17 @@ static zg_status check_opts(const zg_train_run_opts *o, zg_train_run_result *r, 
     if (!st) st = zg_check_i64("--act-ckpt", o->act_ckpt, 0, 1, err);
     if (!st) st = zg_check_i64("--max-degree", o->max_degree, 0, INT32_MAX, err);
     if (!st) st = zg_check_f64("--video-share", o->video_share, 0, 1, err);
+    if (!st) st = zg_check_i64("--mix-load", o->mix_load, 1, INT64_MAX, err);
+    if (!st) st = zg_check_i64("--mix-divisor", o->mix_divisor, 1, ZG_MIX_DIVISOR_MAX, err);
+    if (!st && o->mix && o->video_seconds != 5 && o->video_seconds != 10 && o->video_seconds != 15)
+        st = zg_error_set(err, ZG_ERR_INVALID, "--video-seconds is %d; expected 5, 10 or 15",
+                          o->video_seconds);
+    if (!st && o->mix && o->batch)
+        st = zg_error_set(err, ZG_ERR_INVALID,
+                          "--mix and --batch both given; the batch comes from one of them");
+    double share;
+    if (!st && o->mix && (st = zg_mix_paper_share(o->mix, &share, err)))
+        zg_error_prefix(err, "--mix: ");
     if (st) return st;
     if (!(o->lr >= 0 && o->lr < 1e3))
         return zg_error_set(err, ZG_ERR_INVALID, "--lr is %g, must be >= 0 and < 1000", o->lr);
@@ -62,8 +87,7 @@ static zg_status pick_bags(const zg_plan_ctx *ctx, const zg_train_run_opts *o,
     zg_batch_init(&gen);
     const zg_batch *b = fixed;
     if (!o->batch) {
-        zg_status st = zg_train_synthetic_batch(m, N, o->tokens_per_rank, o->video_share, o->seed,
-                                                0, &gen, err);
+        zg_status st = zg_train_run_batch(o, m, N, 0, &gen, err);
         if (st) return st;
         b = &gen;
     }
@@ -191,8 +215,7 @@ static zg_status run_step(const zg_train_run_opts *o, zg_train_run_result *r, ru
     zg_batch_init(&gen);
     zg_status st = ZG_OK;
     if (!o->batch) {
-        st = zg_train_synthetic_batch(&r->model, r->cluster.world_size, o->tokens_per_rank,
-                                      o->video_share, o->seed, r->step0 + s, &gen, err);
+        st = zg_train_run_batch(o, &r->model, r->cluster.world_size, r->step0 + s, &gen, err);
         b = &gen;
     }
     for (int32_t p = 0; p < r->n_pol && !st; p++) {

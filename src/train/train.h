@@ -103,6 +103,11 @@ typedef struct zg_train_run_opts {
     const char *device_row;   // analytic prices with this measured device row (zellige
                               // profile-device) of the cluster's device; not with profile
     const char *batch;        // train on this batch file every step; NULL: synthetic batches
+    const char *mix;          // the paper's mix (V35..V60) drawn every step (zg_workload_mix_
+                              // divided at mix_load per rank, mix_divisor); NULL: synthetic
+    int64_t mix_load;         // the mix's paper-scale load in tokens per rank (default 350K)
+    int32_t mix_divisor;      // every sequence's tokens / this (default 1: the paper's sizes)
+    int32_t video_seconds;    // the mix's video length: 5, 10 or 15 (default 15)
     const char *save;         // checkpoint after the last step (first policy's trainer)
     const char *resume;       // start every policy's trainer from this checkpoint
     const char *bags;         // KnapFormer layout; NULL: the uniform g{G}n{N/G} with the lowest
@@ -121,6 +126,11 @@ typedef struct zg_train_run_opts {
     void *ctx;
 } zg_train_run_opts;
 void zg_train_run_opts_default(zg_train_run_opts *o);
+// The generated batch of global step `step` (o->batch unset): the shrunk paper mix when o->mix
+// is set, else the synthetic batch (zg_train_synthetic_batch); n_ranks loaders. Deterministic
+// in (o->seed, step).
+zg_status zg_train_run_batch(const zg_train_run_opts *o, const zg_model *m, int32_t n_ranks,
+                             int64_t step, zg_batch *out, zg_error *err);
 
 typedef struct zg_train_run_policy {
     char name[32];

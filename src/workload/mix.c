@@ -248,3 +248,66 @@ zg_status zg_workload_mix(const zg_model *m, const zg_mix_spec *spec, int64_t st
     if (st) zg_batch_free(out);
     return st;
 }
+
+// ---- shrunk mixes ---------------------------------------------------------------------------
+
+int64_t zg_tokens_divided(int64_t tokens, int32_t divisor) {
+    if (divisor <= 1) return tokens;
+    int64_t t = (tokens + divisor / 2) / divisor; // round half up
+    return t > 0 ? t : 1;
+}
+
+static zg_status check_divisor(int32_t divisor, zg_error *err) {
+    if (divisor < 1 || divisor > ZG_MIX_DIVISOR_MAX)
+        return zg_error_set(err, ZG_ERR_INVALID,
+                            "token divisor %d is out of range; expected 1..%d (1: the paper's "
+                            "sizes)",
+                            divisor, ZG_MIX_DIVISOR_MAX);
+    return ZG_OK;
+}
+
+zg_status zg_catalog_mix(const zg_model *m, int32_t video_seconds, int32_t divisor, zg_catalog *c,
+                         zg_error *err) {
+    c->n = 0;
+    c->buckets = NULL;
+    zg_status st = check_divisor(divisor, err);
+    if (st) return st;
+    if (video_seconds != 5 && video_seconds != 10 && video_seconds != 15)
+        return zg_error_set(err, ZG_ERR_INVALID,
+                            "video length %d s is not in the catalog; expected 5, 10 or 15",
+                            video_seconds);
+    zg_catalog all;
+    if ((st = zg_catalog_default(m, &all, err))) return st;
+    zg_bucket *b = zg_calloc((size_t)all.n, sizeof *b, err);
+    if (!b) {
+        zg_catalog_free(&all);
+        return ZG_ERR_NOMEM;
+    }
+    int32_t n = 0, frames = zg_video_frames(video_seconds);
+    for (int32_t i = 0; i < all.n; i++) {
+        const zg_bucket *a = &all.buckets[i];
+        if (a->kind == ZG_SEQ_VIDEO && a->frames != frames) continue;
+        b[n] = *a;
+        b[n].frames = b[n].height = b[n].width = 0;
+        b[n].tokens = zg_tokens_divided(a->tokens, divisor);
+        n++;
+    }
+    zg_catalog_free(&all);
+    c->n = n;
+    c->buckets = b;
+    return ZG_OK;
+}
+
+zg_status zg_workload_mix_divided(const zg_model *m, const zg_mix_spec *spec, int32_t divisor,
+                                  int64_t step, zg_batch *out, zg_error *err) {
+    zg_batch_init(out);
+    zg_status st = check_divisor(divisor, err);
+    if (!st) st = zg_workload_mix(m, spec, step, out, err);
+    if (st || divisor == 1) return st;
+    for (int64_t i = 0; i < out->n; i++) {
+        zg_seq *s = &out->seqs[i];
+        s->tokens = zg_tokens_divided(s->tokens, divisor);
+        s->frames = s->height = s->width = 0;
+    }
+    return ZG_OK;
+}

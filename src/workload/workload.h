@@ -135,6 +135,26 @@ zg_status zg_mix_paper_share(const char *name, double *share, zg_error *err);
 zg_status zg_workload_mix(const zg_model *m, const zg_mix_spec *spec, int64_t step,
                           zg_batch *out, zg_error *err);
 
+// ---- the paper's mixes shrunk for small machines ----------------------------------------------
+// A CPU run cannot hold the paper's sequences (up to 497,760 tokens), so a mix is drawn at its
+// paper-scale load and every sequence is then divided by `divisor`: the same sequences, counts,
+// origin ranks and length ratios (rounding aside), 1/divisor of the tokens.
+#define ZG_MIX_DIVISOR_MAX 1048576
+// max(1, round(tokens / divisor)); divisor >= 1.
+int64_t zg_tokens_divided(int64_t tokens, int32_t divisor);
+// The buckets a mix draws from (zg_catalog_default's 4 images and its 3 videos of
+// `video_seconds`), tokens divided by `divisor` (zg_tokens_divided), pixel geometry cleared
+// (frames/height/width 0: the tokens no longer follow from it), names and kinds kept. The
+// profiler measures these buckets (`--catalog mix:SECONDS:DIVISOR`) so that its price table
+// holds exactly the (name, tokens) pairs of zg_workload_mix_divided's sequences.
+zg_status zg_catalog_mix(const zg_model *m, int32_t video_seconds, int32_t divisor,
+                         zg_catalog *c, zg_error *err);
+// zg_workload_mix (spec at the paper's scale: e.g. 350K tokens per rank), then every sequence's
+// tokens divided by `divisor` and its geometry cleared; ids, kinds, buckets, text tokens and
+// origin ranks kept. divisor 1 is zg_workload_mix.
+zg_status zg_workload_mix_divided(const zg_model *m, const zg_mix_spec *spec, int32_t divisor,
+                                  int64_t step, zg_batch *out, zg_error *err);
+
 // ---- KnapFormer data codes g{G}b{B}i{R}f{F}s{S} ---------------------------------------------
 typedef struct zg_knap_code {
     int32_t gpus, batch, res, frames, smooth;

@@ -59,6 +59,21 @@ ZG_TEST(catalogs) {
     CHECK(zg_profile_catalog_load(path, &m, &c, &e) == ZG_ERR_INVALID);
     CHECK(strstr(e.msg, path) != NULL);
     unlink(path);
+    // mix:SECONDS:DIVISOR: the buckets `train --mix --mix-divisor` draws (zg_catalog_mix)
+    CHECK(zg_profile_catalog_load("mix:10:128", &m, &c, NULL) == ZG_OK);
+    CHECK_EQ_INT(c.n, 7);
+    b = zg_catalog_find(&c, "1080p-10s");
+    CHECK(b && b->tokens == 2614 && b->kind == ZG_SEQ_VIDEO);  // 334560 / 128 = 2613.75
+    CHECK(zg_catalog_find(&c, "1080p-15s") == NULL);
+    zg_catalog_free(&c);
+    const char *bad_specs[] = {"mix:15", "mix:15:0", "mix:x:8", "mix:15:8x", "mix:12:8"};
+    for (int i = 0; i < 5; i++) {
+        zg_error_clear(&e);
+        CHECK_MSG(zg_profile_catalog_load(bad_specs[i], &m, &c, &e) == ZG_ERR_INVALID, "%s",
+                  bad_specs[i]);
+        CHECK_MSG(strstr(e.msg, i < 4 ? bad_specs[i] : "12 s") != NULL, "%s: %s", bad_specs[i],
+                  e.msg);
+    }
 }
 
 // A synthetic table for tiny on 2 ranks: time = a * tokens per config, memory linear.

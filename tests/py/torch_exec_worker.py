@@ -1,8 +1,9 @@
 """Worker of tests/py/test_torch_exec.py: run under
 ``python3 -m torch.distributed.run --nproc-per-node N tests/py/torch_exec_worker.py --out F``
-(gloo, CPU). World sizes 1..N are checked one after another in this one launch: size P on the
-group of ranks 0..P-1 (``--plans`` gives the random plans per size). Every rank of a size runs
-the same plans through zellige.torch.Executor:
+(gloo, CPU; ``--device cuda`` runs the same checks with NCCL on each rank's GPU, LOCAL_RANK's,
+bench/gpu/torch_cuda.sh). World sizes 1..N are checked one after another in this one launch:
+size P on the group of ranks 0..P-1 (``--plans`` gives the random plans per size). Every rank of
+a size runs the same plans through zellige.torch.Executor:
 
 * random legal plans built directly as plan dicts: plan i forces configuration i mod (number of
   legal configs of N ranks), plus 1-4 more sequences of random configs (whole ones included) on
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 from typing import Any, Dict, List, Tuple
 
@@ -37,6 +39,7 @@ import zellige.torch as zt
 
 H, D = 12, 8
 _GROUP: Any = None  # the group of the world size being checked (None: the whole launch)
+DEV = torch.device("cpu")  # where the executor's tensors live (--device); references stay on CPU
 
 
 def EX(plan: Any, **kw: Any) -> Any:
@@ -131,12 +134,13 @@ def run_plan(plan: Any, seed: int, origin: Any = None, kernel: str = "auto",
 
     def loader(which: int) -> torch.Tensor:
         parts = [full[i][which] for i in ex.loader_sequences]
-        return torch.cat(parts) if parts else torch.zeros(0, H, D)
+        return (torch.cat(parts) if parts else torch.zeros(0, H, D)).to(DEV)
 
     def positions(seqs: List[Tuple[int, int, int]]) -> torch.Tensor:
         parts = [torch.stack([torch.full((e - s,), i), torch.arange(s, e),
                               torch.arange(s, e) * 7 % 5], 1) for i, s, e in seqs]
-        return torch.cat(parts).int() if parts else torch.zeros(0, 3, dtype=torch.int32)
+        out = torch.cat(parts).int() if parts else torch.zeros(0, 3, dtype=torch.int32)
+        return out.to(DEV)
 
     ql, kl, vl, dl = (loader(w) for w in range(4))
     pos_l = positions([(i, 0, lens[i]) for i in ex.loader_sequences])
@@ -145,7 +149,7 @@ def run_plan(plan: Any, seed: int, origin: Any = None, kernel: str = "auto",
     qp, kp, vp, pos_p = ex.dispatch(ql, kl, vl, pos_l)
     want = [torch.cat([full[i][w][s:e] for i, s, e in ex.local_shards])
             if ex.local_shards else torch.zeros(0, H, D) for w in range(3)]
-    res["dispatch_exact"] = bool(all(torch.equal(a.detach(), b)
+    res["dispatch_exact"] = bool(all(torch.equal(a.detach().cpu(), b)
                                      for a, b in zip((qp, kp, vp), want)) and
                                  torch.equal(pos_p, positions(ex.local_shards)))
     back = ex.undispatch(qp.detach(), pos_p)
@@ -155,6 +159,8 @@ def run_plan(plan: Any, seed: int, origin: Any = None, kernel: str = "auto",
     ol = ex.undispatch(o)
     (ol * dl).sum().backward()
     res["stats"] = dict(ex.stats)
+    res["device"] = str(o.device)
+    ol, gq, gk, gv = (t.detach().cpu() for t in (ol, ql.grad, kl.grad, vl.grad))
     # compare my loader sequences with the reference
     ef = eb = 0.0
     at = 0
@@ -163,12 +169,12 @@ def run_plan(plan: Any, seed: int, origin: Any = None, kernel: str = "auto",
         ro, rq, rk, rv = reference(*full[i])
         sl = slice(at, at + L)
         at += L
-        ef = max(ef, rel(ol.detach()[sl], ro, float(ro.abs().max())))
+        ef = max(ef, rel(ol[sl], ro, float(ro.abs().max())))
         den = max(float(rq.abs().max()), float(rk.abs().max()), float(rv.abs().max()))
-        for g, r in ((ql.grad, rq), (kl.grad, rk), (vl.grad, rv)):
+        for g, r in ((gq, rq), (gk, rk), (gv, rv)):
             eb = max(eb, rel(g[sl], r, den))
     red = torch.tensor([ef, eb, 0.0 if res["dispatch_exact"] else 1.0,
-                        0.0 if res["identity"] else 1.0], dtype=torch.float64)
+                        0.0 if res["identity"] else 1.0], dtype=torch.float64, device=DEV)
     dist.all_reduce(red, op=dist.ReduceOp.MAX, group=group)
     res.update(err_fwd=float(red[0]), err_bwd=float(red[1]), dispatch_exact=bool(red[2] == 0),
                identity=bool(red[3] == 0))
@@ -202,7 +208,8 @@ def bf16_check(P: int) -> Dict[str, Any]:
     for kernel, calls in (("auto", "shape"), ("math", "step")):
         ex = EX(plan, n_heads=H, head_dim=D, kernel=kernel, calls=calls)
         g = torch.Generator().manual_seed(5 + dist.get_rank(_GROUP))
-        q, k, v, do = (torch.rand(ex.plan_tokens, H, D, generator=g) * 2 - 1 for _ in range(4))
+        q, k, v, do = ((torch.rand(ex.plan_tokens, H, D, generator=g) * 2 - 1).to(DEV)
+                       for _ in range(4))
         out = {}
         for dt in (torch.float32, torch.bfloat16):
             qq, kk, vv = (t.to(dt).clone().requires_grad_() for t in (q, k, v))
@@ -213,7 +220,7 @@ def bf16_check(P: int) -> Dict[str, Any]:
         e = torch.tensor([float((a - b).abs().max() / b.abs().max().clamp_min(1e-30))
                           if b.numel() else 0.0
                           for a, b in zip(out[torch.bfloat16], out[torch.float32])],
-                         dtype=torch.float64)
+                         dtype=torch.float64, device=DEV)
         dist.all_reduce(e, op=dist.ReduceOp.MAX, group=_GROUP)
         errs[f"{kernel}/{calls}"] = float(e.max())
     return {"kind": "bf16", "errs": errs, "configs": [list(plan["sequences"][0]["config"].values())]}
@@ -325,10 +332,10 @@ def bad_input(P: int) -> Dict[str, Any]:
     expect(lambda: EX(rounds, n_heads=H, head_dim=D), "has round -1")
     expect(lambda: EX(even_plan(P, (1, P, 1), 8 * P), n_heads=5, head_dim=D) if P > 1 else
            EX(even_plan(P, (1, 1, 1), 8), n_heads=H, head_dim=D).dispatch(
-               torch.zeros(3, 2)), "divide" if P > 1 else "expected (")
+               torch.zeros(3, 2, device=DEV)), "divide" if P > 1 else "expected (")
     ex = EX(good, n_heads=H, head_dim=D)
-    expect(lambda: ex.dispatch(torch.zeros(ex.loader_tokens + 1, 2)), "expected (")
-    z = torch.zeros(ex.plan_tokens, H, D + 1)
+    expect(lambda: ex.dispatch(torch.zeros(ex.loader_tokens + 1, 2, device=DEV)), "expected (")
+    z = torch.zeros(ex.plan_tokens, H, D + 1, device=DEV)
     expect(lambda: ex.attention(z, z, z), "expected (")
     expect(lambda: EX(good, n_heads=H, head_dim=D, capacity_tokens=7 if rank_has(good)
                                else -1), "capacity_tokens")
@@ -341,14 +348,16 @@ def bad_input(P: int) -> Dict[str, Any]:
     msgs.append(f"pow2 {ex_p.loader_capacity} {ex_p.plan_capacity}")
     want.append(f"pow2 {16 if mine else 0} {16 if mine else 0}")
     qkv = torch.rand(ex_p.plan_capacity, 3, H, D, generator=torch.Generator().manual_seed(1))
+    qkv = qkv.to(DEV)
     qkv[mine:] = 7.0  # padding rows: ignored
     o_p, o_e = ex_p.attention(*qkv.unbind(1)), ex_e.attention(*qkv[:mine].unbind(1))
     msgs.append(f"pow2 attention equal {torch.equal(o_p[:mine], o_e)} pad zero "
                 f"{bool((o_p[mine:] == 0).all())}")
     want.append("pow2 attention equal True pad zero True")
     exc = EX(good, n_heads=H, head_dim=D, capacity_tokens=16)
-    expect(lambda: exc.dispatch(torch.zeros(exc.loader_tokens, 2)) if exc.loader_tokens != 16
-           else exc.dispatch(torch.zeros(3, 2)), "padded to capacity_tokens")
+    expect(lambda: exc.dispatch(torch.zeros(exc.loader_tokens, 2, device=DEV))
+           if exc.loader_tokens != 16 else exc.dispatch(torch.zeros(3, 2, device=DEV)),
+           "padded to capacity_tokens")
     return {"kind": "errors", "messages": msgs, "want": want}
 
 
@@ -399,7 +408,7 @@ def run_world(P: int, seed: int, n_plans: int) -> List[Dict[str, Any]]:
         dist.broadcast_object_list(obj, src=1)
         lines.extend(obj[0])
     lines.append(bf16_check(P))
-    if P == 2:  # one size only: dynamo's compiles cost seconds of CPU per rank
+    if P == 2 and DEV.type == "cpu":  # one size only: dynamo's compiles cost seconds of CPU
         lines.append(compile_check(P, seed + 11))
     lines.append(bad_input(P))
     for r in lines:
@@ -408,15 +417,24 @@ def run_world(P: int, seed: int, n_plans: int) -> List[Dict[str, Any]]:
 
 
 def main() -> None:
-    global _GROUP
+    global _GROUP, DEV
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--plans", default="10", help="random plans per world size: one number, "
                     "or one per world size 1..N (comma-separated; 0 skips that size)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
+                    help="cuda: each rank on GPU LOCAL_RANK, NCCL (unless --backend)")
+    ap.add_argument("--backend", default=None, help="default: gloo on cpu, nccl on cuda")
     a = ap.parse_args()
     torch.set_num_threads(1)
-    dist.init_process_group("gloo")
+    if a.device == "cuda":
+        if not torch.cuda.is_available():
+            raise SystemExit("--device cuda: torch sees no CUDA device")
+        local = int(os.environ.get("LOCAL_RANK", "0"))
+        torch.cuda.set_device(local)  # before NCCL's first collective: its communicator's GPU
+        DEV = torch.device("cuda", local)
+    dist.init_process_group(a.backend or ("nccl" if a.device == "cuda" else "gloo"))
     W, rank = dist.get_world_size(), dist.get_rank()
     plans = [int(x) for x in a.plans.split(",")]
     plans = plans * W if len(plans) == 1 else plans

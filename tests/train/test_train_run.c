@@ -64,6 +64,47 @@ ZG_TEST(train_run_plan_only_compares_policies) {
     zg_comm_free(&comm);
 }
 
+// --mix: every step's batch is the paper's mix drawn on the cluster's ranks, tokens divided.
+ZG_TEST(train_run_paper_mix_divided) {
+    zg_comm comm;
+    zg_error e;
+    CHECK_OK(zg_comm_self_init(&comm, &e), &e);
+    zg_train_run_opts o;
+    zg_train_run_opts_default(&o);
+    o.policies = "zellige,usp";
+    o.cluster = "cpu:8";
+    o.steps = 2;
+    o.plan_only = 1;
+    o.mix = "V45", o.video_seconds = 10, o.mix_divisor = 256;
+    zg_model m;
+    CHECK_OK(zg_model_load(o.model, &m, &e), &e);
+    zg_batch b, want;
+    CHECK_OK(zg_train_run_batch(&o, &m, 8, 1, &b, &e), &e);
+    zg_mix_spec sp = {0.45, 350000, 10, 8, o.seed};
+    CHECK_OK(zg_workload_mix_divided(&m, &sp, 256, 1, &want, &e), &e);
+    CHECK_EQ_INT(b.n, want.n);
+    CHECK(b.n == want.n && !memcmp(b.seqs, want.seqs, sizeof(zg_seq) * (size_t)b.n));
+    CHECK_EQ_INT(zg_batch_total_tokens(&b), zg_batch_total_tokens(&want));
+    zg_batch_free(&b);
+    zg_batch_free(&want);
+    seen s = {0};
+    o.on_start = on_start, o.on_step = on_step, o.ctx = &s;
+    zg_train_run_result r;
+    CHECK_OK(zg_train_run(&o, &comm, &r, &e), &e);
+    CHECK_EQ_INT(s.calls, 4);
+    CHECK(r.pol[0].pred[0] > 0 && r.pol[1].pred[0] > 0);
+    zg_train_run_result_free(&r);
+    o.mix = "V42";  // not one of the paper's mixes
+    CHECK(zg_train_run(&o, &comm, &r, &e) == ZG_ERR_INVALID);
+    CHECK(strstr(e.msg, "--mix") && strstr(e.msg, "V42"));
+    zg_train_run_result_free(&r);
+    o.mix = "V45", o.batch = "x.json";
+    CHECK(zg_train_run(&o, &comm, &r, &e) == ZG_ERR_INVALID);
+    CHECK(strstr(e.msg, "--batch"));
+    zg_train_run_result_free(&r);
+    zg_comm_free(&comm);
+}
+
 // Two steps of real training on one rank; returns the losses through s.
 static void train_steps(int64_t steps, const char *save, const char *resume, seen *s,
                         zg_train_run_result *r, zg_error *e, zg_status *st) {

@@ -628,6 +628,63 @@ ZG_TEST(mix_determinism_and_bad_spec) {
     }
 }
 
+// Shrunk mixes: the same draw as zg_workload_mix with every sequence's tokens divided, and the
+// catalog holding exactly those (bucket, tokens) pairs.
+ZG_TEST(mix_divided_and_its_catalog) {
+    zg_model m = wan();
+    zg_error err;
+    CHECK_EQ_INT(zg_tokens_divided(497760, 256), 1944);  // 1944.375
+    CHECK_EQ_INT(zg_tokens_divided(32760, 256), 128);    // 127.97
+    CHECK_EQ_INT(zg_tokens_divided(384, 256), 2);        // 1.5 rounds up
+    CHECK_EQ_INT(zg_tokens_divided(256, 1024), 1);       // never below 1
+    CHECK_EQ_INT(zg_tokens_divided(8160, 1), 8160);
+    zg_catalog cat;
+    CHECK_OK(zg_catalog_mix(&m, 15, 256, &cat, &err), &err);
+    static const struct {
+        const char *name;
+        int64_t tokens;
+    } want[] = {{"256p-img", 1},    {"480p-img", 6},    {"720p-img", 14},    {"1080p-img", 32},
+                {"480p-15s", 372},  {"720p-15s", 858},  {"1080p-15s", 1944}};
+    CHECK_EQ_INT(cat.n, 7);
+    for (int32_t i = 0; i < cat.n && i < 7; i++) {
+        CHECK_MSG(!strcmp(cat.buckets[i].name, want[i].name), "bucket %d is %s", i,
+                  cat.buckets[i].name);
+        CHECK_EQ_INT(cat.buckets[i].tokens, want[i].tokens);
+        CHECK_EQ_INT(cat.buckets[i].frames + cat.buckets[i].height + cat.buckets[i].width, 0);
+    }
+    zg_mix_spec sp = {0.5, 350000, 15, 16, 1};
+    zg_batch full, small;
+    CHECK_OK(zg_workload_mix(&m, &sp, 3, &full, &err), &err);
+    CHECK_OK(zg_workload_mix_divided(&m, &sp, 256, 3, &small, &err), &err);
+    CHECK_EQ_INT(small.n, full.n);
+    for (int64_t i = 0; i < small.n && i < full.n; i++) {
+        const zg_seq *a = &full.seqs[i], *b = &small.seqs[i];
+        CHECK_EQ_INT(b->id, a->id);
+        CHECK_EQ_INT(b->origin_rank, a->origin_rank);
+        CHECK_EQ_INT(b->kind, a->kind);
+        CHECK_EQ_INT(b->text_tokens, a->text_tokens);
+        CHECK(!strcmp(b->bucket, a->bucket));
+        CHECK_EQ_INT(b->tokens, zg_tokens_divided(a->tokens, 256));
+        CHECK_EQ_INT(b->frames + b->height + b->width, 0);
+        const zg_bucket *k = zg_catalog_find(&cat, b->bucket);  // the profile prices it exactly
+        CHECK_MSG(k && k->tokens == b->tokens, "sequence %lld (%s, %lld tokens) not in the catalog",
+                  (long long)i, b->bucket, (long long)b->tokens);
+    }
+    CHECK_OK(zg_batch_validate(&small, 16, &err), &err);
+    zg_batch_free(&full);
+    zg_batch_free(&small);
+    zg_catalog_free(&cat);
+    // divisor 1 is the mix itself; bad divisors and lengths are refused with the value
+    CHECK_OK(zg_catalog_mix(&m, 10, 1, &cat, &err), &err);
+    CHECK_EQ_INT(cat.buckets[cat.n - 1].tokens, 334560);
+    zg_catalog_free(&cat);
+    CHECK(zg_catalog_mix(&m, 12, 8, &cat, &err) == ZG_ERR_INVALID);
+    CHECK_HAS(err.msg, "12 s");
+    CHECK(zg_workload_mix_divided(&m, &sp, 0, 0, &small, &err) == ZG_ERR_INVALID);
+    CHECK_HAS(err.msg, "divisor 0");
+    CHECK_EQ_INT(small.n, 0);
+}
+
 // ---- fuzz regressions ----------------------------------------------------------------------
 
 // Every input the fuzzer ever crashed on goes through every reader; none may crash (ASan/UBSan

@@ -58,7 +58,8 @@ static int run_fidelity(int argc, char **argv) {
         CLI_OPT_MODEL(&o.model, "model (default: the profile's model_spec)"),
         CLI_OPT_CLUSTER(&o.cluster, "default cpu:<ranks>"),
         CLI_STR_OPT("--catalog", "K", &o.catalog,
-                    "cpu (default) | default | FILE.json (the profiled catalog)"),
+                    "cpu (default) | default | mix:SECONDS:K | FILE.json (the profiled\n"
+                    "catalog)"),
         CLI_INT_OPT("--images", "N", &d->images, 0, 100000, "whole images per plan (default 12)"),
         CLI_INT_OPT("--min-mixed", "N", &d->min_mixed, 0, 10000,
                     "at least N mixed plans (default 18)"),

@@ -83,7 +83,9 @@ static int run_profile(int argc, char **argv) {
         CLI_OPT_CLUSTER(&o.cluster,
                         "cluster name to record (default cpu:<ranks>); must have <ranks> ranks"),
         CLI_STR_OPT("--catalog", "K", &o.catalog,
-                    "cpu (default) | default | FILE.json with {\"buckets\":[...]}"),
+                    "cpu (default) | default | mix:SECONDS:K (the images and SECONDS-s\n"
+                    "videos of the paper's catalog, tokens / K: what `train --mix ...\n"
+                    "--mix-divisor K` draws) | FILE.json with {\"buckets\":[...]}"),
         CLI_OUT_REQUIRED("--out", "FILE", &o.out, "profile JSON to write (required)"),
         CLI_INT_OPT("--warmup", "N", &o.warmup, 0, 1000, "warm-up rounds (default 1)"),
         CLI_INT_OPT("--reps", "N", &o.reps, 1, 1000,

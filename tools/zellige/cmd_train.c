@@ -22,12 +22,21 @@ static void on_start(void *ctx, const zg_train_run_result *r) {
     const zg_train_run_opts *o = c->o;
     c->prog.total = o->steps * r->n_pol;
     if (!c->root || c->json) return;
+    char batch_desc[160];
+    if (o->batch)
+        snprintf(batch_desc, sizeof batch_desc, "batch %s", o->batch);
+    else if (o->mix)
+        snprintf(batch_desc, sizeof batch_desc,
+                 "mix %s (%lld tokens/rank, %d s videos) with tokens / %d", o->mix,
+                 (long long)o->mix_load, o->video_seconds, o->mix_divisor);
+    else
+        snprintf(batch_desc, sizeof batch_desc, "synthetic batches");
     printf("train: model %s (%lld params), %d ranks (%s), cluster %s, prices %s, policy %s, "
            "%s, act-ckpt %lld, lr %g, from step %lld%s%s\n",
            r->model.name, (long long)r->n_params, r->ranks,
            o->plan_only ? "plan only" : zg_comm_backend_name(c->comm), r->cluster.name,
            o->profile ? o->profile : "analytic", o->policies,
-           o->batch ? o->batch : "synthetic batches", (long long)o->act_ckpt, o->lr,
+           batch_desc, (long long)o->act_ckpt, o->lr,
            (long long)r->step0, r->bags[0] ? ", knapformer bags " : "", r->bags);
 }
 
@@ -112,6 +121,17 @@ static int run_train(int argc, char **argv) {
                     "token share of videos, 0..1 (default 0.5)"),
         CLI_OPT_SEED(&o.seed, "data and parameter seed (default 1)"),
         CLI_OPT_BATCH(&o.batch, "train on this batch (JSON/JSONL) every step instead"),
+        CLI_STR_OPT("--mix", "V", &o.mix,
+                    "draw every step's batch from the paper's mix V35, V40, V45, V50,\n"
+                    "V55 or V60 (docs/workloads.md §3) instead of the synthetic one,\n"
+                    "shrunk by --mix-divisor; --tokens-per-rank/--video-share unused"),
+        CLI_INT_OPT("--mix-load", "N", &o.mix_load, 1, 4000000000LL,
+                    "the mix's load at the paper's scale, tokens per rank (default 350K)"),
+        CLI_INT_OPT("--mix-divisor", "K", &o.mix_divisor, 1, ZG_MIX_DIVISOR_MAX,
+                    "divide every mix sequence's tokens by K (default 1: the paper's\n"
+                    "sizes); profile with --catalog mix:SECONDS:K for exact prices"),
+        CLI_INT_CHOICE_OPT("--video-seconds", "S", &o.video_seconds, "5|10|15",
+                           "the mix's video length, 5, 10 or 15 (default 15)"),
         CLI_INT_OPT("--steps", "N", &o.steps, 1, 10000000, "steps (default 10)"),
         CLI_INT_OPT("--act-ckpt", "0|1", &o.act_ckpt, 0, 1, "activation checkpointing (default 1)"),
         CLI_NUM_OPT("--lr", "X", &o.lr, 0, 1e3, "AdamW learning rate (default 1e-3)"),

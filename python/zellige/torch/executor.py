@@ -514,6 +514,9 @@ class Executor:
                 t[:, rows] = buf
 
     def _use_flash(self, t: torch.Tensor) -> bool:
+        if self.kernel == "flash" and t.device.type != "cpu":
+            raise ValueError(f"zellige.torch Executor: kernel='flash' is PyTorch's fused CPU "
+                             f"kernel; q/k/v are on {t.device}: use kernel='auto' or 'math'")
         return self.kernel == "flash" or (self.kernel == "auto" and t.device.type == "cpu")
 
     def _kernel_fwd(self, ix: _Ix, step: int, Qw: torch.Tensor, KV: torch.Tensor,
