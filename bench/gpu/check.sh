@@ -15,11 +15,11 @@
 #             the simple fp32-math kernel;
 #   torch     the same shapes through PyTorch (SDPA flash/cuDNN, FA varlen): attn_torch.py;
 #   nccl      GPU memory of one world NCCL communicator vs one per rank set (bench_nccl_mem_cuda);
-#   device_row torch_cuda e2e_host (and any NAME with an executable bench/gpu/NAME.sh): other
-#             engineers' stages, run as `OUT=dir BUDGET=seconds bench/gpu/NAME.sh` (exit 0 on
-#             success) with the budget left split evenly over the stages still to run (or
-#             BUDGET_NAME=seconds for one stage); a stage may write summary.md (appended to
-#             results.md) and *.json (embedded in results.json).
+#   device_row torch_cuda e2e_host (and any NAME with a bench/gpu/NAME.sh): the stage scripts,
+#             run as `OUT=dir BUDGET=seconds bench/gpu/NAME.sh` (exit 0 on success) with the
+#             budget left split evenly over the stages still to run, except that
+#             BUDGET_NAME=seconds gives one stage that much, kept from the stages before it; a
+#             stage may write summary.md (appended to results.md) and *.json (in results.json).
 # Time: BUDGET seconds (default 490) bound everything: each command runs under `timeout` with at
 # most the time left (less a 10 s reserve for the summary), and a stage that cannot get its
 # minimum is skipped and reported, so the run ends within BUDGET + ~10 s (hard stop).
@@ -315,22 +315,31 @@ if want nccl; then
 fi
 
 # ---------------------------------------------------------------------------------------------
-# other engineers' stages: bench/gpu/NAME.sh, OUT and BUDGET in the environment
+# the stage scripts: bench/gpu/NAME.sh, OUT and BUDGET in the environment
 extras=()
 for st in $STAGES; do
     case " $OWN_STAGES " in *" $st "*) continue ;; esac
     extras+=("$st")
 done
-n_left=${#extras[@]}
+# BUDGET_<stage>=seconds gives a stage that much (at most what is left) and keeps it from the
+# stages before it; the others share what is left evenly (what one leaves flows to the next)
+fixed_of() { local v=BUDGET_$1; echo "${!v:-}"; }
 for st in "${extras[@]}"; do
     s=$(date +%s)
     sh=bench/gpu/$st.sh
-    share=$(($(left) / n_left))
-    fixed=BUDGET_$st # BUDGET_<stage>=seconds gives a stage that much (at most what is left)
-    if [ -n "${!fixed:-}" ]; then
-        share=$(cap "${!fixed}")
+    later_fixed=0 n_free=0 seen=0
+    for o in "${extras[@]}"; do
+        [ "$o" = "$st" ] && seen=1 && continue
+        [ $seen = 1 ] || continue
+        [ -f "bench/gpu/$o.sh" ] || continue
+        if [ -n "$(fixed_of "$o")" ]; then later_fixed=$((later_fixed + $(fixed_of "$o")))
+        else n_free=$((n_free + 1)); fi
+    done
+    if [ -n "$(fixed_of "$st")" ]; then
+        share=$(cap "$(fixed_of "$st")")
+    else
+        share=$((($(left) - later_fixed) / (n_free + 1)))
     fi
-    n_left=$((n_left - 1))
     if [ ! -f "$sh" ]; then
         log "stage $st: $sh not present (skipped)"
         status "$st" skipped 0 "$sh not present"
