@@ -315,9 +315,9 @@ int32_t zg_devrow_gemms(const zg_model *m, zg_devrow_gemm *g);
 // relative residual (eff * g(n) - y) / y with y = rate / peak (a point's error in rate is its
 // error in time), half over [0, 1e9] (a log grid, then golden section around the best point),
 // eff in closed form for each half and capped at 1 (no device runs above its peak; without the
-// cap, samples on the curve's linear part fit any large half). n_fam families (1 or 2) share the half; rates[f][i] is
-// family f's rate at tokens[i]. Deterministic. Needs >= 2 distinct token counts and positive
-// rates. max_rel[f] = the largest |fit - rate| / rate of family f.
+// cap, samples on the curve's linear part fit any large half). n_fam families (1 or 2) share the
+// half; rates[f][i] is family f's rate at tokens[i]. Deterministic. Needs >= 2 distinct token
+// counts and positive rates. max_rel[f] = the largest |fit - rate| / rate of family f.
 zg_status zg_devrow_fit(const double *tokens, const double *const *rates, int32_t n_fam, int32_t n,
                         double peak, double *eff, double *half, double *max_rel, zg_error *err);
 

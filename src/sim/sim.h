@@ -84,8 +84,8 @@ typedef struct zg_sim_result {
 // its cell (failed, first_err), not an error.
 zg_status zg_sim_run(const zg_sim_opts *o, zg_sim_result *r, zg_error *err);
 // The pricer a result was priced with (the analytic model, default options with r->dev as the
-// device row, on r->model and r->cluster): zg_sim_run prices with it and the report splits compute from communication
-// with it. Free with zg_pricer_free.
+// device row, on r->model and r->cluster): zg_sim_run prices with it and the report splits compute
+// from communication with it. Free with zg_pricer_free.
 zg_status zg_sim_pricer_init(const zg_sim_result *r, zg_pricer *pr, zg_error *err);
 void zg_sim_result_free(zg_sim_result *r);
 
