@@ -99,7 +99,6 @@ log "machine: ${GPU:-NO GPU VISIBLE (nvidia-smi lists none): GPU steps will be s
 
 # ---------------------------------------------------------------------------------------------
 # build: dependencies, then make -k (as much as builds; each stage checks its own binaries)
-MAKEVARS=()
 # The libraries the GPU image may lack (cJSON, OpenBLAS, OpenMPI, NCCL from torch's wheel):
 # bench/gpu/setup-deps.sh uses the image's own copy when it works, else unpacks the .debs that
 # bench/gpu/fetch-deps.sh put into .gpudeps/ here (carried with the call) into /opt/zgdeps and
@@ -117,8 +116,8 @@ find_deps # every stage needs them (the build, the binaries' libraries, mpirun f
 
 if want build; then
     t=$(date +%s)
-    log "build: make -k -j$JOBS ${MAKEVARS[*]:-} (log: build.log)"
-    if tmo 240 make -k -j"$JOBS" "${MAKEVARS[@]}" >"$L/build.log" 2>&1; then
+    log "build: make -k -j$JOBS (log: build.log)"
+    if tmo 240 make -k -j"$JOBS" >"$L/build.log" 2>&1; then
         log "build ok in $(($(date +%s) - t)) s: $(grep -m1 'CUDA ' "$L/build.log" | sed 's/^ *//')"
         status build ok $(($(date +%s) - t)) "$(grep -m1 'CUDA ' "$L/build.log" | sed 's/^ *//')"
     else

@@ -440,17 +440,7 @@ static zg_status resolve_device(const zg_cluster *c, const zg_cost_opts *o, zg_c
     if (v->attn_half > 0) d->attn_half = v->attn_half;
     if (v->gemm_half > 0) d->gemm_half = v->gemm_half;
     if (v->framework_bytes > 0) d->framework_bytes = v->framework_bytes;
-    double e[3] = {d->attn_fwd_eff, d->attn_bwd_eff, d->gemm_eff};
-    for (int i = 0; i < 3; i++)
-        if (!(e[i] > 0 && e[i] <= 1))
-            return zg_error_set(err, ZG_ERR_INVALID,
-                                "cost model: efficiency %g must be in (0, 1] (attn_fwd_eff, "
-                                "attn_bwd_eff, gemm_eff)",
-                                e[i]);
-    if (!isfinite(d->attn_half) || !isfinite(d->gemm_half) || !isfinite(d->framework_bytes))
-        return zg_error_set(err, ZG_ERR_INVALID, "cost model: half-points and framework bytes "
-                                                 "must be finite");
-    return ZG_OK;
+    return zg_cost_device_check(d, "cost model", err);
 }
 
 zg_status zg_cost_analytic_init(zg_pricer *p, const zg_model *m, const zg_cluster *c,
