@@ -68,7 +68,10 @@ endif
 ifeq ($(HAVE_CUDA),1)
 # CUDA sources (src/<m>/**/*.cu) go into their module's library; every link gets the runtime.
 # NVCC_GENCODE: sm_90 (H100/H200) code + compute_90 PTX for newer GPUs (override to add archs).
-CUDA_HOME    ?= $(patsubst %/bin/nvcc,%,$(realpath $(NVCC)))
+# CUDA_HOME: where nvcc says it runs from (_HERE_ of its dry run), so that a wrapper script
+# (/usr/local/bin/nvcc exec'ing the toolkit's) still names the toolkit; else nvcc's own folder.
+NVCC_HERE    := $(realpath $(shell $(NVCC) --dryrun -x cu /dev/null 2>&1 | sed -n 's/^.. _HERE_=//p' | head -n1))
+CUDA_HOME    ?= $(patsubst %/bin,%,$(or $(NVCC_HERE),$(patsubst %/,%,$(dir $(realpath $(NVCC))))))
 NVCC_GENCODE ?= -gencode arch=compute_90,code=[sm_90,compute_90]
 NVCCFLAGS    := -std=c++17 -O3 -g -lineinfo $(NVCC_GENCODE) -Isrc -Xcompiler -Wall
 CUDA_OBJS    := $(patsubst src/%.cu,$(BUILD)/obj/%.o,$(CUDA_SRCS))

@@ -320,13 +320,17 @@ m = importlib.import_module(sys.argv[1]); print(list(m.__path__)[0])" "$1" 2>/de
 }
 
 _zgd_cuda() {
-    local nvcc lib w d f missing=""
+    local nvcc here lib w d f missing=""
     nvcc=$(command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
     if [ -z "$nvcc" ]; then
         _zgd_log "CUDA      MISSING: no nvcc on PATH or in /usr/local/cuda/bin — CPU build only, every GPU check fails"
         return 0
     fi
-    _ZGD_CUDA_HOME=$(dirname "$(dirname "$(realpath "$nvcc")")")
+    # nvcc may be a wrapper script (/usr/local/bin/nvcc: exec /usr/local/cuda-13.0/bin/nvcc):
+    # the toolkit is where nvcc says it runs from (_HERE_ of its dry run), not where the wrapper is
+    here=$("$nvcc" --dryrun -x cu /dev/null 2>&1 | sed -n 's/^#\$ _HERE_=//p' | head -n1)
+    [ -d "$here" ] || here=$(dirname "$(realpath "$nvcc")")
+    _ZGD_CUDA_HOME=$(dirname "$(realpath "$here")")
     for lib in cudart cublas; do
         ls "$_ZGD_CUDA_HOME"/lib64/lib$lib.so "$_ZGD_CUDA_HOME"/lib/lib$lib.so >/dev/null 2>&1 ||
             missing="$missing $lib"
