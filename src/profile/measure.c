@@ -303,6 +303,9 @@ zg_status zg_profile_measure(zg_comm *comm, const zg_model *m, const zg_cluster 
     to.adam.lr = 0;  // weights stay fixed: every round does the same arithmetic
     if ((st = zg_trainer_init(&tr, m, comm, &to, err))) goto out;
     have_tr = 1;
+    // without a warm-up round, item 0 (the empty plan, subtracted from every single price)
+    // would be the trainer's first, cold step
+    if (o->warmup == 0 && (st = zg_profile_prime(&tr, items, n_priced, NULL, err))) goto out;
     if ((st = zg_profile_run_rounds(&tr, items, n_priced, o->warmup, o->reps, o->clock, times,
                                     peaks, o->progress, o->progress_ctx, err)))
         goto out;

@@ -116,6 +116,27 @@ zg_status zg_profile_run_rounds(zg_trainer *tr, zg_profile_item *items, int32_t 
     return ZG_OK;
 }
 
+zg_status zg_profile_prime(zg_trainer *tr, zg_profile_item *items, int32_t n, int32_t *primed,
+                           zg_error *err) {
+    if (primed) *primed = -1;
+    if (n < 1) return ZG_OK;
+    int32_t big = 0;
+    int64_t most = -1;
+    for (int32_t i = 0; i < n; i++) {
+        int64_t t = 0;
+        for (int32_t k = 0; k < items[i].batch.n; k++) t += items[i].batch.seqs[k].tokens;
+        if (t > most) most = t, big = i;
+    }
+    if (primed) *primed = big;
+    int32_t order[2] = {big, 0};
+    for (int32_t j = 0; j < (big == 0 ? 1 : 2); j++) {
+        zg_train_stats st;
+        zg_status s = zg_trainer_step(tr, &items[order[j]].batch, &items[order[j]].plan, &st, err);
+        if (s) return zg_error_prefix(err, "priming step (item %d): ", order[j]);
+    }
+    return ZG_OK;
+}
+
 static void read_cpu_model(char *out, size_t outsz) {
     snprintf(out, outsz, "unknown");
     FILE *f = fopen("/proc/cpuinfo", "r");

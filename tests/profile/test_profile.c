@@ -200,4 +200,42 @@ ZG_TEST(repeatability_of_rounds) {
     CHECK_STR(zg_profile_stat_name(ZG_PROFILE_STAT_MEDIAN), "median");
 }
 
+ZG_TEST(priming_runs_the_largest_item_then_item_0) {
+    zg_model m;
+    zg_comm comm;
+    zg_trainer tr;
+    CHECK(zg_model_preset("tiny", &m, NULL) == ZG_OK);
+    CHECK(zg_comm_self_init(&comm, NULL) == ZG_OK);
+    zg_train_opts to;
+    zg_train_opts_default(&to);
+    CHECK(zg_trainer_init(&tr, &m, &comm, &to, NULL) == ZG_OK);
+    // item 0 empty, then whole sequences of 4, 32 and 8 tokens
+    int32_t tokens[4] = {0, 4, 32, 8};
+    zg_profile_item items[4];
+    for (int32_t i = 0; i < 4; i++) {
+        zg_batch_init(&items[i].batch);
+        zg_plan_init(&items[i].plan);
+        int32_t k = tokens[i] > 0;
+        if (k) {
+            zg_seq s;
+            zg_seq_init(&s);
+            s.tokens = tokens[i], s.frames = 1, s.height = 2, s.width = tokens[i] / 2;
+            s.text_tokens = m.text_len > 0 ? m.text_len : 1;
+            CHECK(zg_batch_push(&items[i].batch, &s, NULL) == ZG_OK);
+        }
+        CHECK(zg_plan_alloc(&items[i].plan, k, 1, NULL) == ZG_OK);
+        zg_option o = {{1, 1, 1}, 0, 0, 0};
+        if (k) CHECK(zg_plan_set_option(&items[i].plan, 0, &items[i].batch.seqs[0], 0, &o, NULL) == ZG_OK);
+    }
+    int32_t primed = -7;
+    CHECK(zg_profile_prime(&tr, items, 4, &primed, NULL) == ZG_OK);
+    CHECK(primed == 2 && tr.step == 2);  // the 32-token item, then the empty one
+    CHECK(zg_profile_prime(&tr, items, 1, &primed, NULL) == ZG_OK);
+    CHECK(primed == 0 && tr.step == 3);  // item 0 is the largest: one step
+    CHECK(zg_profile_prime(&tr, items, 0, &primed, NULL) == ZG_OK && primed == -1 && tr.step == 3);
+    for (int32_t i = 0; i < 4; i++) zg_batch_free(&items[i].batch), zg_plan_free(&items[i].plan);
+    zg_trainer_free(&tr);
+    zg_comm_free(&comm);
+}
+
 ZG_TEST_MAIN()

@@ -1,6 +1,7 @@
 // cmd_profile.c — `zellige profile`: under mpirun, measures the per-(bucket, configuration)
 // price table on the real training engine and calibrates the memory model (docs/profiler.md).
 // The run is zg_profile_run (src/profile/run.c); this file parses options and prints the table.
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "cli.h"
@@ -70,6 +71,25 @@ static void print_profile(const zg_profile_run_result *r, const zg_profile_run_o
            t->mem_base, t->mem_per_token, t->mem_per_text, t->mem_per_sample,
            100 * t->mem_fit_max_err);
     printf("wrote %s\n", o->out);
+}
+
+// A calibration fit that misses its own plans by more than half, or prices a sequence at 0 s,
+// gives a planner free work to pile up: said on stderr, --quiet or not, since such a profile
+// still gets written and used.
+static void warn_poor_fit(const zg_profile_run_result *r) {
+    const zg_cost_table *t = &r->table;
+    int32_t zero = 0;
+    for (int32_t i = 0; i < t->n; i++) zero += t->e[i].time <= 0;
+    double max_rel = setting(t, "fit_max_rel_err", 1);
+    int poor = r->method != ZG_PROFILE_SINGLE && max_rel > 0.5;
+    if (!poor && !zero) return;
+    fprintf(stderr, "zellige profile: warning:");
+    if (poor)
+        fprintf(stderr, " the calibration fit misses its own plans by up to %.0f%% (rmse %.1f ms);",
+                100 * max_rel, setting(t, "fit_rmse_s", 1e3));
+    if (zero) fprintf(stderr, " %d of %d (bucket, config) pairs are priced 0 s;", zero, t->n);
+    fprintf(stderr, " a planner may pile such sequences on one rank. More rounds (--reps, "
+                    "--warmup) on a quiet machine, or --method single, measure them.\n");
 }
 
 static int run_profile(int argc, char **argv) {
@@ -142,6 +162,7 @@ static int run_profile(int argc, char **argv) {
         code = root ? cli_fail("profile", &err) : zg_status_exit_code(st);
     else if (root && !quiet)
         print_profile(&r, &o, &comm);
+    if (!st && root) warn_poor_fit(&r);
     zg_profile_run_result_free(&r);
     zg_comm_free(&comm);
     return code;
