@@ -124,7 +124,8 @@ zg_status zg_profile_prime(zg_trainer *tr, zg_profile_item *items, int32_t n, in
     int64_t most = -1;
     for (int32_t i = 0; i < n; i++) {
         int64_t t = 0;
-        for (int32_t k = 0; k < items[i].batch.n; k++) t += items[i].batch.seqs[k].tokens;
+        for (int32_t k = 0; k < items[i].batch.n; k++)
+            t += items[i].batch.seqs[k].tokens;
         if (t > most) most = t, big = i;
     }
     if (primed) *primed = big;

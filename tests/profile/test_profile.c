@@ -225,15 +225,18 @@ ZG_TEST(priming_runs_the_largest_item_then_item_0) {
         }
         CHECK(zg_plan_alloc(&items[i].plan, k, 1, NULL) == ZG_OK);
         zg_option o = {{1, 1, 1}, 0, 0, 0};
-        if (k) CHECK(zg_plan_set_option(&items[i].plan, 0, &items[i].batch.seqs[0], 0, &o, NULL) == ZG_OK);
+        if (k)
+            CHECK(zg_plan_set_option(&items[i].plan, 0, &items[i].batch.seqs[0], 0, &o, NULL) ==
+                  ZG_OK);
     }
     int32_t primed = -7;
     CHECK(zg_profile_prime(&tr, items, 4, &primed, NULL) == ZG_OK);
-    CHECK(primed == 2 && tr.step == 2);  // the 32-token item, then the empty one
+    CHECK(primed == 2 && tr.step == 2); // the 32-token item, then the empty one
     CHECK(zg_profile_prime(&tr, items, 1, &primed, NULL) == ZG_OK);
-    CHECK(primed == 0 && tr.step == 3);  // item 0 is the largest: one step
+    CHECK(primed == 0 && tr.step == 3); // item 0 is the largest: one step
     CHECK(zg_profile_prime(&tr, items, 0, &primed, NULL) == ZG_OK && primed == -1 && tr.step == 3);
-    for (int32_t i = 0; i < 4; i++) zg_batch_free(&items[i].batch), zg_plan_free(&items[i].plan);
+    for (int32_t i = 0; i < 4; i++)
+        zg_batch_free(&items[i].batch), zg_plan_free(&items[i].plan);
     zg_trainer_free(&tr);
     zg_comm_free(&comm);
 }

@@ -79,7 +79,8 @@ static void print_profile(const zg_profile_run_result *r, const zg_profile_run_o
 static void warn_poor_fit(const zg_profile_run_result *r) {
     const zg_cost_table *t = &r->table;
     int32_t zero = 0;
-    for (int32_t i = 0; i < t->n; i++) zero += t->e[i].time <= 0;
+    for (int32_t i = 0; i < t->n; i++)
+        zero += t->e[i].time <= 0;
     double max_rel = setting(t, "fit_max_rel_err", 1);
     int poor = r->method != ZG_PROFILE_SINGLE && max_rel > 0.5;
     if (!poor && !zero) return;
