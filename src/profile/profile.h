@@ -66,9 +66,9 @@ zg_status zg_profile_run_rounds(zg_trainer *tr, zg_profile_item *items, int32_t 
                                 double *times, double *peaks,
                                 zg_profile_progress_fn progress, void *pctx, zg_error *err);
 // One unmeasured step of the item with the most tokens (*primed = its index; may be NULL), then
-// one of item 0: what rounds without a warm-up round need first, or the trainer's one-time costs
-// (buffers grown to the largest step and first touched, the engine's first exchanges) land on
-// the first items measured. Collective.
+// one of item 0, the first measured (the profiler's empty plan): what rounds without a warm-up
+// round need first, or the trainer's one-time costs (buffers grown to the largest step and first
+// touched, the engine's first exchanges) land on the first items measured. Collective.
 zg_status zg_profile_prime(zg_trainer *tr, zg_profile_item *items, int32_t n, int32_t *primed,
                            zg_error *err);
 

@@ -169,6 +169,7 @@ static zg_status fidelity_measure(const zg_fidelity_run_opts *o, zg_comm *comm,
     if (cJSON_IsNumber(ck)) to.act_ckpt = ck->valueint;
     if (!st && !(st = zg_trainer_init(&tr, &r->model, comm, &to, err))) have_tr = 1;
     double t0 = zg_time_now();
+    if (!st && o->warmup == 0) st = zg_profile_prime(&tr, items, r->n, NULL, err);
     if (!st)
         st = zg_profile_run_rounds(&tr, items, r->n, o->warmup, r->reps, r->clock, r->times, peaks,
                                    o->progress, o->progress_ctx, err);

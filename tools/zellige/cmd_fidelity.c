@@ -64,7 +64,9 @@ static int run_fidelity(int argc, char **argv) {
         CLI_INT_OPT("--min-mixed", "N", &d->min_mixed, 0, 10000,
                     "at least N mixed plans (default 18)"),
         CLI_INT_OPT("--corners", "N", &d->corners, 0, 100, "corner plans (default 3)"),
-        CLI_INT_OPT("--warmup", "N", &o.warmup, 0, 1000, "warm-up rounds (default 1)"),
+        CLI_INT_OPT("--warmup", "N", &o.warmup, 0, 1000,
+                    "warm-up rounds (default 1; with 0, the largest item and the\n"
+                    "first one still run once, unmeasured, first)"),
         CLI_INT_OPT("--reps", "N", &o.reps, 1, 1000, "measured rounds (default 7)"),
         CLI_STR_OPT("--clock", "C", &o.clock, "wall | cpu (default: the profile's)"),
         CLI_STR_OPT("--stat", "S", &o.stat, "median | min over rounds (default: the profile's)"),

@@ -108,7 +108,9 @@ static int run_profile(int argc, char **argv) {
                     "videos of the paper's catalog, tokens / K: what `train --mix ...\n"
                     "--mix-divisor K` draws) | FILE.json with {\"buckets\":[...]}"),
         CLI_OUT_REQUIRED("--out", "FILE", &o.out, "profile JSON to write (required)"),
-        CLI_INT_OPT("--warmup", "N", &o.warmup, 0, 1000, "warm-up rounds (default 1)"),
+        CLI_INT_OPT("--warmup", "N", &o.warmup, 0, 1000,
+                    "warm-up rounds (default 1; with 0, the largest item and the\n"
+                    "first one still run once, unmeasured, first)"),
         CLI_INT_OPT("--reps", "N", &o.reps, 1, 1000,
                     "measured rounds (default 6; fewer rounds fit noisier prices)"),
         CLI_INT_OPT("--max-degree", "D", &o.max_degree, 0, INT32_MAX,
