@@ -74,6 +74,8 @@ typedef struct zgpy_planner {
     int have_catalog;    // catalog holds the model's default catalog
     int catalog_mode;    // 0 auto (cmd_plan without --catalog), 1 default, 2 none
     int32_t batch_world; // world size a batch is checked against
+    int32_t unpriced;    // the profile's pairs priced 0 s (zg_cost_table_unpriced)
+    char unpriced_note[256];
     zg_planner planner;
 } zgpy_planner;
 
@@ -464,6 +466,11 @@ ZGPY_API int zgpy_planner_new(const char *model, const char *cluster, const char
         if (profile && *profile) {
             st = zg_cost_table_pricer_load(&h->pricer, profile, &h->model, &h->cluster, &e);
             if (st) zg_error_prefix(&e, "profile: ");
+            zg_cost_table t; // the pricer keeps no table: read it again for its 0-s pairs
+            zg_cost_table_init_empty(&t);
+            if (!st && !zg_cost_table_load(profile, &t, NULL))
+                h->unpriced = zg_cost_table_unpriced(&t, h->unpriced_note, sizeof h->unpriced_note);
+            zg_cost_table_free(&t);
         } else {
             st = zg_cost_analytic_init(&h->pricer, &h->model, &h->cluster, &copts, &e);
         }
@@ -498,7 +505,8 @@ ZGPY_API void zgpy_planner_free(zgpy_planner *h) {
     free(h);
 }
 
-// What the planner was made with, as JSON: policy, model, cluster, pricer, memory.
+// What the planner was made with, as JSON: policy, model, cluster, pricer, memory, and the
+// profile's pairs priced 0 s.
 ZGPY_API int zgpy_planner_info(const zgpy_planner *h, char **out, char *err, size_t errsz) {
     cJSON *j = cJSON_CreateObject();
     if (j) {
@@ -511,6 +519,8 @@ ZGPY_API int zgpy_planner_info(const zgpy_planner *h, char **out, char *err, siz
         cJSON_AddNumberToObject(j, "mem_cap", h->pricer.mem_cap);
         cJSON_AddStringToObject(j, "family", zg_rankset_family_name(h->planner.ctx.opts.family));
         cJSON_AddNumberToObject(j, "max_degree", zg_plan_ctx_max_degree(&h->planner.ctx));
+        cJSON_AddNumberToObject(j, "unpriced_pairs", h->unpriced);
+        if (h->unpriced) cJSON_AddStringToObject(j, "unpriced_note", h->unpriced_note);
     }
     return json_out(j, out, err, errsz);
 }

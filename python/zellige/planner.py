@@ -734,7 +734,8 @@ class Planner:
             (``"2x8xH100"``; GPUs: docs/cli.md, "Clusters"), a cluster JSON path, or a dict
             (docs/formats.md §4).
         profile: a measured price table from ``zellige profile``; ``None`` prices with the
-            analytic cost model.
+            analytic cost model. A table that prices some (bucket, config) pairs 0 s gives a
+            ``RuntimeWarning`` (the planner would see those sequences as free).
         policy: ``"zellige"`` (default), ``"joint"``, ``"knapformer"``, ``"usp"``,
             ``"adaptive"``, ``"dp"`` or ``"static"`` (:func:`policies`).
         **options: the options of ``zellige plan`` with ``_`` for ``-``: ``family``
@@ -797,6 +798,11 @@ class Planner:
         self._finalizer = weakref.finalize(self, LIB.zgpy_planner_free, h.value)
         self._options: Dict[str, Any] = opts
         self._info: Dict[str, Any] = json.loads(_call_json(LIB.zgpy_planner_info, h.value))
+        if self._info.get("unpriced_pairs"):
+            warnings.warn(f"profile {profile}: {self._info['unpriced_note']}; a planner sees those "
+                          "sequences as free and may pile them on one rank. Profile with more "
+                          "rounds (--reps, --warmup) on a quiet machine, or with --method single "
+                          "(docs/profiler.md)", RuntimeWarning, stacklevel=2)
 
     # -- properties ----------------------------------------------------------------------------
 

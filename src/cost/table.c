@@ -2,6 +2,7 @@
 // in docs/profiler.md; the interpolation rule is at zg_cost_table_time in cost.h.
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,25 @@ zg_status zg_cost_table_push(zg_cost_table *t, const zg_cost_table_entry *e, zg_
     t->e = ne;
     t->e[t->n++] = *e;
     return ZG_OK;
+}
+
+int32_t zg_cost_table_unpriced(const zg_cost_table *t, char *note, size_t bufsz) {
+    int32_t n = 0, first = -1;
+    for (int32_t i = 0; i < t->n; i++)
+        if (!(t->e[i].time > 0)) {
+            if (first < 0) first = i;
+            n++;
+        }
+    if (n && note && bufsz) {
+        char cb[32];
+        const zg_cost_table_entry *e = &t->e[first];
+        snprintf(
+            note, bufsz,
+            "%d of %d (bucket, config) pairs are priced 0 s (first: %s, %lld tokens, config %s)", n,
+            t->n, e->bucket[0] ? e->bucket : "-", (long long)e->tokens,
+            zg_config_name(e->config, cb, sizeof cb));
+    }
+    return n;
 }
 
 // ---- JSON ----------------------------------------------------------------------------------------

@@ -192,4 +192,19 @@ ZG_TEST(bad_profiles_are_rejected) {
     zg_cost_table_free(&t);
 }
 
+ZG_TEST(pairs_priced_0_s_are_counted_and_named) {
+    zg_cost_table t;
+    make_table(&t);
+    char note[256] = "untouched";
+    CHECK(zg_cost_table_unpriced(&t, note, sizeof note) == 0);
+    CHECK_STR(note, "untouched"); // nothing written when every pair has a price
+    t.e[3].time = 0, t.e[4].time = 0;
+    CHECK(zg_cost_table_unpriced(&t, note, sizeof note) == 2);
+    CHECK_STR(
+        note,
+        "2 of 5 (bucket, config) pairs are priced 0 s (first: c2, 400 tokens, config (1,1,1))");
+    CHECK(zg_cost_table_unpriced(&t, NULL, 0) == 2);
+    zg_cost_table_free(&t);
+}
+
 ZG_TEST_MAIN()

@@ -276,6 +276,36 @@ def test_model_and_cluster_as_dict_path_and_profile(zg, tmp_path):
             zg.Planner(model="tiny", cluster="cpu:2", profile=prof)  # another model's prices
 
 
+def test_profile_with_pairs_priced_0_s_is_warned_of(zg, tmp_path):
+    """A profile pricing some pairs 0 s (noise clamped at 0) makes those sequences free to a
+    planner: Planner(profile=) warns (RuntimeWarning) and `zellige train --profile` says so on
+    stderr, naming how many pairs and the first; a profile without such pairs gets neither."""
+    import warnings
+    prof = os.path.join(ROOT, "docs", "data", "fidelity-xeon-2026-11-30", "run1", "prof2.json")
+    cfg = os.path.join(ROOT, "configs", "cpu-small.json")
+    if not (os.path.exists(prof) and os.path.exists(cfg)):
+        pytest.skip("needs docs/data's prof2.json and configs/cpu-small.json")
+    d = json.load(open(prof))
+    n = len(d["prices"])
+    for p in d["prices"][:2]:
+        p["time_s"] = p["time_lo_s"] = p["time_hi_s"] = 0.0
+    zeroed = tmp_path / "zeroed.json"
+    zeroed.write_text(json.dumps(d))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the measured profile: no warning
+        zg.Planner(model=cfg, cluster="cpu:2", profile=prof)
+    first = d["prices"][0]
+    with pytest.warns(RuntimeWarning, match=rf"2 of {n} \(bucket, config\) pairs are priced 0 s "
+                      rf"\(first: {first['bucket']}, {first['tokens']} tokens"):
+        zg.Planner(model=cfg, cluster="cpu:2", profile=str(zeroed))
+    args = ["train", "--plan-only", "--model", cfg, "--cluster", "cpu:2", "--steps", "1"]
+    r = _cli(*args, "--profile", str(zeroed))
+    assert r.returncode == 0, r.stderr
+    assert f"zellige train: warning: --profile {zeroed}: 2 of {n} (bucket, config) pairs" in r.stderr
+    r = _cli(*args, "--profile", prof)
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+
+
 def test_device_row_option_is_the_cli_flag(zg, tmp_path):
     """Planner(device_row=F) prices with a measured device row as `zellige plan --device-row F`
     does (same plan file); a row of another device or beside a profile is a PlanError."""

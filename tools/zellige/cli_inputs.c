@@ -2,6 +2,8 @@
 // fails in one line that names its option (--model, --cluster, --batch, --profile, --catalog)
 // and the value; the library's message says what is wrong (missing, unreadable, empty, not
 // JSON, a field of the wrong type, a non-finite or out-of-range number).
+#include <stdio.h>
+
 #include "cli.h"
 #include "cost/cost.h"
 #include "model/model.h"
@@ -48,4 +50,25 @@ zg_status cli_check_inputs(const cli_inputs *in, zg_error *err) {
         if (st) return zg_error_prefix(err, "--catalog: ");
     }
     return ZG_OK;
+}
+
+void cli_warn_unpriced(const char *cmd, const char *what, const zg_cost_table *t) {
+    char note[256];
+    if (!zg_cost_table_unpriced(t, note, sizeof note)) return;
+    fprintf(stderr,
+            "zellige %s: warning: %s: %s; a planner sees those sequences as free and may pile "
+            "them on one rank. Profile with more rounds (--reps, --warmup) on a quiet machine, "
+            "or with --method single (docs/profiler.md)\n",
+            cmd, what, note);
+}
+
+void cli_warn_profile(const char *cmd, const char *path) {
+    zg_cost_table t;
+    zg_cost_table_init_empty(&t);
+    if (!zg_cost_table_load(path, &t, NULL)) {
+        char what[512];
+        snprintf(what, sizeof what, "--profile %s", path);
+        cli_warn_unpriced(cmd, what, &t);
+    }
+    zg_cost_table_free(&t);
 }

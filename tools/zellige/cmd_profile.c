@@ -73,24 +73,18 @@ static void print_profile(const zg_profile_run_result *r, const zg_profile_run_o
     printf("wrote %s\n", o->out);
 }
 
-// A calibration fit that misses its own plans by more than half, or prices a sequence at 0 s,
-// gives a planner free work to pile up: said on stderr, --quiet or not, since such a profile
-// still gets written and used.
-static void warn_poor_fit(const zg_profile_run_result *r) {
-    const zg_cost_table *t = &r->table;
-    int32_t zero = 0;
-    for (int32_t i = 0; i < t->n; i++)
-        zero += t->e[i].time <= 0;
-    double max_rel = setting(t, "fit_max_rel_err", 1);
-    int poor = r->method != ZG_PROFILE_SINGLE && max_rel > 0.5;
-    if (!poor && !zero) return;
-    fprintf(stderr, "zellige profile: warning:");
-    if (poor)
-        fprintf(stderr, " the calibration fit misses its own plans by up to %.0f%% (rmse %.1f ms);",
-                100 * max_rel, setting(t, "fit_rmse_s", 1e3));
-    if (zero) fprintf(stderr, " %d of %d (bucket, config) pairs are priced 0 s;", zero, t->n);
-    fprintf(stderr, " a planner may pile such sequences on one rank. More rounds (--reps, "
-                    "--warmup) on a quiet machine, or --method single, measure them.\n");
+// A calibration fit that misses its own plans by more than half, or a pair priced 0 s, gives a
+// planner wrong or free work: said on stderr, --quiet or not, since such a profile still gets
+// written and used.
+static void warn_poor_fit(const zg_profile_run_result *r, const char *out) {
+    double max_rel = setting(&r->table, "fit_max_rel_err", 1);
+    if (r->method != ZG_PROFILE_SINGLE && max_rel > 0.5)
+        fprintf(stderr,
+                "zellige profile: warning: the calibration fit misses its own plans by up to "
+                "%.0f%% (rmse %.1f ms): its prices are unreliable. Profile with more rounds "
+                "(--reps, --warmup) on a quiet machine, or with --method single\n",
+                100 * max_rel, setting(&r->table, "fit_rmse_s", 1e3));
+    cli_warn_unpriced("profile", out, &r->table);
 }
 
 static int run_profile(int argc, char **argv) {
@@ -165,7 +159,7 @@ static int run_profile(int argc, char **argv) {
         code = root ? cli_fail("profile", &err) : zg_status_exit_code(st);
     else if (root && !quiet)
         print_profile(&r, &o, &comm);
-    if (!st && root) warn_poor_fit(&r);
+    if (!st && root) warn_poor_fit(&r, o.out);
     zg_profile_run_result_free(&r);
     zg_comm_free(&comm);
     return code;

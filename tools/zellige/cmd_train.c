@@ -164,6 +164,7 @@ static int run_train(int argc, char **argv) {
         return cli_fail("train", &err);
     zg_profile_set_threads((int32_t)threads, comm.size);
     pc.comm = &comm, pc.root = comm.rank == 0;
+    if (pc.root && o.profile) cli_warn_profile("train", o.profile);
     o.on_start = on_start, o.on_step = on_step, o.ctx = &pc;
     zg_progress_init(&pc.prog, "train", o.steps);
     if (pc.json || !pc.root) pc.prog.enabled = 0;
