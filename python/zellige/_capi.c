@@ -75,7 +75,7 @@ typedef struct zgpy_planner {
     int catalog_mode;    // 0 auto (cmd_plan without --catalog), 1 default, 2 none
     int32_t batch_world; // world size a batch is checked against
     int32_t unpriced;    // the profile's pairs priced 0 s (zg_cost_table_unpriced)
-    char unpriced_note[256];
+    char unpriced_note[512];
     zg_planner planner;
 } zgpy_planner;
 

@@ -799,10 +799,8 @@ class Planner:
         self._options: Dict[str, Any] = opts
         self._info: Dict[str, Any] = json.loads(_call_json(LIB.zgpy_planner_info, h.value))
         if self._info.get("unpriced_pairs"):
-            warnings.warn(f"profile {profile}: {self._info['unpriced_note']}; a planner sees those "
-                          "sequences as free and may pile them on one rank. Profile with more "
-                          "rounds (--reps, --warmup) on a quiet machine, or with --method single "
-                          "(docs/profiler.md)", RuntimeWarning, stacklevel=2)
+            warnings.warn(f"profile {profile}: {self._info['unpriced_note']}", RuntimeWarning,
+                          stacklevel=2)
 
     # -- properties ----------------------------------------------------------------------------
 

@@ -232,8 +232,8 @@ zg_status zg_cost_table_load(const char *path, zg_cost_table *t, zg_error *err);
 zg_status zg_cost_table_write(const char *path, const zg_cost_table *t, zg_error *err);
 // Entries priced 0 s (a measurement at or below its noise, clamped at 0): a planner sees such
 // sequences as free and may pile them on one rank. Returns their count; when there are any,
-// writes "N of M (bucket, config) pairs are priced 0 s (first: BUCKET, T tokens, config C)" into
-// note (bufsz bytes; note may be NULL).
+// writes "N of M (bucket, config) pairs are priced 0 s (first: BUCKET, T tokens, config C); "
+// and what that means and what to do into note (bufsz bytes, 512 hold it; note may be NULL).
 int32_t zg_cost_table_unpriced(const zg_cost_table *t, char *note, size_t bufsz);
 
 // Time of sequence s under config c from the table: an entry of the same bucket name and token

@@ -38,11 +38,13 @@ int32_t zg_cost_table_unpriced(const zg_cost_table *t, char *note, size_t bufsz)
     if (n && note && bufsz) {
         char cb[32];
         const zg_cost_table_entry *e = &t->e[first];
-        snprintf(
-            note, bufsz,
-            "%d of %d (bucket, config) pairs are priced 0 s (first: %s, %lld tokens, config %s)", n,
-            t->n, e->bucket[0] ? e->bucket : "-", (long long)e->tokens,
-            zg_config_name(e->config, cb, sizeof cb));
+        snprintf(note, bufsz,
+                 "%d of %d (bucket, config) pairs are priced 0 s (first: %s, %lld tokens, config "
+                 "%s); a planner sees those sequences as free and may pile them on one rank. "
+                 "Profile with more rounds (--reps, --warmup) on a quiet machine, or with --method "
+                 "single (docs/profiler.md)",
+                 n, t->n, e->bucket[0] ? e->bucket : "-", (long long)e->tokens,
+                 zg_config_name(e->config, cb, sizeof cb));
     }
     return n;
 }

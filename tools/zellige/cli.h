@@ -136,8 +136,8 @@ typedef struct cli_inputs {
     const char *model, *model_default, *cluster, *profile, *batch, *catalog;
 } cli_inputs;
 zg_status cli_check_inputs(const cli_inputs *in, zg_error *err);
-// On stderr, as "zellige CMD: warning: WHAT: <zg_cost_table_unpriced's note>; what it means and
-// what to do": a profile with pairs priced 0 s. Nothing when there are none. cli_warn_profile
+// On stderr, as "zellige CMD: warning: WHAT: <zg_cost_table_unpriced's note>": a profile with
+// pairs priced 0 s. Nothing when there are none. cli_warn_profile
 // loads the profile at path first (silent if it does not load: cli_check_inputs reports that).
 struct zg_cost_table;
 void cli_warn_unpriced(const char *cmd, const char *what, const struct zg_cost_table *t);

@@ -53,13 +53,9 @@ zg_status cli_check_inputs(const cli_inputs *in, zg_error *err) {
 }
 
 void cli_warn_unpriced(const char *cmd, const char *what, const zg_cost_table *t) {
-    char note[256];
-    if (!zg_cost_table_unpriced(t, note, sizeof note)) return;
-    fprintf(stderr,
-            "zellige %s: warning: %s: %s; a planner sees those sequences as free and may pile "
-            "them on one rank. Profile with more rounds (--reps, --warmup) on a quiet machine, "
-            "or with --method single (docs/profiler.md)\n",
-            cmd, what, note);
+    char note[512];
+    if (zg_cost_table_unpriced(t, note, sizeof note))
+        fprintf(stderr, "zellige %s: warning: %s: %s\n", cmd, what, note);
 }
 
 void cli_warn_profile(const char *cmd, const char *path) {
