@@ -106,7 +106,7 @@ zg_status zg_calib_design(const zg_model *m, int32_t world, const zg_catalog *ca
                           zg_calib *out, zg_error *err) {
     memset(out, 0, sizeof *out);
     if (world < 1 || cat->n < 1 || nc < 1 || o->plans < 0 || o->images < 0 || o->splits < 0 ||
-        o->videos < 0 || o->mirror < 0 || o->mirror > 1)
+        o->min_splits < 0 || o->videos < 0 || o->mirror < 0 || o->mirror > 1)
         return zg_error_set(err, ZG_ERR_INVALID,
                             "calibration design: %d ranks, %d buckets, %d configs, plans %d, "
                             "images %d, splits %d, videos %d, mirror %g; need ranks, buckets "
@@ -157,7 +157,8 @@ zg_status zg_calib_design(const zg_model *m, int32_t world, const zg_catalog *ca
         out->n_plans = p + 1;
         double *row = out->counts + (size_t)p * U;
         int32_t np = 0;
-        int32_t ns = n_split ? (int32_t)zg_rng_int(&r, o->splits > 0 ? 1 : 0, o->splits) : 0;
+        int32_t lo = o->min_splits < o->splits ? o->min_splits : o->splits;
+        int32_t ns = n_split ? (int32_t)zg_rng_int(&r, lo, o->splits) : 0;
         for (int32_t k = 0; k < ns; k++) {
             if (split_at == n_split) shuffle(split_u, n_split, &r), split_at = 0;
             int32_t u = split_u[split_at++];
@@ -229,7 +230,8 @@ zg_status zg_calib_fit(const zg_calib *c, const double *times, double *fixed, do
 }
 
 void zg_calib_opts_default(zg_calib_opts *o) {
-    *o = (zg_calib_opts){.images = 12, .videos = 2, .splits = 3, .mirror = 1, .seed = 1};
+    *o = (zg_calib_opts){
+        .images = 12, .videos = 2, .splits = 3, .min_splits = 1, .mirror = 1, .seed = 1};
 }
 
 const char *zg_profile_method_name(zg_profile_method m) {

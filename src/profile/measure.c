@@ -177,6 +177,7 @@ static void settings_json(cJSON *s, const zg_profile_opts *o, int32_t text, int3
         cJSON_AddNumberToObject(s, "calib_images", o->calib.images);
         cJSON_AddNumberToObject(s, "calib_videos", o->calib.videos);
         cJSON_AddNumberToObject(s, "calib_splits", o->calib.splits);
+        cJSON_AddNumberToObject(s, "calib_min_splits", o->calib.min_splits);
         cJSON_AddNumberToObject(s, "calib_mirror", o->calib.mirror);
         cJSON_AddNumberToObject(s, "fit_rmse_s", rmse);
         cJSON_AddNumberToObject(s, "fit_max_rel_err", max_rel);

@@ -99,7 +99,8 @@ typedef struct zg_calib_opts {
     int32_t plans;        // calibration plans (0 = 3 x unknowns; the profiler's HYBRID: max(24, U))
     int32_t images;       // at most this many whole images on rank 0 per plan (default 12)
     int32_t videos;       // at most this many whole videos on rank 0 (default 2)
-    int32_t splits;       // at most this many split sequences (default 3; at least 1 when > 0)
+    int32_t splits;       // at most this many split sequences (default 3)
+    int32_t min_splits;   // at least this many (default 1; the profiler's HYBRID 0), <= splits
     double mirror;        // probability of a copy of a whole sequence on each other rank (1)
     int32_t text_tokens;  // text rows (0 = the model's text_len)
     uint64_t seed;        // design seed (default 1; the fidelity design uses other streams)

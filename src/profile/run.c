@@ -30,6 +30,7 @@ static zg_status check_profile_opts(const zg_profile_run_opts *o, zg_profile_run
     if (!st) st = zg_check_i64("--calib-images", c->images, 0, 10000, err);
     if (!st) st = zg_check_i64("--calib-videos", c->videos, 0, 10000, err);
     if (!st) st = zg_check_i64("--calib-splits", c->splits, 0, 10000, err);
+    if (!st) st = zg_check_i64("--calib-min-splits", c->min_splits, 0, 10000, err);
     if (!st) st = zg_check_f64("--calib-mirror", c->mirror, 0, 1, err);
     if (st) return st;
     st = zg_profile_clock_parse(o->clock, &r->clock, err);

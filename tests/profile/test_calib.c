@@ -185,6 +185,30 @@ ZG_TEST(calib_design_rank0_critical_and_covering) {
         free(t), free(truth), free(fit), free(cfgs);
         zg_calib_free(&c);
     }
+    { // --calib-min-splits: 0 lets plans hold no split sequence, 2 makes each hold 2 or 3
+        zg_config *cfgs = NULL;
+        int32_t nc = 0;
+        CHECK(zg_config_enumerate(&m, 2, &cfgs, &nc, NULL) == ZG_OK);
+        for (int32_t lo = 0; lo <= 2; lo += 2) {
+            zg_calib_opts o;
+            zg_calib_opts_default(&o);
+            o.min_splits = lo, o.plans = 40;
+            zg_calib c;
+            CHECK(zg_calib_design(&m, 2, &cat, cfgs, nc, &o, &c, NULL) == ZG_OK);
+            CHECK(design_ok(&c, &m, &cat, 2));
+            int32_t fewest = 1000;
+            for (int32_t p = 0; p < c.n_plans; p++) {
+                int32_t n = 0;
+                for (int32_t u = 0; u < c.n_unknowns; u++)
+                    if (!zg_config_is_whole(c.unk_cfg[u]))
+                        n += (int32_t)c.counts[(size_t)p * c.n_unknowns + u];
+                fewest = n < fewest ? n : fewest;
+            }
+            CHECK_MSG(fewest == lo, "min_splits %d: fewest splits in a plan %d", lo, fewest);
+            zg_calib_free(&c);
+        }
+        free(cfgs);
+    }
     {  // partial mirroring keeps rank 0 critical too
         zg_config *cfgs = NULL;
         int32_t nc = 0;

@@ -128,7 +128,10 @@ static int run_profile(int argc, char **argv) {
         CLI_INT_OPT("--calib-videos", "N", &c->videos, 0, 10000,
                     "up to N whole videos on rank 0 per plan (default 2)"),
         CLI_INT_OPT("--calib-splits", "N", &c->splits, 0, 10000,
-                    "1..N split sequences per plan (default 3)"),
+                    "up to N split sequences per plan (default 3)"),
+        CLI_INT_OPT("--calib-min-splits", "N", &c->min_splits, 0, 10000,
+                    "at least N of them (default 1; 0: some plans hold none, so\n"
+                    "hybrid's fixed time and split offset are told apart)"),
         CLI_NUM_OPT("--calib-mirror", "P", &c->mirror, 0, 1,
                     "probability of a copy of each whole sequence on each other rank\n"
                     "(default 1: balanced calibration plans)"),
